@@ -1,0 +1,29 @@
+// swift-tools-version:6.0
+// The layout follows DESIGN.md: libraries under Sources/, one executable per step kind under workers/,
+// one test target per library under Tests/. Lower modules never import higher ones.
+import PackageDescription
+
+let package = Package(
+    name: "Adapt",
+    products: [
+        .executable(name: "adapt", targets: ["adapt"]),
+    ],
+    targets: [
+        // C libraries from Debian packages, each wrapped by exactly one Swift file.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CBLAS", path: "Sources/CBLAS", providers: [.apt(["libopenblas-dev"])]),
+        .systemLibrary(name: "CZstd", path: "Sources/CZstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
+        .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
+        .target(name: "CommandLineKit"),
+
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit"]),
+
+        .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
+        .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+    ]
+)

@@ -1,0 +1,97 @@
+import CCrypto
+import Foundation
+
+/// A SHA-256 digest: the name of every blob and the fingerprint of every input and output.
+public struct Digest: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+    /// Lowercase hexadecimal, 64 characters.
+    public let hex: String
+
+    /// Accepts 64 hexadecimal characters (any case); nil otherwise.
+    public init?(hex: String) {
+        let lower = hex.lowercased()
+        guard lower.count == 64, lower.allSatisfy({ $0.isHexDigit }) else { return nil }
+        self.hex = lower
+    }
+
+    init(bytes: [UInt8]) {
+        self.hex = bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    public var description: String { hex }
+    /// The first 12 hex characters, for tables and messages.
+    public var short: String { String(hex.prefix(12)) }
+
+    public static func < (a: Digest, b: Digest) -> Bool { a.hex < b.hex }
+
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let digest = Digest(hex: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "not a SHA-256 hex digest"))
+        }
+        self = digest
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+
+    public static func sha256(_ data: Data) -> Digest {
+        var hasher = SHA256()
+        hasher.update(data)
+        return hasher.finalize()
+    }
+
+    public static func sha256(_ text: String) -> Digest { sha256(Data(text.utf8)) }
+
+    /// Streams a file through SHA-256 in 1 MiB reads, so a 100 MB model never sits in memory twice.
+    public static func sha256(fileAt url: URL) throws -> Digest {
+        guard let handle = try? FileHandle(forReadingFrom: url) else {
+            throw CoreError.fileUnreadable(path: url.path, reason: "cannot open it")
+        }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while true {
+            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+            if chunk.isEmpty { break }
+            hasher.update(chunk)
+        }
+        return hasher.finalize()
+    }
+}
+
+/// Incremental SHA-256 over OpenSSL's EVP interface; the only code in the project that calls libcrypto.
+public struct SHA256: ~Copyable {
+    private let context: OpaquePointer
+
+    public init() {
+        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+            preconditionFailure("OpenSSL could not initialise SHA-256")
+        }
+        self.context = context
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public mutating func update(_ data: Data) {
+        data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return }
+            _ = EVP_DigestUpdate(context, base, raw.count)
+        }
+    }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        _ = EVP_DigestUpdate(context, base, bytes.count)
+    }
+
+    public mutating func update(_ text: String) { update(Data(text.utf8)) }
+
+    public consuming func finalize() -> Digest {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        _ = EVP_DigestFinal_ex(context, &out, &length)
+        return Digest(bytes: out)
+    }
+}

@@ -1,0 +1,208 @@
+import CSQLite
+import Foundation
+
+// SQLITE_TRANSIENT tells SQLite to copy bound text and blobs before the call returns.
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// The one connection wrapper everything uses; the only file that calls libsqlite3.
+///
+/// `@unchecked Sendable`: the handle and the statement cache are only touched with `lock` held. The lock is
+/// recursive so a transaction body can run statements on the same connection.
+public final class Database: @unchecked Sendable {
+    public let path: String
+    public let durability: Durability
+    private let handle: OpaquePointer
+    private let lock = NSRecursiveLock()
+    private var statements: [String: OpaquePointer] = [:]
+    private var transactionDepth = 0
+
+    /// Opens (creating if needed) the database at `path` in WAL mode with the given durability.
+    /// A file that is not SQLite is refused without being modified.
+    public init(path: String, durability: Durability = .full, busyTimeoutMilliseconds: Int32 = 30_000) throws {
+        self.path = path
+        self.durability = durability
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw StorageError.cannotOpen(path: path, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        do {
+            // Reading the schema first detects a non-database file before any pragma could write to it.
+            _ = try scalar("SELECT count(*) FROM sqlite_schema")
+            try execute("PRAGMA journal_mode=WAL")
+            try execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+            try execute("PRAGMA foreign_keys=ON")
+        } catch let error as StorageError where error.primaryCode == SQLITE_NOTADB {
+            close()
+            throw StorageError.notADatabase(path: path)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    private var closed = false
+    private func close() {
+        lock.withLock {
+            guard !closed else { return }
+            closed = true
+            for statement in statements.values { sqlite3_finalize(statement) }
+            statements.removeAll()
+            sqlite3_close_v2(handle)
+        }
+    }
+
+    // MARK: Statements
+
+    /// Runs one or more statements that take no parameters and return nothing of interest.
+    public func execute(_ sql: String) throws {
+        try lock.withLock {
+            let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+            guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+        }
+    }
+
+    /// Runs one statement and returns how many rows it changed.
+    @discardableResult
+    public func run(_ sql: String, _ arguments: SQLBindable...) throws -> Int {
+        try run(sql, arguments: arguments)
+    }
+
+    @discardableResult
+    public func run(_ sql: String, arguments: [SQLBindable]) throws -> Int {
+        try lock.withLock {
+            _ = try rows(sql, arguments)
+            return Int(sqlite3_changes(handle))
+        }
+    }
+
+    /// Runs one statement and returns every row.
+    public func query(_ sql: String, _ arguments: SQLBindable...) throws -> [Row] {
+        try query(sql, arguments: arguments)
+    }
+
+    public func query(_ sql: String, arguments: [SQLBindable]) throws -> [Row] {
+        try lock.withLock { try rows(sql, arguments) }
+    }
+
+    /// The first row, or nil.
+    public func queryOne(_ sql: String, _ arguments: SQLBindable...) throws -> Row? {
+        try lock.withLock { try rows(sql, arguments, limit: 1).first }
+    }
+
+    /// The first column of the first row.
+    public func scalar(_ sql: String, _ arguments: SQLBindable...) throws -> SQLValue {
+        try lock.withLock { try rows(sql, arguments, limit: 1).first?.values.first ?? .null }
+    }
+
+    public var lastInsertRowID: Int64 { lock.withLock { sqlite3_last_insert_rowid(handle) } }
+
+    /// Changes whenever another connection commits to this database (PRAGMA data_version); polling it is
+    /// how idle workers notice new work within milliseconds without re-running their claim query.
+    public func dataVersion() throws -> Int64 {
+        if case let .integer(v) = try scalar("PRAGMA data_version") { return v }
+        return 0
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction (taking the write lock up front, so two writers never
+    /// deadlock on an upgrade); nested calls become savepoints. Any thrown error rolls back.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try lock.withLock {
+            let depth = transactionDepth
+            let savepoint = "sp\(depth)"
+            try execute(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)")
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            do {
+                let result = try body()
+                try execute(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)")
+                return result
+            } catch {
+                if depth == 0 {
+                    try? execute("ROLLBACK")
+                } else {
+                    try? execute("ROLLBACK TO \(savepoint); RELEASE \(savepoint)")
+                }
+                throw error
+            }
+        }
+    }
+
+    // MARK: Internals
+
+    private func rows(_ sql: String, _ arguments: [SQLBindable], limit: Int = .max) throws -> [Row] {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        let expected = Int(sqlite3_bind_parameter_count(statement))
+        precondition(expected == arguments.count, "statement takes \(expected) parameters, \(arguments.count) given: \(sql)")
+        for (offset, argument) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch argument.sqlValue {
+            case .null: rc = sqlite3_bind_null(statement, index)
+            case let .integer(v): rc = sqlite3_bind_int64(statement, index, v)
+            case let .real(v): rc = sqlite3_bind_double(statement, index, v)
+            case let .text(v): rc = sqlite3_bind_text(statement, index, v, -1, SQLITE_TRANSIENT)
+            case let .blob(v):
+                rc = v.withUnsafeBytes { raw in
+                    sqlite3_bind_blob(statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), SQLITE_TRANSIENT)
+                }
+            }
+            guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+        }
+        let columnCount = sqlite3_column_count(statement)
+        let names = (0..<columnCount).map { String(cString: sqlite3_column_name(statement, $0)) }
+        var result: [Row] = []
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw error(rc, sql: sql) }
+            if result.count >= limit { continue }
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(columnCount))
+            for column in 0..<columnCount {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(statement, column)))
+                case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(statement, column)))
+                case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(statement, column))))
+                case SQLITE_BLOB:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    if let bytes = sqlite3_column_blob(statement, column), count > 0 {
+                        values.append(.blob(Data(bytes: bytes, count: count)))
+                    } else {
+                        values.append(.blob(Data()))
+                    }
+                default: values.append(.null)
+                }
+            }
+            result.append(Row(columns: names, values: values))
+        }
+        return result
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, sql: sql) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func error(_ code: Int32, sql: String?) -> StorageError {
+        .sqlite(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}

@@ -1,0 +1,58 @@
+/// One ordered list of schema changes for one component (the job engine, the replay buffer, the registry).
+///
+/// Each component owns its tables and its migrations ("SQL lives with its table"). Applied versions are kept
+/// per component in `adapt_schema`, and `PRAGMA user_version` holds their sum, so a database touched by a newer
+/// build (more migrations than this build knows, in any component) is refused before anything is changed.
+public struct Schema: Sendable {
+    public let component: String
+    /// SQL scripts; migration `i` moves the component from version `i` to `i + 1`. Never edit a shipped one.
+    public let migrations: [String]
+
+    public init(component: String, migrations: [String]) {
+        self.component = component
+        self.migrations = migrations
+    }
+}
+
+extension Database {
+    /// Brings `schema` up to date in one transaction, or refuses a database from a newer build.
+    public func migrate(_ schema: Schema) throws {
+        try transaction {
+            try execute("CREATE TABLE IF NOT EXISTS adapt_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL) STRICT")
+            let recorded = try query("SELECT component, version FROM adapt_schema")
+            let total = recorded.reduce(0) { $0 + ($1.int("version") ?? 0) }
+            let userVersion = Int(try scalar("PRAGMA user_version").integerValue ?? 0)
+            if userVersion > total {
+                throw StorageError.newerSchema(path: path, component: "database", found: userVersion, known: total)
+            }
+            let current = recorded.first { $0.string("component") == schema.component }?.int("version") ?? 0
+            if current > schema.migrations.count {
+                throw StorageError.newerSchema(path: path, component: schema.component,
+                                               found: current, known: schema.migrations.count)
+            }
+            guard current < schema.migrations.count else { return }
+            for script in schema.migrations[current...] { try execute(script) }
+            try run("INSERT INTO adapt_schema (component, version) VALUES (?, ?) "
+                    + "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                    schema.component, schema.migrations.count)
+            try execute("PRAGMA user_version = \(total - current + schema.migrations.count)")
+        }
+    }
+
+    /// The version of `component` recorded in this database (0 when never migrated).
+    public func schemaVersion(of component: String) throws -> Int {
+        let exists = try scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'adapt_schema'")
+        guard exists.integerValue == 1 else { return 0 }
+        return Int(try scalar("SELECT version FROM adapt_schema WHERE component = ?", component).integerValue ?? 0)
+    }
+}
+
+extension SQLValue {
+    public var integerValue: Int64? {
+        switch self {
+        case let .integer(v): return v
+        case let .real(v): return Int64(v)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// What can go wrong with the state database. Descriptions name the SQL, never the bound values,
+/// which may hold a user's text.
+public enum StorageError: Error, Equatable, CustomStringConvertible {
+    case sqlite(code: Int32, message: String, sql: String?)
+    case notADatabase(path: String)
+    case cannotOpen(path: String, message: String)
+    case newerSchema(path: String, component: String, found: Int, known: Int)
+    case unknownDurability(String)
+    case missingColumn(String)
+
+    /// SQLite's primary result code (the low byte of an extended code).
+    public var primaryCode: Int32? {
+        if case let .sqlite(code, _, _) = self { return code & 0xFF }
+        return nil
+    }
+
+    /// A uniqueness or other constraint failed (SQLITE_CONSTRAINT).
+    public var isConstraintViolation: Bool { primaryCode == 19 }
+
+    public var description: String {
+        switch self {
+        case let .sqlite(code, message, sql):
+            let statement = sql.map { " in `\($0.split(whereSeparator: \.isNewline).joined(separator: " ").prefix(160))`" } ?? ""
+            return "SQLite error \(code) (\(message))\(statement)"
+        case let .notADatabase(path):
+            return "\(path) is not an SQLite database; move it away or pass --state with another directory"
+        case let .cannotOpen(path, message):
+            return "cannot open the database \(path): \(message); check that the directory exists and is writable"
+        case let .newerSchema(path, component, found, known):
+            return "\(path) was written by a newer adapt (\(component) schema version \(found), this build knows \(known)); "
+                + "upgrade adapt or pass --state with another directory"
+        case let .unknownDurability(value):
+            return "unknown durability '\(value)'; use full or normal"
+        case let .missingColumn(name):
+            return "the query has no column named \(name)"
+        }
+    }
+}
+
+/// How much a commit survives (DESIGN.md, "Durability is a setting").
+public enum Durability: String, Sendable, CaseIterable {
+    /// `synchronous=FULL`: no committed transaction is lost, even to a power cut.
+    case full
+    /// `synchronous=NORMAL`: survives any process kill; the last commits may be lost to a power cut.
+    case normal
+
+    public init(parsing text: String) throws {
+        guard let value = Durability(rawValue: text.lowercased()) else { throw StorageError.unknownDurability(text) }
+        self = value
+    }
+}

@@ -1,0 +1,29 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import Storage
+
+/// Options every `adapt` command accepts, and what they resolve to.
+enum GlobalOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
+        OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
+    ]
+
+    static func stateDirectory(_ invocation: Invocation) -> StateDirectory {
+        StateDirectory.resolve(option: invocation.global.string("state"))
+    }
+
+    static func durability(_ invocation: Invocation) throws -> Durability {
+        let text = invocation.global.string("durability")
+            ?? ProcessInfo.processInfo.environment["ADAPT_DURABILITY"].flatMap { $0.isEmpty ? nil : $0 } ?? "full"
+        do { return try Durability(parsing: text) } catch { throw UsageError("\(error)") }
+    }
+
+    /// Opens the state database, creating the directory on first use.
+    static func database(_ invocation: Invocation) throws -> Database {
+        let state = stateDirectory(invocation)
+        try state.create()
+        return try Database(path: state.database.path, durability: try durability(invocation))
+    }
+}

@@ -1,0 +1,47 @@
+import AdaptCore
+import Foundation
+import Testing
+import TestSupport
+
+@Test func sha256MatchesTheKnownAnswerForAbc() {
+    #expect(Digest.sha256("abc").hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    #expect(Digest.sha256(Data()).hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+}
+
+@Test func fileDigestEqualsInMemoryDigest() throws {
+    let dir = TemporaryDirectory()
+    let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    try AtomicFile.write(bytes, to: dir.file("big"))
+    #expect(try Digest.sha256(fileAt: dir.file("big")) == Digest.sha256(bytes))
+}
+
+@Test func digestRejectsTextThatIsNotHex() {
+    #expect(Digest(hex: "xyz") == nil)
+    #expect(Digest(hex: String(repeating: "g", count: 64)) == nil)
+    #expect(Digest(hex: String(repeating: "A", count: 64))?.hex == String(repeating: "a", count: 64))
+}
+
+@Test func blobStoreVerifiesContentOnRead() throws {
+    let dir = TemporaryDirectory()
+    let store = BlobStore(root: dir.file("blobs"))
+    let digest = try store.put(Data("hello".utf8))
+    #expect(try store.get(digest) == Data("hello".utf8))
+    try Data("hellp".utf8).write(to: store.url(for: digest))
+    #expect(throws: CoreError.self) { try store.get(digest) }
+    let missing = Digest.sha256("absent")
+    #expect(throws: CoreError.blobMissing(missing)) { try store.get(missing) }
+}
+
+@Test func zstdRoundTripsAndRejectsGarbage() throws {
+    let data = Data((0..<100_000).map { UInt8($0 % 7) })
+    let packed = try Zstd.compress(data)
+    #expect(packed.count < data.count / 10)
+    #expect(try Zstd.decompress(packed) == data)
+    #expect(throws: CoreError.self) { try Zstd.decompress(Data("not zstd at all".utf8)) }
+    #expect(throws: CoreError.self) { try Zstd.decompress(packed.prefix(packed.count / 2)) }
+}
+
+@Test func canonicalJSONSortsKeys() {
+    let value = JSONValue.object(["b": .int(1), "a": .array([.double(0.5), .null, .string("x")])])
+    #expect(value.description == #"{"a":[0.5,null,"x"],"b":1}"#)
+}
