@@ -1,0 +1,52 @@
+import CBLAS
+
+/// Single-precision matrix products on OpenBLAS; the only code in the project that calls cblas.
+///
+/// All matrices are row-major. The thread count is a process-wide OpenBLAS setting and changes results in the
+/// last bits (1 and 2 threads differ by about 1e-5 on this model's shapes), so a run fixes it once, records it,
+/// and a resumed or replayed run sets the recorded value again.
+public enum BLAS {
+    /// C (m×n) = alpha · op(A) · op(B) + beta · C, where op(A) is m×k and op(B) is k×n.
+    /// `lda`, `ldb`, `ldc` default to the row lengths of the stored (untransposed) matrices.
+    @inline(__always)
+    public static func sgemm(transposeA: Bool = false, transposeB: Bool = false,
+                             m: Int, n: Int, k: Int, alpha: Float = 1,
+                             a: UnsafePointer<Float>, lda: Int? = nil,
+                             b: UnsafePointer<Float>, ldb: Int? = nil,
+                             beta: Float = 0, c: UnsafeMutablePointer<Float>, ldc: Int? = nil) {
+        cblas_sgemm(CblasRowMajor,
+                    transposeA ? CblasTrans : CblasNoTrans,
+                    transposeB ? CblasTrans : CblasNoTrans,
+                    Int32(m), Int32(n), Int32(k), alpha,
+                    a, Int32(lda ?? (transposeA ? m : k)),
+                    b, Int32(ldb ?? (transposeB ? k : n)),
+                    beta, c, Int32(ldc ?? n))
+    }
+
+    /// y (m) = alpha · op(A) · x + beta · y, A stored m×n row-major.
+    @inline(__always)
+    public static func sgemv(transpose: Bool = false, m: Int, n: Int, alpha: Float = 1,
+                             a: UnsafePointer<Float>, lda: Int? = nil, x: UnsafePointer<Float>,
+                             beta: Float = 0, y: UnsafeMutablePointer<Float>) {
+        cblas_sgemv(CblasRowMajor, transpose ? CblasTrans : CblasNoTrans, Int32(m), Int32(n), alpha,
+                    a, Int32(lda ?? n), x, 1, beta, y, 1)
+    }
+
+    /// y += alpha · x over `count` elements.
+    @inline(__always)
+    public static func saxpy(count: Int, alpha: Float, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>) {
+        cblas_saxpy(Int32(count), alpha, x, 1, y, 1)
+    }
+
+    /// The dot product of two vectors of `count` elements.
+    @inline(__always)
+    public static func sdot(count: Int, _ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>) -> Float {
+        cblas_sdot(Int32(count), x, 1, y, 1)
+    }
+
+    /// OpenBLAS's worker thread count for this process.
+    public static var threads: Int {
+        get { Int(openblas_get_num_threads()) }
+        set { openblas_set_num_threads(Int32(max(1, newValue))) }
+    }
+}
