@@ -1,0 +1,56 @@
+import Foundation
+
+/// One thing wrong with a pipeline file, located by its JSON path (`train.rank`, `steps[2].depends_on[0]`).
+public struct PipelineProblem: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// Where the problem is: a dotted JSON path, or "" for the document itself.
+    public let path: String
+    /// A whole sentence that starts with the path and says what would be accepted.
+    public let message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Failures of the Pipelines module: pipeline files, run planning, scheduling and the device policy.
+public enum PipelineError: Error, Equatable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case notJSON(source: String, reason: String)
+    /// Every problem found in one pass, in the order the fields are read.
+    case invalid(source: String, problems: [PipelineProblem])
+    case invalidLineage(String)
+    case invalidNight(String)
+    case invalidTimeOfDay(String)
+    case seedOutOfRange(UInt64)
+    case unitUnwritable(path: String, reason: String)
+    case systemctlFailed(arguments: [String], status: Int32, output: String)
+
+    public var description: String {
+        switch self {
+        case let .unreadable(path, reason):
+            return "cannot read the pipeline file \(path): \(reason); check the path"
+        case let .notJSON(source, reason):
+            return "\(source) is not valid JSON: \(reason)"
+        case let .invalid(source, problems):
+            let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
+            return "\(source) is not a valid pipeline (\(count)):\n" + problems.map { "  - \($0.message)" }.joined(separator: "\n")
+        case let .invalidLineage(name):
+            return "lineage '\(Lineage.abbreviated(name))' is not a valid name; use 1 to \(Lineage.maximumLength) letters, digits, '-' or '_', starting with a letter or digit"
+        case let .invalidNight(text):
+            return "night '\(Lineage.abbreviated(text))' is not a date; write it as YYYY-MM-DD, e.g. 2026-11-30"
+        case let .invalidTimeOfDay(text):
+            return "'\(Lineage.abbreviated(text))' is not a time of day; write it as HH:MM between 00:00 and 23:59, e.g. 02:00"
+        case let .seedOutOfRange(seed):
+            return "seed \(seed) is too large; seeds are stored as JSON numbers, use one below 2^53 (\(Pipeline.maximumSeed + 1))"
+        case let .unitUnwritable(path, reason):
+            return "cannot write \(path): \(reason); check that the directory is writable or set XDG_CONFIG_HOME"
+        case let .systemctlFailed(arguments, status, output):
+            let detail = output.isEmpty ? "" : ": \(output.trimmingCharacters(in: .whitespacesAndNewlines).prefix(300))"
+            return "'systemctl \(arguments.joined(separator: " "))' exited with status \(status)\(detail); "
+                + "the unit files are written, enable the timer by hand or use the cron line"
+        }
+    }
+}

@@ -1,0 +1,189 @@
+/// Parameters of the prune step: how long an example is kept.
+public struct PruneParameters: Sendable, Equatable, Codable {
+    /// Examples older than this many days are deleted before sampling (held-out examples are kept: the
+    /// held-out set only grows, DESIGN.md "Evaluation and promotion").
+    public var ttlDays: Int
+
+    public init(ttlDays: Int = 30) { self.ttlDays = ttlDays }
+
+    enum CodingKeys: String, CodingKey { case ttlDays = "ttl_days" }
+}
+
+/// How much any one example may be used, and how much text one night may train on.
+public struct PrivacyBudget: Sendable, Equatable, Codable {
+    /// An example is never sampled into more than this many nights' training sets.
+    public var maxUsesPerExample: Int
+    /// The sampled training set of one night holds at most this many tokens (prompt and completion).
+    public var maxTokensPerNight: Int
+
+    public init(maxUsesPerExample: Int = 8, maxTokensPerNight: Int = 65_536) {
+        self.maxUsesPerExample = maxUsesPerExample
+        self.maxTokensPerNight = maxTokensPerNight
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case maxUsesPerExample = "max_uses_per_example", maxTokensPerNight = "max_tokens_per_night"
+    }
+}
+
+/// Parameters of the sample step: tonight's training set and the lineage's held-out split.
+public struct SampleParameters: Sendable, Equatable, Codable {
+    /// At most this many examples are drawn for tonight (fewer when the budget or the data runs out).
+    public var sampleSize: Int
+    /// The share of examples assigned to the held-out set by a stable hash of their id.
+    public var heldOutFraction: Double
+
+    public init(sampleSize: Int = 128, heldOutFraction: Double = 0.25) {
+        self.sampleSize = sampleSize
+        self.heldOutFraction = heldOutFraction
+    }
+
+    enum CodingKeys: String, CodingKey { case sampleSize = "sample_size", heldOutFraction = "held_out_fraction" }
+}
+
+/// How the learning rate moves after warm-up.
+public enum LearningRateSchedule: String, Sendable, Codable, CaseIterable {
+    case constant, linear, cosine
+}
+
+/// The projections of a llama block a LoRA adapter may wrap, by their GGUF tensor names.
+public enum LoRATarget: String, Sendable, Codable, CaseIterable {
+    case attnQ = "attn_q", attnK = "attn_k", attnV = "attn_v", attnOutput = "attn_output"
+    case ffnGate = "ffn_gate", ffnUp = "ffn_up", ffnDown = "ffn_down"
+
+    /// The Hugging Face / PEFT names people will type, for "did you mean".
+    static let peftNames: [String: LoRATarget] = [
+        "q_proj": .attnQ, "k_proj": .attnK, "v_proj": .attnV, "o_proj": .attnOutput,
+        "gate_proj": .ffnGate, "up_proj": .ffnUp, "down_proj": .ffnDown,
+    ]
+}
+
+/// Stop training when the loss on a validation slice of tonight's sample stops improving.
+public struct EarlyStopping: Sendable, Equatable, Codable {
+    /// Measure every this many optimizer steps (M).
+    public var everySteps: Int
+    /// Stop after this many measurements in a row without a new best (P).
+    public var patience: Int
+
+    public init(everySteps: Int = 25, patience: Int = 3) {
+        self.everySteps = everySteps
+        self.patience = patience
+    }
+
+    enum CodingKeys: String, CodingKey { case everySteps = "every_steps", patience }
+}
+
+/// Parameters of the train step: LoRA shape, optimizer, batching, checkpoints, threads.
+public struct TrainParameters: Sendable, Equatable, Codable {
+    /// Optimizer steps (each one `batchSize × gradAccumulation` sequences).
+    public var steps: Int
+    public var rank: Int
+    /// LoRA scaling numerator: the update is scaled by alpha / rank (Hu et al. 2021, §4.1).
+    public var alpha: Double
+    /// Dropout on the LoRA input, in [0, 1).
+    public var dropout: Double
+    public var targets: [LoRATarget]
+    /// Peak AdamW learning rate.
+    public var learningRate: Double
+    public var schedule: LearningRateSchedule
+    /// Steps of linear warm-up from 0 to the peak rate; at most `steps`.
+    public var warmupSteps: Int
+    public var batchSize: Int
+    public var gradAccumulation: Int
+    /// Sequences are cut to this many tokens (prompt and completion, chat template included).
+    public var maxLength: Int
+    /// A checkpoint every this many optimizer steps (DESIGN.md: default 10).
+    public var checkpointInterval: Int
+    /// Nil disables early stopping (`"early_stopping": null` in a file).
+    public var earlyStopping: EarlyStopping?
+    /// OpenBLAS threads, fixed per run and recorded: 1 and 2 threads give different bits (DESIGN.md).
+    public var blasThreads: Int
+
+    public init(steps: Int = 200, rank: Int = 8, alpha: Double = 16, dropout: Double = 0,
+                targets: [LoRATarget] = [.attnQ, .attnK, .attnV, .attnOutput], learningRate: Double = 1e-3,
+                schedule: LearningRateSchedule = .cosine, warmupSteps: Int = 10, batchSize: Int = 4,
+                gradAccumulation: Int = 1, maxLength: Int = 256, checkpointInterval: Int = 10,
+                earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1) {
+        self.steps = steps
+        self.rank = rank
+        self.alpha = alpha
+        self.dropout = dropout
+        self.targets = targets
+        self.learningRate = learningRate
+        self.schedule = schedule
+        self.warmupSteps = warmupSteps
+        self.batchSize = batchSize
+        self.gradAccumulation = gradAccumulation
+        self.maxLength = maxLength
+        self.checkpointInterval = checkpointInterval
+        self.earlyStopping = earlyStopping
+        self.blasThreads = blasThreads
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case steps, rank, alpha, dropout, targets, schedule
+        case learningRate = "learning_rate", warmupSteps = "warmup_steps", batchSize = "batch_size"
+        case gradAccumulation = "grad_accumulation", maxLength = "max_length"
+        case checkpointInterval = "checkpoint_interval", earlyStopping = "early_stopping", blasThreads = "blas_threads"
+    }
+
+    /// Writes `early_stopping: null` rather than leaving the key out, so a resolved file shows it.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(steps, forKey: .steps)
+        try c.encode(rank, forKey: .rank)
+        try c.encode(alpha, forKey: .alpha)
+        try c.encode(dropout, forKey: .dropout)
+        try c.encode(targets, forKey: .targets)
+        try c.encode(learningRate, forKey: .learningRate)
+        try c.encode(schedule, forKey: .schedule)
+        try c.encode(warmupSteps, forKey: .warmupSteps)
+        try c.encode(batchSize, forKey: .batchSize)
+        try c.encode(gradAccumulation, forKey: .gradAccumulation)
+        try c.encode(maxLength, forKey: .maxLength)
+        try c.encode(checkpointInterval, forKey: .checkpointInterval)
+        if let earlyStopping { try c.encode(earlyStopping, forKey: .earlyStopping) } else { try c.encodeNil(forKey: .earlyStopping) }
+        try c.encode(blasThreads, forKey: .blasThreads)
+    }
+}
+
+/// The direction of the one-sided test, on differences d = active NLL − candidate NLL per held-out example.
+public enum TestAlternative: String, Sendable, Codable, CaseIterable {
+    /// The candidate is better: its NLL is lower, so d tends to be positive.
+    case greater
+    case less
+    case twoSided = "two-sided"
+}
+
+/// What the signed-rank test does with zero differences (SciPy's `zero_method` names).
+public enum ZeroMethod: String, Sendable, Codable, CaseIterable {
+    /// Drop zero differences before ranking (Wilcoxon 1945).
+    case wilcox
+    /// Rank zeros, then drop their ranks (Pratt 1959).
+    case pratt
+    /// Rank zeros and split their ranks between the positive and negative sums.
+    case zsplit
+}
+
+/// Parameters of the eval step: the promotion gate.
+public struct EvalParameters: Sendable, Equatable, Codable {
+    /// Significance level of the one-sided Wilcoxon signed-rank test.
+    public var alpha: Double
+    /// Fewer held-out pairs than this give "not enough evidence" without a test.
+    public var minPairs: Int
+    public var alternative: TestAlternative
+    public var zeroMethod: ZeroMethod
+
+    public init(alpha: Double = 0.05, minPairs: Int = 10, alternative: TestAlternative = .greater,
+                zeroMethod: ZeroMethod = .wilcox) {
+        self.alpha = alpha
+        self.minPairs = minPairs
+        self.alternative = alternative
+        self.zeroMethod = zeroMethod
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case alpha, alternative
+        case minPairs = "min_pairs", zeroMethod = "zero_method"
+    }
+}

@@ -1,0 +1,92 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import Pipelines
+
+/// `adapt pipeline check FILE` and `adapt pipeline show [FILE]`.
+enum PipelineCommands {
+    static let all: [Command] = [check, show]
+
+    static let check = Command(
+        "pipeline check", summary: "validate a pipeline file and list every problem in it",
+        discussion: "Exit status 0 when the file is a valid pipeline, 1 when it is not (every problem is listed, "
+            + "each named by its JSON path), 2 for a usage error. FILE may be - for standard input.",
+        options: [.json],
+        positionals: [PositionalSpec("FILE", help: "the pipeline file (JSON)")]
+    ) { invocation in
+        let path = try invocation.arguments.required("FILE")
+        let asJSON = invocation.arguments.flag("json")
+        let data = try read(path)
+        let source = path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent
+        var problems: [PipelineProblem] = []
+        var pipeline: Pipeline?
+        do {
+            pipeline = try Pipeline.parse(data, source: source)
+        } catch let PipelineError.invalid(_, found) {
+            problems = found
+        } catch let error as PipelineError {
+            problems = [PipelineProblem(path: "", message: error.description)]
+        }
+        if asJSON {
+            Console.print(JSON.pretty(CheckReport(file: path, valid: pipeline != nil, name: pipeline?.name,
+                                                  digest: pipeline?.digest.hex, problems: problems)))
+        } else if let pipeline {
+            let graph = pipeline.steps.map(\.name).joined(separator: ", ")
+            Console.print("\(source): valid pipeline '\(pipeline.name)' (\(pipeline.steps.count) steps: \(graph)), "
+                          + "digest \(pipeline.digest.short)")
+        } else {
+            let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
+            Console.error("\(source) is not a valid pipeline (\(count)):")
+            for problem in problems { Console.error("  - \(problem.message)") }
+        }
+        if pipeline == nil { throw ExitCode.failure }
+    }
+
+    static let show = Command(
+        "pipeline show", summary: "print a pipeline with every default filled in (the built-in nightly one without FILE)",
+        discussion: "The output is itself a valid pipeline file; its canonical form is what a run's manifest digests.",
+        options: [.json],
+        positionals: [PositionalSpec("FILE", optional: true, help: "a pipeline file (default: the built-in nightly pipeline)")]
+    ) { invocation in
+        let pipeline = try load(invocation.arguments.string("FILE"))
+        Console.print(JSON.pretty(pipeline))
+        if !invocation.arguments.flag("json") {
+            Console.error("digest \(pipeline.digest.hex)")
+        }
+    }
+
+    /// The pipeline a command runs with: FILE when given, the built-in nightly pipeline otherwise.
+    static func load(_ path: String?) throws -> Pipeline {
+        guard let path else { return .nightly }
+        let source = path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent
+        return try Pipeline.parse(try read(path), source: source)
+    }
+
+    static func read(_ path: String) throws -> Data {
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PipelineError.unreadable(path: path, reason: FileManager.default.fileExists(atPath: path)
+                                           ? "it cannot be read" : "no such file")
+        }
+        return data
+    }
+
+    struct CheckReport: Encodable {
+        let file: String
+        let valid: Bool
+        let name: String?
+        let digest: String?
+        let problems: [PipelineProblem]
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(file, forKey: .file)
+            try c.encode(valid, forKey: .valid)
+            if let name { try c.encode(name, forKey: .name) } else { try c.encodeNil(forKey: .name) }
+            if let digest { try c.encode(digest, forKey: .digest) } else { try c.encodeNil(forKey: .digest) }
+            try c.encode(problems, forKey: .problems)
+        }
+
+        enum Keys: String, CodingKey { case file, valid, name, digest, problems }
+    }
+}

@@ -1,0 +1,172 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import Pipelines
+
+/// `adapt schedule install|remove`: a systemd user timer per lineage, and the cron line for everyone else.
+enum ScheduleCommands {
+    static let all: [Command] = [install, remove]
+
+    static let install = Command(
+        "schedule install", summary: "run a lineage's nightly pipeline every day at a set time (systemd user timer)",
+        discussion: "Writes adapt-nightly-LINEAGE.timer and .service under $XDG_CONFIG_HOME/systemd/user (default "
+            + "~/.config/systemd/user), then runs 'systemctl --user daemon-reload' and 'enable --now' when a user service "
+            + "manager is available. Always prints the equivalent crontab line for systems without systemd.",
+        options: [
+            OptionSpec("lineage", value: "L", help: "the lineage to run (letters, digits, '-', '_')"),
+            OptionSpec("at", value: "HH:MM", help: "local time of day to start, e.g. 02:00"),
+            OptionSpec("pipeline", value: "FILE", help: "a pipeline file (default: the built-in nightly pipeline)"),
+            .flag("dry-run", help: "print the unit files and the cron line; write and enable nothing"),
+            .json,
+        ]
+    ) { invocation in
+        let arguments = invocation.arguments
+        let lineage = try lineageArgument(arguments)
+        let time: TimeOfDay
+        do { time = try TimeOfDay(parsing: try arguments.required("at")) } catch let error as PipelineError {
+            throw UsageError("--at: \(error.description)")
+        }
+        var pipelinePath: String?
+        if let path = arguments.string("pipeline") {
+            // Validate now rather than at 02:00; record an absolute path because the timer has no working directory.
+            _ = try PipelineCommands.load(path)
+            pipelinePath = URL(fileURLWithPath: path).standardizedFileURL.path
+        }
+        let schedule = try NightlySchedule(lineage: lineage, time: time, executable: executablePath(),
+                                           stateDirectory: GlobalOptions.stateDirectory(invocation).root.path,
+                                           pipeline: pipelinePath)
+        let directory = NightlySchedule.unitDirectory()
+        let files = schedule.files(in: directory)
+        let dryRun = arguments.flag("dry-run")
+        var enabled = false
+        var systemdProblem: String?
+        if !dryRun {
+            try schedule.write(to: directory)
+            let systemctl = Systemctl.resolve()
+            systemdProblem = systemctl.unavailableReason()
+            if systemdProblem == nil {
+                try systemctl.user(["daemon-reload"])
+                try systemctl.user(["enable", "--now", schedule.timerName])
+                enabled = true
+            }
+        }
+        if arguments.flag("json") {
+            Console.print(JSON.pretty(InstallReport(
+                lineage: lineage, at: time.description, timerPath: files.timer.path, servicePath: files.service.path,
+                timer: schedule.timerUnit, service: schedule.serviceUnit, cronLine: schedule.cronLine,
+                dryRun: dryRun, written: !dryRun, enabled: enabled, systemdUnavailable: systemdProblem)))
+            if let systemdProblem { Console.error("systemd: \(systemdProblem); the timer is written but not enabled") }
+            return
+        }
+        if dryRun {
+            Console.print("# \(files.timer.path)\n\(schedule.timerUnit)")
+            Console.print("# \(files.service.path)\n\(schedule.serviceUnit)")
+        } else {
+            Console.print("wrote \(files.timer.path)")
+            Console.print("wrote \(files.service.path)")
+            if enabled {
+                Console.print("enabled \(schedule.timerName): lineage \(lineage) runs every day at \(time) "
+                              + "(see 'systemctl --user list-timers')")
+            } else if let systemdProblem {
+                Console.error("systemd: \(systemdProblem); the timer is written but not enabled. "
+                              + "Use the cron line below instead, or enable it later with "
+                              + "'systemctl --user daemon-reload && systemctl --user enable --now \(schedule.timerName)'.")
+            }
+        }
+        Console.print("# without systemd, add this line with 'crontab -e':")
+        Console.print(schedule.cronLine)
+    }
+
+    static let remove = Command(
+        "schedule remove", summary: "stop and delete a lineage's nightly timer",
+        discussion: "Disables the timer when a user service manager is available, deletes both unit files and reloads. "
+            + "A cron line added by hand must be removed by hand ('crontab -e').",
+        options: [OptionSpec("lineage", value: "L", help: "the lineage whose schedule to remove"), .json]
+    ) { invocation in
+        let lineage = try lineageArgument(invocation.arguments)
+        let directory = NightlySchedule.unitDirectory()
+        let base = NightlySchedule.unitBaseName(lineage: lineage)
+        let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent(base + ".timer").path)
+        let systemctl = Systemctl.resolve()
+        let systemdProblem = systemctl.unavailableReason()
+        var disabled = false
+        if existed, systemdProblem == nil {
+            do {
+                try systemctl.user(["disable", "--now", base + ".timer"])
+                disabled = true
+            } catch {
+                Console.error("warning: \(error)")
+            }
+        }
+        let removed = try NightlySchedule.removeFiles(lineage: lineage, from: directory)
+        if !removed.isEmpty, systemdProblem == nil { try systemctl.user(["daemon-reload"]) }
+        if invocation.arguments.flag("json") {
+            Console.print(JSON.pretty(RemoveReport(lineage: lineage, removed: removed.map(\.path), disabled: disabled)))
+            return
+        }
+        if removed.isEmpty {
+            Console.print("no schedule was installed for lineage \(lineage) in \(directory.path)")
+        } else {
+            for url in removed { Console.print("removed \(url.path)") }
+            if let systemdProblem { Console.error("systemd: \(systemdProblem); nothing to disable") }
+        }
+        Console.print("# if you added the cron line instead, delete it with 'crontab -e'")
+    }
+
+    static func lineageArgument(_ arguments: ParsedArguments) throws -> String {
+        let lineage = try arguments.required("lineage")
+        do { try Lineage.validate(lineage) } catch let error as PipelineError { throw UsageError("--lineage: \(error.description)") }
+        return lineage
+    }
+
+    /// The absolute path of the running `adapt`, which the units run (so an installed binary moved later needs a
+    /// reinstall, and says so by failing visibly in the journal).
+    static func executablePath() -> String {
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"), target.hasPrefix("/") {
+            return target
+        }
+        return (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).standardizedFileURL.path
+    }
+
+    struct InstallReport: Encodable {
+        let lineage: String
+        let at: String
+        let timerPath: String
+        let servicePath: String
+        let timer: String
+        let service: String
+        let cronLine: String
+        let dryRun: Bool
+        let written: Bool
+        let enabled: Bool
+        let systemdUnavailable: String?
+
+        enum CodingKeys: String, CodingKey {
+            case lineage, at, timer, service, written, enabled
+            case timerPath = "timer_path", servicePath = "service_path", cronLine = "cron_line", dryRun = "dry_run"
+            case systemdUnavailable = "systemd_unavailable"
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(lineage, forKey: .lineage)
+            try c.encode(at, forKey: .at)
+            try c.encode(timerPath, forKey: .timerPath)
+            try c.encode(servicePath, forKey: .servicePath)
+            try c.encode(timer, forKey: .timer)
+            try c.encode(service, forKey: .service)
+            try c.encode(cronLine, forKey: .cronLine)
+            try c.encode(dryRun, forKey: .dryRun)
+            try c.encode(written, forKey: .written)
+            try c.encode(enabled, forKey: .enabled)
+            if let systemdUnavailable { try c.encode(systemdUnavailable, forKey: .systemdUnavailable) }
+            else { try c.encodeNil(forKey: .systemdUnavailable) }
+        }
+    }
+
+    struct RemoveReport: Encodable {
+        let lineage: String
+        let removed: [String]
+        let disabled: Bool
+    }
+}
