@@ -53,10 +53,18 @@ public struct Pipeline: Sendable, Equatable, Codable {
             StepSpec(name: kind.rawValue, kind: kind, dependsOn: index == 0 ? [] : [StepKind.allCases[index - 1].rawValue])
         })
 
-    /// The SHA-256 of the canonical JSON of the resolved pipeline.
-    public var digest: Digest { JSON.digest(self) }
+    /// The SHA-256 of the canonical JSON of `definition`.
+    public var digest: Digest { JSON.digest(definition) }
 
-    /// The resolved pipeline as a JSON value (what `adapt pipeline show` prints and manifests record).
+    /// The resolved pipeline as JSON without its `description`: everything that decides what a run does, and
+    /// nothing else, so rewording a description changes neither the digest nor a replay.
+    public var definition: JSONValue {
+        guard case var .object(fields) = jsonValue else { preconditionFailure("a pipeline encodes as a JSON object") }
+        fields["description"] = nil
+        return .object(fields)
+    }
+
+    /// The resolved pipeline as a JSON value, every field present (what `adapt pipeline show` prints).
     public var jsonValue: JSONValue {
         do { return try JSONDecoder().decode(JSONValue.self, from: JSON.canonical(self)) } catch {
             preconditionFailure("a pipeline's own JSON does not decode as JSON: \(error)")

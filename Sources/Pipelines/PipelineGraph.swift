@@ -60,7 +60,7 @@ enum PipelineGraph {
             let upstream = ancestors(of: node, byName: byName)
             if !upstream.contains(where: { $0.kind == needed }) {
                 reader.report("\(node.path).depends_on", "\(node.label) is a \(kind.rawValue) step and must depend, directly "
-                              + "or through other steps, on a \(needed.rawValue) step: \(why)")
+                              + "or through other steps, on \(needed == .eval ? "an" : "a") \(needed.rawValue) step: \(why)")
             }
         }
     }

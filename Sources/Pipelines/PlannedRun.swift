@@ -72,7 +72,7 @@ public func plan(pipeline: Pipeline, lineage: String, night: Night, seed: UInt64
         "format": .int(Pipeline.formatVersion),
         "pipeline": .string(pipeline.name),
         "pipeline_digest": .string(pipeline.digest.hex),
-        "definition": pipeline.jsonValue,
+        "definition": pipeline.definition,
         "lineage": .string(lineage),
         "night": .string(night.description),
         "seed": .int(Int(runSeed)),
