@@ -11,8 +11,10 @@ struct ScheduleSandbox {
     var log: URL { directory.file("systemctl.log") }
     var fakeSystemctl: URL { directory.file("systemctl") }
 
-    init(systemdUsable: Bool = true) throws {
-        let script = "#!/bin/sh\necho \"$*\" >> '\(log.path)'\nexit \(systemdUsable ? 0 : 1)\n"
+    /// `systemdUsable: false` makes every call fail (no user manager); `failing` makes only calls containing it fail.
+    init(systemdUsable: Bool = true, failing: String? = nil) throws {
+        let failure = failing.map { "case \"$*\" in *\($0)*) echo 'Failed to enable unit' >&2; exit 1;; esac\n" } ?? ""
+        let script = "#!/bin/sh\necho \"$*\" >> '\(log.path)'\n\(failure)exit \(systemdUsable ? 0 : 1)\n"
         try Data(script.utf8).write(to: fakeSystemctl)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: fakeSystemctl.path)
     }
@@ -134,4 +136,13 @@ struct ScheduleSandbox {
     for bad in ["24:00", "12:60", "12:5", "noon", "12:00:00", "-1:00", ""] {
         #expect(throws: PipelineError.invalidTimeOfDay(bad)) { try TimeOfDay(parsing: bad) }
     }
+}
+
+@Test func failedEnableStillPrintsTheCronLineAndExitsOne() throws {
+    let sandbox = try ScheduleSandbox(failing: "enable")
+    let result = try sandbox.adapt(["schedule", "install", "--lineage", "mail", "--at", "03:00"])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("0 3 * * * "))
+    #expect(result.stderr.contains("'systemctl --user enable --now adapt-nightly-mail.timer' exited with status 1: Failed to enable unit"))
+    #expect(FileManager.default.fileExists(atPath: sandbox.units.appendingPathComponent("adapt-nightly-mail.timer").path))
 }

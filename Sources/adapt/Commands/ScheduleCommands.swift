@@ -40,22 +40,30 @@ enum ScheduleCommands {
         let dryRun = arguments.flag("dry-run")
         var enabled = false
         var systemdProblem: String?
+        var enableFailure: Error?
         if !dryRun {
             try schedule.write(to: directory)
             let systemctl = Systemctl.resolve()
             systemdProblem = systemctl.unavailableReason()
             if systemdProblem == nil {
-                try systemctl.user(["daemon-reload"])
-                try systemctl.user(["enable", "--now", schedule.timerName])
-                enabled = true
+                do {
+                    try systemctl.user(["daemon-reload"])
+                    try systemctl.user(["enable", "--now", schedule.timerName])
+                    enabled = true
+                } catch {
+                    // Reported after the cron line is printed, so the user still has a way to schedule the run.
+                    enableFailure = error
+                }
             }
         }
+        defer { if let enableFailure { Console.error("adapt: error: \(enableFailure)") } }
         if arguments.flag("json") {
             Console.print(JSON.pretty(InstallReport(
                 lineage: lineage, at: time.description, timerPath: files.timer.path, servicePath: files.service.path,
                 timer: schedule.timerUnit, service: schedule.serviceUnit, cronLine: schedule.cronLine,
                 dryRun: dryRun, written: !dryRun, enabled: enabled, systemdUnavailable: systemdProblem)))
             if let systemdProblem { Console.error("systemd: \(systemdProblem); the timer is written but not enabled") }
+            if enableFailure != nil { throw ExitCode.failure }
             return
         }
         if dryRun {
@@ -75,6 +83,7 @@ enum ScheduleCommands {
         }
         Console.print("# without systemd, add this line with 'crontab -e':")
         Console.print(schedule.cronLine)
+        if enableFailure != nil { throw ExitCode.failure }
     }
 
     static let remove = Command(
