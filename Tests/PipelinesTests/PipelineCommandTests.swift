@@ -52,3 +52,10 @@ import TestSupport
     let builtIn = try Executables.run("adapt", ["pipeline", "show", "--json"])
     #expect(try Pipeline.parse(Data(builtIn.stdout.utf8), source: "built-in") == .nightly)
 }
+
+@Test func helpOfASubcommandDescribesThatCommand() throws {
+    let result = try Executables.run("adapt", ["schedule", "install", "--help"])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("usage: adapt schedule install [options]"))
+    #expect(result.stdout.contains("--dry-run"))
+}
