@@ -17,7 +17,7 @@ public struct NightlySchedule: Sendable, Equatable {
 
     /// Throws `PipelineError.invalidLineage`; paths must be absolute (a precondition: the command makes them so).
     public init(lineage: String, time: TimeOfDay, executable: String, stateDirectory: String, pipeline: String? = nil) throws {
-        try Lineage.validate(lineage)
+        try SafeName.validate(lineage)
         precondition(executable.hasPrefix("/") && stateDirectory.hasPrefix("/") && (pipeline?.hasPrefix("/") ?? true),
                      "NightlySchedule needs absolute paths")
         self.lineage = lineage
@@ -134,7 +134,7 @@ public struct NightlySchedule: Sendable, Equatable {
 
     /// Deletes a lineage's unit files from `directory`; returns the ones that existed.
     public static func removeFiles(lineage: String, from directory: URL) throws -> [URL] {
-        try Lineage.validate(lineage)
+        try SafeName.validate(lineage)
         var removed: [URL] = []
         for suffix in [".timer", ".service"] {
             let url = directory.appendingPathComponent(unitBaseName(lineage: lineage) + suffix)

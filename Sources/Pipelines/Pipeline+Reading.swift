@@ -11,7 +11,7 @@ extension Pipeline {
         let root = ObjectReader(path: "", fields: fields, reader: reader)
         let format = root.integer("format", default: formatVersion, minimum: formatVersion, maximum: formatVersion,
                                   "\(formatVersion), the format version this program reads")
-        let name = root.text("name", default: "nightly", "a name of letters, digits, '-' or '_'", where: Lineage.isValid)
+        let name = root.text("name", default: "nightly", "a name of letters, digits, '-' or '_'", where: SafeName.isValid)
         let description = root.text("description", default: "", "a string")
         let seed = readSeed(root)
         let prune = readPrune(root.object("prune"))
@@ -110,7 +110,7 @@ extension Pipeline {
         for (index, text) in texts.enumerated() {
             let itemPath = "\(path)[\(index)]"
             guard let target = LoRATarget(rawValue: text) else {
-                var message = "\(itemPath) must be one of \(names.joined(separator: ", ")), got \"\(Lineage.abbreviated(text))\""
+                var message = "\(itemPath) must be one of \(names.joined(separator: ", ")), got \"\(SafeName.abbreviated(text))\""
                 if let near = LoRATarget.peftNames[text]?.rawValue ?? NearestName.suggestion(for: text, among: names) {
                     message += "; did you mean \(near)?"
                 }
@@ -168,7 +168,7 @@ extension Pipeline {
                                          "a positive number of minutes"))
     }
 
-    private static func readSteps(_ root: ObjectReader) -> [StepSpec]? {
+    private static func readSteps(_ root: ObjectReader) -> [PipelineStep]? {
         guard let value = root.value("steps") else { return nightly.steps }
         guard let items = value.arrayValue else {
             root.reader.report("steps", "steps must be an array of steps, got \(PipelineReader.render(value))")
@@ -179,7 +179,7 @@ extension Pipeline {
             return nil
         }
         var nodes: [PipelineGraph.Node] = []
-        var specs: [StepSpec] = []
+        var specs: [PipelineStep] = []
         for (index, item) in items.enumerated() {
             let path = "steps[\(index)]"
             guard let fields = item.objectValue else {
@@ -187,7 +187,7 @@ extension Pipeline {
                 continue
             }
             let o = ObjectReader(path: path, fields: fields, reader: root.reader)
-            let name = o.requiredText("name", "a step name of letters, digits, '-' or '_'", where: Lineage.isValid)
+            let name = o.requiredText("name", "a step name of letters, digits, '-' or '_'", where: SafeName.isValid)
             let kind = readKind(o)
             let dependsOn = o.strings("depends_on", default: [], "an array of step names")
             let fallbackKind = kind ?? .prune
@@ -200,7 +200,7 @@ extension Pipeline {
             o.finish()
             nodes.append(PipelineGraph.Node(index: index, name: name, kind: kind, dependsOn: dependsOn))
             if let name, let kind, let dependsOn {
-                specs.append(StepSpec(name: name, kind: kind, dependsOn: dependsOn, maxAttempts: attempts,
+                specs.append(PipelineStep(name: name, kind: kind, dependsOn: dependsOn, maxAttempts: attempts,
                                       leaseSeconds: lease, priority: priority))
             }
         }

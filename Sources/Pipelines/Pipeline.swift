@@ -25,12 +25,12 @@ public struct Pipeline: Sendable, Equatable, Codable {
     public var eval: EvalParameters
     public var device: DevicePolicy
     /// The graph, in file order; `PlannedRun` orders them topologically.
-    public var steps: [StepSpec]
+    public var steps: [PipelineStep]
 
     public init(format: Int = Pipeline.formatVersion, name: String, description: String = "", seed: UInt64? = nil,
                 prune: PruneParameters = .init(), privacy: PrivacyBudget = .init(), sample: SampleParameters = .init(),
                 train: TrainParameters = .init(), eval: EvalParameters = .init(), device: DevicePolicy = .init(),
-                steps: [StepSpec]) {
+                steps: [PipelineStep]) {
         self.format = format
         self.name = name
         self.description = description
@@ -50,7 +50,7 @@ public struct Pipeline: Sendable, Equatable, Codable {
         description: "Nightly personalisation: prune expired examples, sample tonight's training set, train a LoRA adapter, "
             + "compare it with the active one on the lineage's held-out set, promote it only if it is better.",
         steps: StepKind.allCases.enumerated().map { index, kind in
-            StepSpec(name: kind.rawValue, kind: kind, dependsOn: index == 0 ? [] : [StepKind.allCases[index - 1].rawValue])
+            PipelineStep(name: kind.rawValue, kind: kind, dependsOn: index == 0 ? [] : [StepKind.allCases[index - 1].rawValue])
         })
 
     /// The SHA-256 of the canonical JSON of `definition`.
@@ -172,7 +172,7 @@ public enum StepKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// One node of the graph.
-public struct StepSpec: Sendable, Equatable, Codable {
+public struct PipelineStep: Sendable, Equatable, Codable {
     public var name: String
     public var kind: StepKind
     public var dependsOn: [String]

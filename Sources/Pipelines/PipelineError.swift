@@ -38,11 +38,11 @@ public enum PipelineError: Error, Equatable, CustomStringConvertible {
             let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
             return "\(source) is not a valid pipeline (\(count)):\n" + problems.map { "  - \($0.message)" }.joined(separator: "\n")
         case let .invalidLineage(name):
-            return "lineage '\(Lineage.abbreviated(name))' is not a valid name; use 1 to \(Lineage.maximumLength) letters, digits, '-' or '_', starting with a letter or digit"
+            return "lineage '\(SafeName.abbreviated(name))' is not a valid name; use 1 to \(SafeName.maximumLength) letters, digits, '-' or '_', starting with a letter or digit"
         case let .invalidNight(text):
-            return "night '\(Lineage.abbreviated(text))' is not a date; write it as YYYY-MM-DD, e.g. 2026-11-30"
+            return "night '\(SafeName.abbreviated(text))' is not a date; write it as YYYY-MM-DD, e.g. 2026-11-30"
         case let .invalidTimeOfDay(text):
-            return "'\(Lineage.abbreviated(text))' is not a time of day; write it as HH:MM between 00:00 and 23:59, e.g. 02:00"
+            return "'\(SafeName.abbreviated(text))' is not a time of day; write it as HH:MM between 00:00 and 23:59, e.g. 02:00"
         case let .seedOutOfRange(seed):
             return "seed \(seed) is too large; seeds are stored as JSON numbers, use one below 2^53 (\(Pipeline.maximumSeed + 1))"
         case let .unitUnwritable(path, reason):

@@ -38,7 +38,7 @@ enum PipelineGraph {
                     reader.report(path, "\(path) names the step itself; a step cannot depend on itself")
                     structurallySound = false
                 } else if firstIndex[dependency] == nil {
-                    var message = "\(path) names \"\(Lineage.abbreviated(dependency))\", which is not a step of this pipeline"
+                    var message = "\(path) names \"\(SafeName.abbreviated(dependency))\", which is not a step of this pipeline"
                     if let near = NearestName.suggestion(for: dependency, among: names) { message += "; did you mean \"\(near)\"?" }
                     else { message += " (steps: \(names.joined(separator: ", ")))" }
                     reader.report(path, message)
@@ -108,10 +108,10 @@ enum PipelineGraph {
 
     /// Steps in an order where every step follows its dependencies; ties keep file order (Kahn's algorithm
     /// always taking the earliest ready step), so the order is a pure function of the file.
-    static func topologicalOrder(_ steps: [StepSpec]) -> [StepSpec] {
+    static func topologicalOrder(_ steps: [PipelineStep]) -> [PipelineStep] {
         var placed: Set<String> = []
         var remaining = steps
-        var ordered: [StepSpec] = []
+        var ordered: [PipelineStep] = []
         while !remaining.isEmpty {
             guard let next = remaining.firstIndex(where: { $0.dependsOn.allSatisfy(placed.contains) }) else {
                 preconditionFailure("topologicalOrder called on a graph with a cycle; Pipeline validation prevents this")

@@ -109,12 +109,12 @@ let night = Night(year: 2026, month: 11, day: 30)!
     pipeline.sample.heldOutFraction = 0.3
     let run = try plan(pipeline: pipeline, lineage: "mail", night: night, seed: 11)
     func input(_ kind: String) -> JSONValue { run.steps.first { $0.kind == kind }!.input }
-    #expect(try StepInput(input("promote")) == StepInput(lineage: "mail", night: night, seed: 11))
-    #expect(try StepInput.parameters(PruneParameters.self, from: input("prune")) == pipeline.prune)
-    #expect(try StepInput.parameters(SampleParameters.self, from: input("sample")) == pipeline.sample)
-    #expect(try StepInput.parameters(PrivacyBudget.self, from: input("sample")) == pipeline.privacy)
-    #expect(try StepInput.parameters(TrainParameters.self, from: input("train")) == pipeline.train)
-    #expect(try StepInput.parameters(DevicePolicy.self, from: input("train")["device"]!) == pipeline.device)
-    #expect(try StepInput.parameters(EvalParameters.self, from: input("eval")) == pipeline.eval)
-    #expect(throws: (any Error).self) { try StepInput.parameters(TrainParameters.self, from: input("eval")) }
+    #expect(try PlannedInput(input("promote")) == PlannedInput(lineage: "mail", night: night, seed: 11))
+    #expect(try PlannedInput.parameters(PruneParameters.self, from: input("prune")) == pipeline.prune)
+    #expect(try PlannedInput.parameters(SampleParameters.self, from: input("sample")) == pipeline.sample)
+    #expect(try PlannedInput.parameters(PrivacyBudget.self, from: input("sample")) == pipeline.privacy)
+    #expect(try PlannedInput.parameters(TrainParameters.self, from: input("train")) == pipeline.train)
+    #expect(try PlannedInput.parameters(DevicePolicy.self, from: input("train")["device"]!) == pipeline.device)
+    #expect(try PlannedInput.parameters(EvalParameters.self, from: input("eval")) == pipeline.eval)
+    #expect(throws: (any Error).self) { try PlannedInput.parameters(TrainParameters.self, from: input("eval")) }
 }

@@ -124,7 +124,7 @@ enum ScheduleCommands {
 
     static func lineageArgument(_ arguments: ParsedArguments) throws -> String {
         let lineage = try arguments.required("lineage")
-        do { try Lineage.validate(lineage) } catch let error as PipelineError { throw UsageError("--lineage: \(error.description)") }
+        do { try SafeName.validate(lineage) } catch let error as PipelineError { throw UsageError("--lineage: \(error.description)") }
         return lineage
     }
 

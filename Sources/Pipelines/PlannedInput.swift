@@ -3,8 +3,8 @@ import AdaptCore
 /// What every planned step's input carries, and typed access to the rest of it for the step bodies.
 ///
 /// `plan` writes each section with the same snake_case keys its Codable type reads, so a step body can do
-/// `try StepInput.parameters(TrainParameters.self, from: job.input)` and `try StepInput(job.input)`.
-public struct StepInput: Sendable, Equatable, Codable {
+/// `try PlannedInput.parameters(TrainParameters.self, from: job.input)` and `try PlannedInput(job.input)`.
+public struct PlannedInput: Sendable, Equatable, Codable {
     public let lineage: String
     public let night: Night
     public let seed: UInt64
@@ -17,7 +17,7 @@ public struct StepInput: Sendable, Equatable, Codable {
 
     /// Reads lineage, night and seed from a step's input; throws `CoreError.invalidJSON` naming what is missing.
     public init(_ input: JSONValue) throws {
-        self = try JSON.decode(StepInput.self, from: JSON.canonical(input), context: "the step's input")
+        self = try JSON.decode(PlannedInput.self, from: JSON.canonical(input), context: "the step's input")
     }
 
     /// Decodes a parameter section (`PruneParameters`, `SampleParameters`, `PrivacyBudget`, `TrainParameters`,

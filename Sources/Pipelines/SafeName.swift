@@ -1,5 +1,5 @@
 /// Names of lineages and steps: safe in file names, systemd unit names, cron lines and unique keys.
-public enum Lineage {
+public enum SafeName {
     public static let maximumLength = 64
 
     /// 1–64 ASCII letters, digits, `-` or `_`, starting with a letter or digit.
