@@ -18,12 +18,15 @@ let package = Package(
         .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
+        .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "ReplayBuffer"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
+                    exclude: ["Fixtures"]),
     ]
 )
