@@ -37,19 +37,24 @@ enum ASCII {
         return true
     }
 
-    /// True when one of `words` (lower-case ASCII or UTF-8) ends within `window` bytes before `index`,
-    /// starting at a word boundary.
+    /// True when one of `words` (lower-case ASCII or UTF-8) ends within `window` bytes before `index`, as a
+    /// whole word (`tel` in "Tel." but not in "televisie"). A word ending in `*` is a stem: any ending goes.
     static func cue(_ words: [[UInt8]], before index: Int, in bytes: [UInt8], window: Int) -> Bool {
         let start = max(0, index - window)
         guard start < index else { return false }
         let lowered = bytes[start..<index].map(lower)
-        for word in words where word.count <= lowered.count {
+        for pattern in words {
+            let stem = pattern.last == UInt8(ascii: "*")
+            let word = stem ? Array(pattern.dropLast()) : pattern
+            guard word.count <= lowered.count else { continue }
             var position = 0
             while position + word.count <= lowered.count {
                 if lowered[position..<(position + word.count)].elementsEqual(word) {
                     let absolute = start + position
-                    let boundary = absolute == 0 || !isLetter(bytes[absolute - 1])
-                    if boundary { return true }
+                    let after = absolute + word.count
+                    let opens = absolute == 0 || !isWordByte(bytes[absolute - 1])
+                    let closes = stem || after >= bytes.count || !isWordByte(bytes[after])
+                    if opens && closes { return true }
                 }
                 position += 1
             }

@@ -1,6 +1,7 @@
 /// Replaces payment card numbers with `[CARD]`: 12 to 19 digits, together or in groups separated by single
 /// spaces or dashes (one kind per number), starting with an issuer digit 2–6 (ISO/IEC 7812: 2 and 5
-/// Mastercard, 3 Amex/JCB/Diners, 4 Visa, 6 Discover/UnionPay/Maestro) and passing the Luhn check.
+/// Mastercard, 3 Amex/JCB/Diners, 4 Visa, 6 Discover/UnionPay/Maestro; also JCB's 15-digit 1800 range) and
+/// passing the Luhn check.
 ///
 /// Grouped numbers must open with a group of four (4-4-4-4, 4-6-5, 4-4-4-4-3 …), which keeps ISBNs and
 /// reference numbers like `978-3-16-148410-0` out; a number glued to letters or decimals is not looked at.
@@ -15,7 +16,8 @@ public struct CardScrubber: SpanScrubber {
         var index = 0
         while index < bytes.count {
             guard ASCII.isDigit(bytes[index]), ASCII.numberMayStart(bytes, at: index),
-                  !(index > 0 && bytes[index - 1] == UInt8(ascii: "+")) else {
+                  !(index > 0 && bytes[index - 1] == UInt8(ascii: "+")),
+                  !Self.continuesNumber(bytes, index) || ranges.last?.upperBound == index - 1 else {
                 index += 1
                 continue
             }
@@ -28,6 +30,14 @@ public struct CardScrubber: SpanScrubber {
             }
         }
         return ranges
+    }
+
+    /// True after `7 ` or `7-`: the digits belong to a longer grouped number (an IBAN whose check failed, a
+    /// reference), and a card cut out of its middle would be a coincidence of the Luhn check. (Right after a
+    /// card that was just matched is fine: two card numbers in a row.)
+    static func continuesNumber(_ bytes: [UInt8], _ index: Int) -> Bool {
+        index >= 2 && (bytes[index - 1] == UInt8(ascii: " ") || bytes[index - 1] == UInt8(ascii: "-"))
+            && ASCII.isDigit(bytes[index - 2])
     }
 
     /// Digit groups joined by one separator kind (space or dash), as far as they go.
@@ -61,10 +71,15 @@ public struct CardScrubber: SpanScrubber {
             guard ASCII.numberMayEnd(bytes, at: end) else { continue }
             var digits: [Int] = []
             for group in used { digits += bytes[group.start..<group.end].map(ASCII.digitValue) }
-            guard (2...6).contains(digits[0]), Self.luhn(digits) else { continue }
+            guard Self.plausibleIssuer(digits), Self.luhn(digits) else { continue }
             return end
         }
         return nil
+    }
+
+    /// Issuer digit 2–6, or JCB's older 15-digit `1800` range.
+    static func plausibleIssuer(_ digits: [Int]) -> Bool {
+        (2...6).contains(digits[0]) || (digits.count == 15 && digits.prefix(4) == [1, 8, 0, 0])
     }
 
     /// The Luhn (mod 10) check of ISO/IEC 7812-1: double every second digit from the right.

@@ -1,9 +1,9 @@
 /// Replaces e-mail addresses (`local@domain.tld`) with `[EMAIL]`.
 ///
 /// The local part takes the characters RFC 5322's dot-atom allows that people actually use
-/// (`A–Z a–z 0–9 . _ % + - '`); the domain needs at least two labels of letters, digits and inner hyphens and
-/// a top-level label of two or more letters (RFC 1035 labels). A trailing full stop ends the sentence, not
-/// the address.
+/// (`A–Z a–z 0–9 . _ % + - '`) and any non-ASCII character (RFC 6531 internationalised addresses); the domain
+/// needs at least two labels of letters, digits, non-ASCII characters and inner hyphens and a top-level label
+/// of two or more ASCII letters (RFC 1035 labels). A trailing full stop ends the sentence, not the address.
 public struct EmailScrubber: SpanScrubber {
     public init() {}
     public var kind: ScrubKind { .email }
@@ -26,7 +26,7 @@ public struct EmailScrubber: SpanScrubber {
     }
 
     private static func isLocal(_ b: UInt8) -> Bool {
-        ASCII.isAlnum(b) || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "%")
+        ASCII.isAlnum(b) || b >= 0x80 || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "%")
             || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: "'")
     }
 
@@ -38,7 +38,7 @@ public struct EmailScrubber: SpanScrubber {
         guard start < at, bytes[at - 1] != UInt8(ascii: ".") else { return nil }
 
         var end = at + 1
-        while end < bytes.count, ASCII.isAlnum(bytes[end]) || bytes[end] == UInt8(ascii: "-") || bytes[end] == UInt8(ascii: ".") {
+        while end < bytes.count, ASCII.isAlnum(bytes[end]) || bytes[end] >= 0x80 || bytes[end] == UInt8(ascii: "-") || bytes[end] == UInt8(ascii: ".") {
             end += 1
         }
         // Trim what cannot end a domain: the sentence's full stop, a dash.

@@ -29,10 +29,19 @@ public struct PhoneScrubber: SpanScrubber {
         let secondDigit: UInt8?
     }
 
+    /// Words that announce a phone number; `*` marks a stem (`telefon*` covers Telefonnummer, telefono).
     static let cues: [[UInt8]] = [
-        "tel", "tél", "phone", "call", "mobile", "mobil", "cell", "fax", "whatsapp", "sms", "text me", "ring",
-        "dial", "reach me", "telefon", "téléphone", "portable", "handy", "telefono", "teléfono", "móvil", "movil",
-        "cellulare", "telefoon", "mob", "contact",
+        "tel", "tel.", "tél", "phone*", "call*", "mobile", "mobil*", "cell*", "fax", "whatsapp", "sms", "text me", "ring",
+        "dial*", "reach me", "telefon*", "teléfon*", "téléphone", "portable", "handy*", "móvil", "movil", "cellulare",
+        "telefoon*", "mob", "contact*", "appel*", "llam*", "llám*", "chiam*", "bel me", "ruf*", "anruf*", "rufnummer",
+    ].map { Array($0.utf8) }
+
+    /// Words that label a number as something else; a number right after one is not a phone number unless
+    /// it starts with `+`.
+    static let labels: [[UInt8]] = [
+        "isbn", "issn", "sku", "order*", "invoice*", "ref*", "ticket*", "tracking", "art.", "item*", "bestell*",
+        "rechnung*", "kunden*", "commande*", "facture*", "pedido*", "factura*", "ordine*", "fattura*", "bestelling*",
+        "factuur*", "serial*",
     ].map { Array($0.utf8) }
 
     public func matches(in bytes: [UInt8]) -> [Range<Int>] {
@@ -42,7 +51,7 @@ public struct PhoneScrubber: SpanScrubber {
             let b = bytes[index]
             let opens = ASCII.isDigit(b) || b == UInt8(ascii: "(")
                 || (b == UInt8(ascii: "+") && (ASCII.at(bytes, index + 1, ASCII.isDigit) || ASCII.at(bytes, index + 1, { $0 == UInt8(ascii: "(") })))
-            guard opens, ASCII.numberMayStart(bytes, at: index), !Self.afterISBN(bytes, index) else {
+            guard opens, ASCII.numberMayStart(bytes, at: index) else {
                 index += 1
                 continue
             }
@@ -104,6 +113,7 @@ public struct PhoneScrubber: SpanScrubber {
                 let start = hasPlus ? runStart : slice[0].start
                 if first > 0, !cutAtSeparatorChange(groups, first, slice) { continue }
                 if last < groups.count - 1, !cutAtSeparatorChange(groups, last + 1, slice) { continue }
+                if !hasPlus, ASCII.cue(Self.labels, before: start, in: bytes, window: 16) { continue }
                 let cue = ASCII.cue(Self.cues, before: start, in: bytes, window: 24)
                 guard Self.isPhone(slice, plus: hasPlus, cue: cue) else { continue }
                 var end = slice.last!.end
@@ -127,8 +137,11 @@ public struct PhoneScrubber: SpanScrubber {
         let digits = slice.reduce(0) { $0 + $1.digits }
         let sizes = slice.map(\.digits)
         // Separators that must agree: not those glued to parentheses, not the one after a country code.
-        var inner = slice.dropFirst().filter { !$0.paren }.map(\.separatorBefore).filter { $0 != 0 }
-        if plus, slice.count > 1, !slice[1].paren, slice[1].separatorBefore != 0, !inner.isEmpty { inner.removeFirst() }
+        var inner: [UInt8] = []
+        for i in slice.indices.dropFirst() where !slice[i].paren && !slice[i - 1].paren && slice[i].separatorBefore != 0 {
+            inner.append(slice[i].separatorBefore)
+        }
+        if plus, slice.count > 1, !slice[1].paren, !slice[0].paren, slice[1].separatorBefore != 0, !inner.isEmpty { inner.removeFirst() }
         let consistent = Set(inner).count <= 1
         let dots = inner.contains(UInt8(ascii: "."))
         let anyParen = slice.contains { $0.paren }
@@ -142,7 +155,7 @@ public struct PhoneScrubber: SpanScrubber {
         }
         guard consistent else { return false }
         if slice[0].paren, (2...5).contains(slice[0].digits), slice.count >= 2, (9...12).contains(digits) { return true }
-        if !slice[0].paren, slice[0].firstDigit == zero, slice[0].secondDigit == zero, (3...4).contains(slice[0].digits),
+        if !slice[0].paren, slice[0].firstDigit == zero, slice[0].secondDigit == zero, (3...5).contains(slice[0].digits),
            slice.count >= 2, (10...15).contains(digits) {
             return true
         }
@@ -151,11 +164,13 @@ public struct PhoneScrubber: SpanScrubber {
             return true
         }
         if !anyParen, slice[0].firstDigit == zero, slice[0].secondDigit != zero, slice[0].secondDigit != nil {
-            if slice.count == 1, (10...11).contains(digits) { return true }
+            if slice.count == 1, (9...11).contains(digits) { return true }
             if slice.count >= 2, (9...12).contains(digits), (2...5).contains(sizes[0]), sizes.allSatisfy({ (2...8).contains($0) }) {
                 return true
             }
         }
+        // Spanish numbers are written 3-2-2-2 (`612 34 56 78`); amounts and dates never are.
+        if !anyParen, sizes == [3, 2, 2, 2], (UInt8(ascii: "6")...UInt8(ascii: "9")).contains(slice[0].firstDigit) { return true }
         if cue, (7...15).contains(digits), slice.count <= 6, slice[0].firstDigit != zero || slice[0].secondDigit != zero {
             return true
         }
@@ -181,10 +196,5 @@ public struct PhoneScrubber: SpanScrubber {
             if (1...5).contains(index - digitStart) { return index }
         }
         return end
-    }
-
-    /// An ISBN is a number people write next to its name; leave it alone.
-    static func afterISBN(_ bytes: [UInt8], _ index: Int) -> Bool {
-        ASCII.cue([Array("isbn".utf8)], before: index, in: bytes, window: 12)
     }
 }
