@@ -15,6 +15,10 @@ public struct ImportRecord: Sendable, Equatable {
 public struct LineProblem: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     public let line: Int
     public let reason: String
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
+    }
     public var description: String { "line \(line): \(reason)" }
 }
 

@@ -9,6 +9,15 @@ public struct SnapshotExample: Sendable, Equatable, Codable {
     public let completion: String
     public let weight: Double
     public let tokens: Int
+
+    public init(id: String, system: String?, prompt: String, completion: String, weight: Double, tokens: Int) {
+        self.id = id
+        self.system = system
+        self.prompt = prompt
+        self.completion = completion
+        self.weight = weight
+        self.tokens = tokens
+    }
 }
 
 /// A dataset snapshot blob: JSONL, one canonical JSON object (sorted keys, no spaces) per line, each ending
