@@ -45,7 +45,8 @@ public struct CardScrubber: SpanScrubber {
         var groups: [Group] = []
         var separator: UInt8?
         var index = start
-        while true {
+        // A card has at most 19 digits; a run is looked at no further than its first seven groups.
+        while groups.count < 7 {
             let groupStart = index
             while index < bytes.count, ASCII.isDigit(bytes[index]) { index += 1 }
             groups.append(Group(start: groupStart, end: index))

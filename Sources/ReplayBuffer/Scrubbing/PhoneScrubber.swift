@@ -106,18 +106,32 @@ public struct PhoneScrubber: SpanScrubber {
 
     /// The first (earliest, then longest) slice of the run that is a phone number, with its extension.
     private func phone(_ groups: [Group], plus: Bool, runStart: Int, in bytes: [UInt8]) -> Range<Int>? {
+        // Digits before each group, so a slice's digit count is one subtraction; no rule takes fewer than 7 or
+        // more than 15 digits, which rules out most slices before any work.
+        var before = [0]
+        for group in groups { before.append(before.last! + group.digits) }
         for first in 0..<groups.count {
+            let hasPlus = plus && first == 0
+            let start = hasPlus ? runStart : groups[first].start
+            // The word checks look back over a few bytes; do them at most once per start, and only when needed.
+            var labelled: Bool?
+            var cued: Bool?
             for last in stride(from: groups.count - 1, through: first, by: -1) {
+                guard (7...15).contains(before[last + 1] - before[first]) else { continue }
                 let slice = Array(groups[first...last])
-                let hasPlus = plus && first == 0
-                let start = hasPlus ? runStart : slice[0].start
                 if first > 0, !cutAtSeparatorChange(groups, first, slice) { continue }
                 if last < groups.count - 1, !cutAtSeparatorChange(groups, last + 1, slice) { continue }
-                if !hasPlus, ASCII.cue(Self.labels, before: start, in: bytes, window: 16) { continue }
-                let cue = ASCII.cue(Self.cues, before: start, in: bytes, window: 24)
-                guard Self.isPhone(slice, plus: hasPlus, cue: cue) else { continue }
-                var end = slice.last!.end
-                end = Self.extensionEnd(after: end, in: bytes)
+                var accepted = Self.isPhone(slice, plus: hasPlus, cue: false)
+                if !accepted, Self.cueCouldDecide(slice) {
+                    if cued == nil { cued = ASCII.cue(Self.cues, before: start, in: bytes, window: 24) }
+                    accepted = cued! && Self.isPhone(slice, plus: hasPlus, cue: true)
+                }
+                guard accepted else { continue }
+                if !hasPlus {
+                    if labelled == nil { labelled = ASCII.cue(Self.labels, before: start, in: bytes, window: 16) }
+                    if labelled! { continue }
+                }
+                let end = Self.extensionEnd(after: slice.last!.end, in: bytes)
                 guard ASCII.numberMayEnd(bytes, at: end) else { continue }
                 return start..<end
             }
@@ -125,12 +139,17 @@ public struct PhoneScrubber: SpanScrubber {
         return nil
     }
 
+    /// Whether a preceding word could make `slice` a phone number (the last rule of `isPhone`).
+    static func cueCouldDecide(_ slice: [Group]) -> Bool {
+        let digits = slice.reduce(0) { $0 + $1.digits }
+        return (7...15).contains(digits) && slice.count <= 6
+    }
+
     /// A slice may be cut out of a longer run only where the separator differs from the one inside it
     /// (`on 2024-01-15 020 7946 0958`), never in the middle of a uniformly written number.
     private func cutAtSeparatorChange(_ groups: [Group], _ boundary: Int, _ slice: [Group]) -> Bool {
-        let inside = Set(slice.dropFirst().map(\.separatorBefore).filter { $0 != 0 })
         let at = groups[boundary].separatorBefore
-        return at != 0 && !inside.contains(at)
+        return at != 0 && !slice.dropFirst().contains { $0.separatorBefore == at }
     }
 
     static func isPhone(_ slice: [Group], plus: Bool, cue: Bool) -> Bool {
