@@ -113,6 +113,23 @@ func badCommandLinesAreUsageErrors(arguments: [String]) throws {
     #expect(result.stdout.isEmpty)
 }
 
+@Test func invalidUTF8AndOversizedLinesThroughTheExecutable() throws {
+    let adapt = AdaptData()
+    var bytes = Data("{\"text\": \"ok\"}\n{\"text\": \"caf".utf8)
+    bytes.append(contentsOf: [0xE9])  // Latin-1 é: not UTF-8
+    bytes.append(Data("\"}\n{\"text\": \"\(String(repeating: "y", count: 100))\"}\n".utf8))
+    let url = adapt.directory.file("mixed.jsonl")
+    try bytes.write(to: url)
+    let result = try adapt.run(["data", "import", url.path, "--lineage", "mail", "--max-record-bytes", "64", "--json"])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("line 2: invalid UTF-8"))
+    #expect(result.stderr.contains("line 3: record is 112 bytes, over the limit of 64"))
+    let report = try JSON.decode(JSONValue.self, from: result.stdout, context: "stdout")
+    #expect(report["committed"] == .bool(false) && report["imported"] == .int(0))
+    #expect(try adapt.json(["data", "list"]) == .array([]))
+    #expect(try adapt.json(["data", "stats"]) == .array([]))
+}
+
 @Test func aMissingFileIsAFailureNotAUsageError() throws {
     let result = try AdaptData().run(["data", "import", "no-such-file.jsonl", "--lineage", "mail"])
     #expect(result.status == 1)
