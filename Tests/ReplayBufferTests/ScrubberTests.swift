@@ -18,6 +18,8 @@ import Testing
     ("ext 555-123-4567 x204 today", "ext [PHONE] today"),
     ("call 5551234567", "call [PHONE]"),
     ("0044 20 7946 0958", "[PHONE]"),
+    ("Mix 020-7946 0958 and 030/123 4567", "Mix [PHONE] and [PHONE]"),
+    ("PLZ 80331, Tel. 089 2399 0", "PLZ 80331, Tel. [PHONE]"),
 ])
 func scrubsEachKindInTheFormatsPeopleWrite(input: String, expected: String) {
     #expect(ScrubPipeline.standard.scrub(input).text == expected)
@@ -34,6 +36,10 @@ func scrubsEachKindInTheFormatsPeopleWrite(input: String, expected: String) {
     "@Test func works() and user@localhost",
     "Coordinates +48.8566, 2.3522",
     "Timestamp 1732982400123 and 1732982400",
+    "Meet 12/03 at 09:30-10:45, score 0-0, then 2-1",
+    "Serial 0012-3456-7890, page 0123, Postleitzahl 01067 Dresden",
+    "Between 2019 and 2021 we grew 2 000 000 users; 1 234,50 € (incl. 19 % VAT)",
+    "MAC 00:1A:2B:3C:4D:5E, GPS 51.5074 -0.1278",
 ])
 func leavesNumbersThatAreNotPersonalDataAlone(text: String) {
     let (output, counts) = ScrubPipeline.standard.scrub(text)

@@ -8,8 +8,8 @@
 /// - an area code in parentheses, 9–12 digits (`(555) 123-4567`, `(030) 1234567`, `(01632) 960123`);
 /// - North American 3-3-4 with one separator, optionally after `1` (`555-123-4567`, `1.555.123.4567`);
 /// - a national number with its trunk `0`: 9–12 digits in two or more groups of 2–8 with one separator
-///   (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `06-12345678`, `030/1234567`), or 10–11 digits
-///   written together (`07700900123`, `0612345678`);
+///   (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `06-12345678`, `030/1234567`; the area code may
+///   have its own separator, `020-7946 0958`), or 9–11 digits written together (`07700900123`, `0612345678`);
 /// - after a word that announces a number (`tel`, `phone`, `call`, `mobile`, `fax`, `Telefon`, `tél`, …):
 ///   7–15 digits in any of the groupings above (`phone 5551234567`, `móvil 612 345 678`).
 /// An extension (`x123`, ` ext. 12`) goes with its number. Dates (`2024-01-15`, `15.01.2024`), times,
@@ -171,6 +171,13 @@ public struct PhoneScrubber: SpanScrubber {
             guard (8...15).contains(digits), slice[0].firstDigit != zero else { return false }
             if slice.count == 1 { return digits >= 10 }
             return !dots || slice.count >= 3
+        }
+        // The area code may be set off by its own separator (`020-7946 0958`, `030/123 456`); the rest must agree.
+        let restConsistent = Set(inner.dropFirst()).count <= 1
+        if !anyParen, slice[0].firstDigit == zero, slice[0].secondDigit != zero, slice[0].secondDigit != nil,
+           slice.count >= 3, restConsistent, !consistent, (9...12).contains(digits), (2...5).contains(sizes[0]),
+           sizes.allSatisfy({ (2...8).contains($0) }), inner.first != UInt8(ascii: ".") {
+            return true
         }
         guard consistent else { return false }
         if slice[0].paren, (2...5).contains(slice[0].digits), slice.count >= 2, (9...12).contains(digits) { return true }
