@@ -20,8 +20,11 @@ let package = Package(
         .target(name: "CommandLineKit"),
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
+        .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines"]),
+        .executableTarget(name: "adapt", dependencies: [
+            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer",
+        ]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -29,5 +32,7 @@ let package = Package(
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"]),
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
+        .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
+                    exclude: ["Fixtures"]),
     ]
 )

@@ -4,4 +4,5 @@ import CommandLineKit
 enum AllCommands {
     static let list: [Command] = []
         + PipelineCommands.all + ScheduleCommands.all + DeviceCommands.all
+        + DataCommands.all
 }

@@ -1,0 +1,42 @@
+import AdaptCore
+
+/// Which side of the pinned split an example is on.
+public enum Split: String, Sendable, Codable, CaseIterable {
+    case train
+    case heldOut = "held_out"
+}
+
+/// One stored training example, already scrubbed.
+public struct Example: Sendable, Equatable {
+    /// Stable: `ExampleID.make` over the lineage and the scrubbed text, so re-importing a line is a no-op.
+    public let id: String
+    public let lineage: String
+    /// The system message of a chat record, when it had one (nil otherwise).
+    public let system: String?
+    /// The last user message of a chat record, the prompt of a prompt/completion record, "" for a text record.
+    public let prompt: String
+    public let completion: String
+    public let source: String
+    public let weight: Double
+    /// Tokens of system + prompt + completion; an estimate unless `tokenCountExact`.
+    public let tokenCount: Int
+    public let tokenCountExact: Bool
+    public let split: Split
+    /// Milliseconds since the epoch.
+    public let createdAt: Int64
+    public let expiresAt: Int64
+    /// Nights whose training set included this example.
+    public let uses: Int
+}
+
+/// How example ids are made.
+public enum ExampleID {
+    /// The first 32 hex characters (128 bits) of SHA-256 over the lineage and the scrubbed fields, each
+    /// separated by a NUL (which no stored field may contain), so no two different examples can share
+    /// an input. `system == nil` and `system == ""` differ on purpose (the chat formatter treats them apart).
+    public static func make(lineage: String, system: String?, prompt: String, completion: String, source: String) -> String {
+        let systemPart = system.map { "s" + $0 } ?? "-"
+        let text = ["example/v1", lineage, systemPart, prompt, completion, source].joined(separator: "\u{0}")
+        return String(Digest.sha256(text).hex.prefix(32))
+    }
+}

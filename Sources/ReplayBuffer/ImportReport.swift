@@ -1,0 +1,44 @@
+/// What an import did: counts only (the problems name line numbers and reasons, never text).
+public struct ImportReport: Sendable, Equatable, Codable {
+    public var lineage: String
+    /// Non-blank lines read.
+    public var records: Int
+    public var imported: Int
+    /// Records whose example was already stored (same lineage, text and source).
+    public var duplicates: Int
+    /// Bad lines left out (only with `skipBad`).
+    public var skipped: Int
+    /// False when bad lines stopped the import: nothing was stored.
+    public var committed: Bool
+    public var problems: [LineProblem]
+    /// Replacements the scrubber made, per kind, over every good record.
+    public var scrubbed: ScrubCounts
+    /// Examples that went to the held-out split (by hash or by the minimum top-up).
+    public var heldOut: Int
+    public var tokensEstimated: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case lineage, records, imported, duplicates, skipped, committed, problems, scrubbed
+        case heldOut = "held_out", tokensEstimated = "tokens_estimated"
+    }
+}
+
+/// How an import treats its input.
+public struct ImportOptions: Sendable {
+    /// Import the good lines and report the bad ones, instead of refusing the whole file.
+    public var skipBad: Bool
+    /// The source recorded for records that name none.
+    public var source: String
+    public var reader: JSONLReader
+    public var scrubber: ScrubPipeline
+    public var tokenCounter: any TokenCounter
+
+    public init(skipBad: Bool = false, source: String = "import", reader: JSONLReader = JSONLReader(),
+                scrubber: ScrubPipeline = .standard, tokenCounter: any TokenCounter = ByteEstimateTokenCounter()) {
+        self.skipBad = skipBad
+        self.source = source
+        self.reader = reader
+        self.scrubber = scrubber
+        self.tokenCounter = tokenCounter
+    }
+}

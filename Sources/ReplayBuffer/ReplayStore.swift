@@ -1,0 +1,189 @@
+import AdaptCore
+import Foundation
+import Storage
+
+/// The replay buffer in the state database: import, list, stats, forget, policy.
+///
+/// Every change is one transaction; examples are scrubbed before they reach a statement.
+public struct ReplayStore: Sendable {
+    public let database: Database
+    public let clock: any Clock
+
+    /// Opens the buffer on `database`, migrating the `replay` schema component.
+    public init(database: Database, clock: any Clock = SystemClock()) throws {
+        self.database = database
+        self.clock = clock
+        try database.migrate(ReplaySchema.schema)
+    }
+
+    // MARK: Import
+
+    /// Imports JSONL (see `JSONLReader` for the formats) into `lineage`.
+    ///
+    /// All or nothing: when a line is bad and `options.skipBad` is false, nothing is stored and the report has
+    /// `committed == false` and the problems. Re-importing a line that is already stored counts as a duplicate.
+    public func importJSONL(_ data: Data, lineage: String, options: ImportOptions = ImportOptions()) throws -> ImportReport {
+        try LineageName.validate(lineage)
+        let (records, problems) = options.reader.read(data)
+        var report = ImportReport(lineage: lineage, records: records.count + problems.count, imported: 0, duplicates: 0,
+                                  skipped: 0, committed: false, problems: problems, scrubbed: ScrubCounts(), heldOut: 0,
+                                  tokensEstimated: !options.tokenCounter.isExact)
+        if !problems.isEmpty && !options.skipBad { return report }
+        report.skipped = problems.count
+        try add(records, lineage: lineage, options: options, report: &report)
+        report.committed = true
+        return report
+    }
+
+    /// Stores already-parsed records (scrubbing them first) in one transaction.
+    func add(_ records: [ImportRecord], lineage: String, options: ImportOptions, report: inout ImportReport) throws {
+        try LineageName.validate(lineage)
+        let now = clock.nowMilliseconds()
+        let pipeline = options.scrubber
+        var counts = ScrubCounts()
+        func clean(_ text: String) -> String {
+            let (scrubbed, found) = pipeline.scrub(text)
+            counts.add(found)
+            return scrubbed
+        }
+        let result: (imported: Int, duplicates: Int, heldOut: Int) = try database.transaction {
+            try LineageTable.ensure(database, lineage: lineage, now: now)
+            let policy = try LineageTable.policy(database, lineage: lineage)
+            let importID = try ImportTable.start(database, lineage: lineage, now: now)
+            let ttl = Int64(policy.ttlDays) * 86_400_000
+            var imported = 0, duplicates = 0, heldOut = 0
+            for record in records {
+                let system = record.system.map(clean)
+                let prompt = clean(record.prompt)
+                let completion = clean(record.completion)
+                let source = clean(record.source ?? options.source)
+                let id = ExampleID.make(lineage: lineage, system: system, prompt: prompt, completion: completion, source: source)
+                let split = HeldOutSplit.initialSplit(id: id, fraction: policy.heldOutFraction)
+                let row = ExampleTable.NewRow(
+                    id: id, lineage: lineage, system: system, prompt: prompt, completion: completion, source: source,
+                    weight: record.weight ?? 1, tokenCount: options.tokenCounter.count(system: system, prompt: prompt, completion: completion),
+                    tokenCountExact: options.tokenCounter.isExact, split: split, heldOutKey: HeldOutSplit.key(id: id),
+                    createdAt: now, expiresAt: now + ttl, importID: importID)
+                if try ExampleTable.insert(database, row) {
+                    imported += 1
+                    if split == .heldOut { heldOut += 1 }
+                } else {
+                    duplicates += 1
+                }
+            }
+            heldOut += try HeldOutSplit.topUp(database, lineage: lineage, policy: policy)
+            try ImportTable.finish(database, id: importID, records: report.records, imported: imported,
+                                   duplicates: duplicates, skipped: report.skipped, scrubbed: counts)
+            return (imported, duplicates, heldOut)
+        }
+        report.imported += result.imported
+        report.duplicates += result.duplicates
+        report.heldOut += result.heldOut
+        report.scrubbed.add(counts)
+    }
+
+    // MARK: Reading
+
+    /// Examples, oldest first, optionally of one lineage and one split.
+    public func examples(lineage: String? = nil, split: Split? = nil) throws -> [Example] {
+        try ExampleTable.list(database, lineage: lineage, split: split)
+    }
+
+    public func lineages() throws -> [String] { try LineageTable.names(database) }
+
+    /// Counts per lineage (every lineage when `lineage` is nil).
+    public func stats(lineage: String? = nil) throws -> [LineageStats] {
+        let names = try lineage.map { [$0] } ?? lineages()
+        return try names.map { name in
+            let policy = try LineageTable.policy(database, lineage: name)
+            let row = try ExampleTable.aggregates(database, lineage: name)
+            let totals = try ImportTable.totals(database, lineage: name)
+            return LineageStats(
+                lineage: name, examples: row?.int("examples") ?? 0, train: row?.int("train") ?? 0,
+                heldOut: row?.int("held_out") ?? 0,
+                spent: try ExampleTable.spentCount(database, lineage: name, maxUses: policy.maxUsesPerExample, excludingNight: ""),
+                tokens: row?.int("tokens") ?? 0, tokenCountsEstimated: row?.int("estimated") ?? 0,
+                oldestCreatedAt: row?.int64("oldest"), newestCreatedAt: row?.int64("newest"),
+                nextExpiry: row?.int64("next_expiry"), imports: totals.imports, scrubbed: totals.scrubbed,
+                nightsSampled: try UseTable.nights(database, lineage: name), policy: policy)
+        }
+    }
+
+    // MARK: Erasure
+
+    /// Deletes what `request` names (with its recorded uses) and returns how many examples went.
+    ///
+    /// Deleted rows are overwritten in the database file (`PRAGMA secure_delete`), and the write-ahead log is
+    /// checkpointed and truncated afterwards when no reader holds it, so the text does not linger on disk.
+    public func forget(_ request: ForgetRequest) throws -> Int {
+        let deleted: Int = try Self.securely(database) {
+            try database.transaction {
+                switch request {
+                case let .id(id): return try ExampleTable.delete(database, id: id)
+                case let .source(source, lineage):
+                    if let lineage { try LineageName.validate(lineage) }
+                    return try ExampleTable.delete(database, source: source, lineage: lineage)
+                }
+            }
+        }
+        if deleted > 0 { _ = try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        return deleted
+    }
+
+    /// Runs `body` with SQLite's secure_delete on, restoring the previous setting afterwards.
+    static func securely<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        let previous = try db.scalar("PRAGMA secure_delete").integerValue ?? 0
+        try db.execute("PRAGMA secure_delete = ON")
+        defer { try? db.execute("PRAGMA secure_delete = \(previous)") }
+        return try body()
+    }
+
+    // MARK: Policy
+
+    public func policy(lineage: String) throws -> LineagePolicy {
+        try LineageName.validate(lineage)
+        return try LineageTable.policy(database, lineage: lineage)
+    }
+
+    /// Changes the settings of `lineage` (creating its row). A new TTL moves the expiry of every stored example;
+    /// a new held-out fraction applies to examples stored from now on; a new minimum tops the held-out set up.
+    @discardableResult
+    public func setPolicy(lineage: String, _ change: (inout LineagePolicy) -> Void) throws -> LineagePolicy {
+        try LineageName.validate(lineage)
+        let now = clock.nowMilliseconds()
+        return try database.transaction {
+            var policy = try LineageTable.policy(database, lineage: lineage)
+            let before = policy
+            change(&policy)
+            try policy.validate()
+            try LineageTable.write(database, lineage: lineage, policy: policy, now: now)
+            if policy.ttlDays != before.ttlDays {
+                try ExampleTable.reschedule(database, lineage: lineage, ttlMilliseconds: Int64(policy.ttlDays) * 86_400_000)
+            }
+            try HeldOutSplit.topUp(database, lineage: lineage, policy: policy)
+            return policy
+        }
+    }
+
+    /// Replaces the stored token counts of `lineage` with `counter`'s (e.g. once the model's tokenizer is
+    /// available); returns how many examples were recounted.
+    @discardableResult
+    public func recountTokens(lineage: String, counter: any TokenCounter) throws -> Int {
+        try database.transaction {
+            let rows = try ExampleTable.list(database, lineage: lineage, split: nil)
+            for example in rows {
+                try ExampleTable.setTokenCount(database, id: example.id,
+                                               count: counter.count(system: example.system, prompt: example.prompt, completion: example.completion),
+                                               exact: counter.isExact)
+            }
+            return rows.count
+        }
+    }
+}
+
+/// What `forget` erases.
+public enum ForgetRequest: Sendable, Equatable {
+    case id(String)
+    /// Every example with this source, in one lineage or in all.
+    case source(String, lineage: String?)
+}

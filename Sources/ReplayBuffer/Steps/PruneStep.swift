@@ -1,0 +1,35 @@
+import Storage
+
+/// The prune step's body: deletes the examples of a lineage whose TTL has passed.
+public enum PruneStep {
+    /// Deletes every example of `lineage` with `expires_at <= now` (and its recorded uses) in one transaction,
+    /// with SQLite's secure_delete on. The report holds counts only, never ids or text.
+    public static func run(store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
+        try LineageName.validate(lineage)
+        let db = store.database
+        return try ReplayStore.securely(db) {
+            try db.transaction {
+                let deleted = try ExampleTable.deleteExpired(db, lineage: lineage, now: now)
+                return PruneReport(lineage: lineage, deleted: deleted,
+                                   remainingTrain: try ExampleTable.count(db, lineage: lineage, split: .train),
+                                   remainingHeldOut: try ExampleTable.count(db, lineage: lineage, split: .heldOut),
+                                   now: now)
+            }
+        }
+    }
+}
+
+/// What a prune did; the job's output.
+public struct PruneReport: Sendable, Equatable, Codable {
+    public let lineage: String
+    public let deleted: Int
+    public let remainingTrain: Int
+    public let remainingHeldOut: Int
+    /// The time expiry was measured against (milliseconds since the epoch).
+    public let now: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case lineage, deleted, now
+        case remainingTrain = "remaining_train", remainingHeldOut = "remaining_held_out"
+    }
+}

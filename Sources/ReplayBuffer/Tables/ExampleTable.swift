@@ -1,0 +1,163 @@
+import Storage
+
+/// `replay_examples`: the scrubbed examples. All SQL that touches the table lives here.
+enum ExampleTable {
+    static let create = """
+        CREATE TABLE replay_examples (
+            id TEXT PRIMARY KEY,
+            lineage TEXT NOT NULL REFERENCES replay_lineages (name),
+            system TEXT,
+            prompt TEXT NOT NULL,
+            completion TEXT NOT NULL CHECK (completion <> ''),
+            source TEXT NOT NULL,
+            weight REAL NOT NULL CHECK (weight > 0),
+            token_count INTEGER NOT NULL CHECK (token_count >= 0),
+            token_count_exact INTEGER NOT NULL CHECK (token_count_exact IN (0, 1)),
+            split TEXT NOT NULL CHECK (split IN ('train', 'held_out')),
+            heldout_key TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            import_id INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX replay_examples_lineage ON replay_examples (lineage, split, heldout_key);
+        CREATE INDEX replay_examples_expiry ON replay_examples (lineage, expires_at);
+        CREATE INDEX replay_examples_source ON replay_examples (source, lineage);
+
+        """
+
+    /// What an insert needs; the id, key and split are computed by the importer.
+    struct NewRow {
+        let id: String
+        let lineage: String
+        let system: String?
+        let prompt: String
+        let completion: String
+        let source: String
+        let weight: Double
+        let tokenCount: Int
+        let tokenCountExact: Bool
+        let split: Split
+        let heldOutKey: String
+        let createdAt: Int64
+        let expiresAt: Int64
+        let importID: Int64
+    }
+
+    /// Inserts `row` unless an example with its id exists; true when inserted.
+    static func insert(_ db: Database, _ row: NewRow) throws -> Bool {
+        try db.run("""
+            INSERT INTO replay_examples (id, lineage, system, prompt, completion, source, weight, token_count,
+                token_count_exact, split, heldout_key, created_at, expires_at, import_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+            """, row.id, row.lineage, row.system, row.prompt, row.completion, row.source, row.weight, row.tokenCount,
+            row.tokenCountExact, row.split.rawValue, row.heldOutKey, row.createdAt, row.expiresAt, row.importID) == 1
+    }
+
+    static let selectColumns = """
+        SELECT e.*, (SELECT count(*) FROM replay_uses u WHERE u.example_id = e.id) AS uses FROM replay_examples e
+        """
+
+    static func list(_ db: Database, lineage: String?, split: Split?) throws -> [Example] {
+        var clauses: [String] = []
+        var arguments: [SQLBindable] = []
+        if let lineage { clauses.append("e.lineage = ?"); arguments.append(lineage) }
+        if let split { clauses.append("e.split = ?"); arguments.append(split.rawValue) }
+        let whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+        return try db.query(selectColumns + whereClause + " ORDER BY e.lineage, e.created_at, e.id", arguments: arguments)
+            .map(example)
+    }
+
+    static func example(_ row: Row) throws -> Example {
+        guard let id = row.string("id"), let lineage = row.string("lineage"), let prompt = row.string("prompt"),
+              let completion = row.string("completion"), let source = row.string("source"),
+              let weight = row.double("weight"), let tokens = row.int("token_count"),
+              let exact = row.bool("token_count_exact"), let created = row.int64("created_at"),
+              let expires = row.int64("expires_at") else {
+            throw ReplayError.corruptRow(table: "replay_examples", column: "a required column")
+        }
+        guard let split = row.string("split").flatMap(Split.init(rawValue:)) else {
+            throw ReplayError.corruptRow(table: "replay_examples", column: "split")
+        }
+        return Example(id: id, lineage: lineage, system: row.string("system"), prompt: prompt, completion: completion,
+                       source: source, weight: weight, tokenCount: tokens, tokenCountExact: exact, split: split,
+                       createdAt: created, expiresAt: expires, uses: row.int("uses") ?? 0)
+    }
+
+    /// Train examples of `lineage` with fewer than `maxUses` uses on nights other than `night`, in id order.
+    static func eligible(_ db: Database, lineage: String, maxUses: Int, excludingNight night: String) throws -> [Example] {
+        try db.query("""
+            SELECT e.*, (SELECT count(*) FROM replay_uses u WHERE u.example_id = e.id AND u.night <> ?) AS uses
+            FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train' ORDER BY e.id
+            """, night, lineage).map(example).filter { $0.uses < maxUses }
+    }
+
+    /// Train examples of `lineage` that have spent their budget (counting every night).
+    static func spentCount(_ db: Database, lineage: String, maxUses: Int, excludingNight night: String) throws -> Int {
+        Int(try db.scalar("""
+            SELECT count(*) FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train'
+            AND (SELECT count(*) FROM replay_uses u WHERE u.example_id = e.id AND u.night <> ?) >= ?
+            """, lineage, night, maxUses).integerValue ?? 0)
+    }
+
+    /// Held-out examples of `lineage` in key order (the order the minimum top-up and the eval cap use).
+    static func heldOut(_ db: Database, lineage: String) throws -> [Example] {
+        try db.query(selectColumns + " WHERE e.lineage = ? AND e.split = 'held_out' ORDER BY e.heldout_key, e.id", lineage)
+            .map(example)
+    }
+
+    static func count(_ db: Database, lineage: String, split: Split? = nil) throws -> Int {
+        if let split {
+            return Int(try db.scalar("SELECT count(*) FROM replay_examples WHERE lineage = ? AND split = ?",
+                                     lineage, split.rawValue).integerValue ?? 0)
+        }
+        return Int(try db.scalar("SELECT count(*) FROM replay_examples WHERE lineage = ?", lineage).integerValue ?? 0)
+    }
+
+    /// Moves up to `count` never-used train examples to held-out, lowest held-out key first. Returns how many.
+    static func promoteUnusedToHeldOut(_ db: Database, lineage: String, count: Int) throws -> Int {
+        guard count > 0 else { return 0 }
+        return try db.run("""
+            UPDATE replay_examples SET split = 'held_out' WHERE id IN (
+                SELECT e.id FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train'
+                AND NOT EXISTS (SELECT 1 FROM replay_uses u WHERE u.example_id = e.id)
+                ORDER BY e.heldout_key, e.id LIMIT ?)
+            """, lineage, count)
+    }
+
+    static func deleteExpired(_ db: Database, lineage: String, now: Int64) throws -> Int {
+        try db.run("DELETE FROM replay_examples WHERE lineage = ? AND expires_at <= ?", lineage, now)
+    }
+
+    static func delete(_ db: Database, id: String) throws -> Int {
+        try db.run("DELETE FROM replay_examples WHERE id = ?", id)
+    }
+
+    static func delete(_ db: Database, source: String, lineage: String?) throws -> Int {
+        if let lineage {
+            return try db.run("DELETE FROM replay_examples WHERE source = ? AND lineage = ?", source, lineage)
+        }
+        return try db.run("DELETE FROM replay_examples WHERE source = ?", source)
+    }
+
+    /// Recomputes every expiry of `lineage` from its creation time and a new TTL.
+    static func reschedule(_ db: Database, lineage: String, ttlMilliseconds: Int64) throws {
+        try db.run("UPDATE replay_examples SET expires_at = created_at + ? WHERE lineage = ?", ttlMilliseconds, lineage)
+    }
+
+    static func setTokenCount(_ db: Database, id: String, count: Int, exact: Bool) throws {
+        try db.run("UPDATE replay_examples SET token_count = ?, token_count_exact = ? WHERE id = ?", count, exact, id)
+    }
+
+    /// Per-lineage aggregates for `adapt data stats`.
+    static func aggregates(_ db: Database, lineage: String) throws -> Row? {
+        try db.queryOne("""
+            SELECT count(*) AS examples,
+                   coalesce(sum(split = 'train'), 0) AS train,
+                   coalesce(sum(split = 'held_out'), 0) AS held_out,
+                   coalesce(sum(token_count), 0) AS tokens,
+                   coalesce(sum(token_count_exact = 0), 0) AS estimated,
+                   min(created_at) AS oldest, max(created_at) AS newest, min(expires_at) AS next_expiry
+            FROM replay_examples WHERE lineage = ?
+            """, lineage)
+    }
+}

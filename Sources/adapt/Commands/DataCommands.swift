@@ -1,0 +1,253 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import ReplayBuffer
+import Storage
+
+/// `adapt data …`: the replay buffer (import, list, stats, forget, policy).
+enum DataCommands {
+    static let all: [Command] = [importCommand, list, stats, forget, policy]
+
+    static let lineageOption = OptionSpec("lineage", value: "L", help: "the lineage (e.g. mail)")
+
+    static func store(_ invocation: Invocation) throws -> ReplayStore {
+        try ReplayStore(database: try GlobalOptions.database(invocation))
+    }
+
+    /// Lineage names and policy values are command-line input: a bad one is a usage error (exit 2).
+    static func asUsage<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as ReplayError {
+            switch error {
+            case .invalidLineage, .invalidPolicy, .nothingToForget: throw UsageError(error.description)
+            default: throw error
+            }
+        }
+    }
+
+    // MARK: import
+
+    static let importCommand = Command(
+        "data import", summary: "import examples from a JSONL file (scrubbed before they are stored)",
+        discussion: """
+            Formats, one JSON object per line: {"prompt", "completion"}, mlx-lm chat {"messages": [{role, content}, …]}
+            (prompt = the last user message, completion = the last assistant message, the system message kept),
+            or {"text"} (a completion with an empty prompt); each may add "source" and "weight" (> 0).
+            E-mail addresses, IBANs, card numbers and phone numbers become [EMAIL], [IBAN], [CARD], [PHONE].
+            All or nothing: any bad line stops the import (exit 1) unless --skip-bad. A line already stored is a duplicate.
+            """,
+        options: [lineageOption,
+                  .flag("skip-bad", help: "import the good lines and report the bad ones"),
+                  OptionSpec("source", value: "S", help: "source recorded for lines that name none (default: import)"),
+                  OptionSpec("max-record-bytes", value: "N", help: "refuse lines longer than N bytes (default 262144)"),
+                  .json],
+        positionals: [PositionalSpec("FILE", help: "a JSONL file, or - for standard input")]
+    ) { invocation in
+        let args = invocation.arguments
+        let lineage = try args.required("lineage")
+        let path = try args.required("FILE")
+        var options = ImportOptions(skipBad: args.flag("skip-bad"))
+        if let source = args.string("source") {
+            guard !source.isEmpty, source.count <= 200 else { throw UsageError("--source must be 1 to 200 characters") }
+            options.source = source
+        }
+        options.reader.maxRecordBytes = try args.int("max-record-bytes", default: 256 * 1024, in: 1...(64 << 20))
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw CoreError.fileUnreadable(path: path, reason: "no such file, or it is not readable")
+            }
+            data = contents
+        }
+        let store = try store(invocation)
+        let report = try asUsage { try store.importJSONL(data, lineage: lineage, options: options) }
+
+        for problem in report.problems {
+            Console.error((report.committed ? "skipped " : "") + problem.description)
+        }
+        if args.flag("json") {
+            Console.print(JSON.pretty(report))
+        } else if report.committed {
+            Console.print("imported \(report.imported) into \(lineage) (\(report.duplicates) duplicates, \(report.skipped) skipped, "
+                          + "\(report.heldOut) held out); scrubbed \(describe(report.scrubbed))")
+        }
+        if !report.committed {
+            Console.error("adapt: nothing imported: \(report.problems.count) bad line\(report.problems.count == 1 ? "" : "s"); "
+                          + "fix \(report.problems.count == 1 ? "it" : "them") or pass --skip-bad")
+            throw ExitCode.failure
+        }
+    }
+
+    static func describe(_ counts: ScrubCounts) -> String {
+        guard counts.total > 0 else { return "nothing" }
+        return counts.byKind.keys.sorted().map { "\(counts.byKind[$0]!) \($0)" }.joined(separator: ", ")
+    }
+
+    // MARK: list
+
+    static let list = Command(
+        "data list", summary: "list stored examples",
+        options: [OptionSpec("lineage", value: "L", help: "only this lineage"),
+                  OptionSpec("split", value: "train|held_out", help: "only this split"), .json]
+    ) { invocation in
+        let args = invocation.arguments
+        let split = try args.choice("split", Split.allCases.map(\.rawValue)).flatMap(Split.init(rawValue:))
+        let store = try store(invocation)
+        let examples = try asUsage { try store.examples(lineage: args.string("lineage"), split: split) }
+        if args.flag("json") {
+            Console.print(JSON.pretty(JSONValue.array(examples.map(json))))
+            return
+        }
+        var table = Table("ID", "LINEAGE", "SPLIT", "WEIGHT", "TOKENS", "USES", "SOURCE", "CREATED", "PROMPT → COMPLETION")
+        for e in examples {
+            table.append([String(e.id.prefix(12)), e.lineage, e.split.rawValue, format(e.weight),
+                          "\(e.tokenCount)\(e.tokenCountExact ? "" : "~")", "\(e.uses)", e.source,
+                          Timestamp.iso8601(e.createdAt), preview(e.prompt) + " → " + preview(e.completion)])
+        }
+        Console.print(table.render())
+        Console.error("\(examples.count) example\(examples.count == 1 ? "" : "s") (~ = estimated token count)")
+    }
+
+    /// The `data list --json` object: DESIGN.md's fields, then extra ones.
+    static func json(_ e: Example) -> JSONValue {
+        .object([
+            "id": .string(e.id), "lineage": .string(e.lineage), "prompt": .string(e.prompt),
+            "completion": .string(e.completion), "source": .string(e.source), "weight": .double(e.weight),
+            "split": .string(e.split.rawValue), "created_at": .string(Timestamp.iso8601(e.createdAt)),
+            "system": e.system.map(JSONValue.string) ?? .null, "token_count": .int(e.tokenCount),
+            "token_count_exact": .bool(e.tokenCountExact), "expires_at": .string(Timestamp.iso8601(e.expiresAt)),
+            "uses": .int(e.uses),
+        ])
+    }
+
+    static func preview(_ text: String, limit: Int = 32) -> String {
+        let flat = text.replacingOccurrences(of: "\n", with: " ")
+        return flat.count > limit ? String(flat.prefix(limit - 1)) + "…" : flat
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
+    }
+
+    // MARK: stats
+
+    static let stats = Command(
+        "data stats", summary: "counts per lineage: examples, splits, budget, expiry, scrubbed data",
+        options: [OptionSpec("lineage", value: "L", help: "only this lineage"), .json]
+    ) { invocation in
+        let args = invocation.arguments
+        let store = try store(invocation)
+        let all = try asUsage { try store.stats(lineage: args.string("lineage")) }
+        if args.flag("json") {
+            Console.print(JSON.pretty(JSONValue.array(all.map(json))))
+            return
+        }
+        var table = Table("LINEAGE", "EXAMPLES", "TRAIN", "HELD_OUT", "SPENT", "TOKENS", "NIGHTS", "NEXT EXPIRY", "SCRUBBED", "POLICY")
+        for s in all {
+            let p = s.policy
+            table.append([s.lineage, "\(s.examples)", "\(s.train)", "\(s.heldOut)", "\(s.spent)",
+                          "\(s.tokens)\(s.tokenCountsEstimated > 0 ? "~" : "")", "\(s.nightsSampled)",
+                          s.nextExpiry.map(Timestamp.iso8601) ?? "-", describe(s.scrubbed),
+                          "ttl \(p.ttlDays)d, \(p.maxUsesPerExample) uses, \(p.maxTokensPerNight) tok/night, "
+                          + "held out \(format(p.heldOutFraction)) (min \(p.minHeldOut))"])
+        }
+        Console.print(table.render())
+    }
+
+    static func json(_ s: LineageStats) -> JSONValue {
+        func time(_ ms: Int64?) -> JSONValue { ms.map { .string(Timestamp.iso8601($0)) } ?? .null }
+        return .object([
+            "lineage": .string(s.lineage), "examples": .int(s.examples), "train": .int(s.train),
+            "held_out": .int(s.heldOut), "spent": .int(s.spent), "tokens": .int(s.tokens),
+            "token_counts_estimated": .int(s.tokenCountsEstimated), "oldest_created_at": time(s.oldestCreatedAt),
+            "newest_created_at": time(s.newestCreatedAt), "next_expiry": time(s.nextExpiry), "imports": .int(s.imports),
+            "scrubbed": .object(s.scrubbed.byKind.mapValues(JSONValue.int)), "nights_sampled": .int(s.nightsSampled),
+            "policy": policyJSON(s.policy),
+        ])
+    }
+
+    static func policyJSON(_ p: LineagePolicy) -> JSONValue {
+        .object(["ttl_days": .int(p.ttlDays), "max_uses_per_example": .int(p.maxUsesPerExample),
+                 "max_tokens_per_night": .int(p.maxTokensPerNight), "held_out_fraction": .double(p.heldOutFraction),
+                 "min_held_out": .int(p.minHeldOut)])
+    }
+
+    // MARK: forget
+
+    static let forget = Command(
+        "data forget", summary: "erase examples by id or by source (counted, not listed)",
+        discussion: "Deleted rows are overwritten in the database file (SQLite secure_delete) and the write-ahead log is truncated.",
+        options: [OptionSpec("id", value: "ID", repeats: true, help: "an example id (repeatable)"),
+                  OptionSpec("source", value: "S", help: "every example with this source"),
+                  OptionSpec("lineage", value: "L", help: "with --source: only in this lineage"), .json]
+    ) { invocation in
+        let args = invocation.arguments
+        let ids = args.strings("id")
+        let source = args.string("source")
+        guard ids.isEmpty != (source == nil) else {
+            throw UsageError(ids.isEmpty ? "pass --id ID or --source S" : "pass either --id or --source, not both")
+        }
+        if !ids.isEmpty, args.string("lineage") != nil { throw UsageError("--lineage goes with --source, not --id") }
+        let store = try store(invocation)
+        var forgotten = 0
+        try asUsage {
+            if let source {
+                forgotten = try store.forget(.source(source, lineage: args.string("lineage")))
+            } else {
+                for id in ids { forgotten += try store.forget(.id(id)) }
+            }
+        }
+        if args.flag("json") {
+            Console.print(JSON.pretty(JSONValue.object(["forgotten": .int(forgotten)])))
+        } else {
+            Console.print("forgot \(forgotten) example\(forgotten == 1 ? "" : "s")")
+        }
+    }
+
+    // MARK: policy
+
+    static let policy = Command(
+        "data policy", summary: "show or set a lineage's TTL, privacy budget and held-out split",
+        discussion: """
+            --max-uses: how many nights' training sets one example may join; then it is spent and never sampled again.
+            --max-tokens-per-night: the most tokens one night's training set may hold.
+            --ttl-days: examples older than this are deleted by the prune step (moves the expiry of stored examples).
+            --held-out-fraction: share of new examples held out by the hash of their id (0–0.5; stored examples keep
+            their split, and held-out examples never return to train). --min-held-out: the held-out floor.
+            """,
+        options: [lineageOption,
+                  OptionSpec("ttl-days", value: "N", help: "days an example is kept (default 90)"),
+                  OptionSpec("max-uses", value: "N", help: "training runs one example may join (default 5)"),
+                  OptionSpec("max-tokens-per-night", value: "N", help: "tokens one night may train on (default 20000)"),
+                  OptionSpec("held-out-fraction", value: "F", help: "share of new examples held out (default 0.2)"),
+                  OptionSpec("min-held-out", value: "N", help: "held-out floor, at most half the lineage (default 8)"),
+                  .json]
+    ) { invocation in
+        let args = invocation.arguments
+        let lineage = try args.required("lineage")
+        let ttl = try args.int("ttl-days"), uses = try args.int("max-uses"), tokens = try args.int("max-tokens-per-night")
+        let fraction = try args.double("held-out-fraction"), minimum = try args.int("min-held-out")
+        let store = try store(invocation)
+        let changing = [ttl, uses, tokens, minimum].contains { $0 != nil } || fraction != nil
+        let result = try asUsage {
+            guard changing else { return try store.policy(lineage: lineage) }
+            return try store.setPolicy(lineage: lineage) { p in
+                if let ttl { p.ttlDays = ttl }
+                if let uses { p.maxUsesPerExample = uses }
+                if let tokens { p.maxTokensPerNight = tokens }
+                if let fraction { p.heldOutFraction = fraction }
+                if let minimum { p.minHeldOut = minimum }
+            }
+        }
+        if args.flag("json") {
+            guard case var .object(fields) = policyJSON(result) else { return }
+            fields["lineage"] = .string(lineage)
+            Console.print(JSON.pretty(JSONValue.object(fields)))
+        } else {
+            Console.print("\(lineage): ttl \(result.ttlDays) days, \(result.maxUsesPerExample) uses per example, "
+                          + "\(result.maxTokensPerNight) tokens per night, held out \(format(result.heldOutFraction)) "
+                          + "(at least \(result.minHeldOut))")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import AdaptCore
+import Foundation
+import ReplayBuffer
+import Testing
+import TestSupport
+
+@Test func spentExamplesAreNeverSampledAgain() throws {
+    let fixture = try BufferFixture()
+    try fixture.store.setPolicy(lineage: "mail") { $0.maxUsesPerExample = 2; $0.minHeldOut = 0; $0.heldOutFraction = 0 }
+    try fixture.importLines(20)
+    var taken: [String: Int] = [:]
+    var nights = 0
+    while true {
+        let report = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 5, night: "night-\(nights)",
+                                        policy: SamplePolicy(maxExamples: 7))
+        nights += 1
+        if report.trainExamples == 0 { #expect(report.spent == 20); break }
+        for example in try DatasetSnapshot.load(report.trainSnapshot, from: fixture.blobs) { taken[example.id, default: 0] += 1 }
+        #expect(nights < 20)
+    }
+    #expect(taken.count == 20)
+    #expect(taken.values.allSatisfy { $0 == 2 })
+    #expect(try fixture.store.examples().allSatisfy { $0.uses == 2 })
+    #expect(try fixture.store.stats(lineage: "mail").first?.spent == 20)
+}
+
+@Test func aNightNeverTrainsOnMoreTokensThanItsBudget() throws {
+    let fixture = try BufferFixture()
+    try fixture.importLines(50)
+    try fixture.store.setPolicy(lineage: "mail") { $0.maxTokensPerNight = 100 }
+    let perExample = try #require(try fixture.store.examples().first?.tokenCount)
+    let report = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 9, night: "n")
+    #expect(report.trainTokens <= 100)
+    #expect(report.trainExamples == 100 / perExample)
+    #expect(report.passedOverForTokens == report.eligible - report.trainExamples)
+    // The pipeline may tighten the budget, never loosen it.
+    let tighter = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 9, night: "n",
+                                     policy: SamplePolicy(maxTokens: 50))
+    #expect(tighter.trainTokens <= 50 && tighter.tokenBudget == 50)
+    let looser = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 9, night: "n",
+                                    policy: SamplePolicy(maxTokens: 10_000))
+    #expect(looser.tokenBudget == 100 && looser == report)
+}
+
+@Test func exactTokenCountsReplaceEstimates() throws {
+    struct Words: TokenCounter {
+        var isExact: Bool { true }
+        func count(_ text: String) -> Int { text.split(separator: " ").count }
+    }
+    let fixture = try BufferFixture()
+    try fixture.importLines(3, words: 6)
+    #expect(try fixture.store.recountTokens(lineage: "mail", counter: Words()) == 3)
+    for example in try fixture.store.examples() {
+        #expect(example.tokenCountExact && example.tokenCount == 2 + 6)
+    }
+}
+
+@Test func policyValuesOutOfRangeAreRefusedAndNothingChanges() throws {
+    let fixture = try BufferFixture()
+    try fixture.importLines(3)
+    let before = try fixture.store.policy(lineage: "mail")
+    #expect(throws: ReplayError.self) { try fixture.store.setPolicy(lineage: "mail") { $0.maxUsesPerExample = 0 } }
+    #expect(throws: ReplayError.self) { try fixture.store.setPolicy(lineage: "mail") { $0.heldOutFraction = 0.9 } }
+    #expect(throws: ReplayError.self) { try fixture.store.setPolicy(lineage: "mail") { $0.ttlDays = 0 } }
+    #expect(try fixture.store.policy(lineage: "mail") == before)
+    #expect(before == LineagePolicy.defaults)
+}

@@ -1,0 +1,57 @@
+import AdaptCore
+import Foundation
+import ReplayBuffer
+import Testing
+import TestSupport
+
+@Test func pruneDeletesExamplesOlderThanTheTTLAndCountsThem() throws {
+    let fixture = try BufferFixture()
+    try fixture.store.setPolicy(lineage: "mail") { $0.ttlDays = 30 }
+    try fixture.importLines(10)
+    fixture.clock.advance(milliseconds: 10 * day)
+    try fixture.importLines(5, from: 10)
+    _ = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n1")
+
+    fixture.clock.advance(milliseconds: 20 * day - 1)
+    let early = try PruneStep.run(store: fixture.store, lineage: "mail", now: fixture.clock.nowMilliseconds())
+    #expect(early.deleted == 0)
+    fixture.clock.advance(milliseconds: 1)
+    let report = try PruneStep.run(store: fixture.store, lineage: "mail", now: fixture.clock.nowMilliseconds())
+    #expect(report.deleted == 10)
+    #expect(report.remainingTrain + report.remainingHeldOut == 5)
+    #expect(try fixture.store.examples().count == 5)
+    // Their uses went with them.
+    #expect(try fixture.store.database.scalar("SELECT count(*) FROM replay_uses WHERE example_id NOT IN (SELECT id FROM replay_examples)") == .integer(0))
+    // The report holds counts only.
+    let json = JSON.canonicalString(report)
+    #expect(json == "{\"deleted\":10,\"lineage\":\"mail\",\"now\":\(fixture.clock.nowMilliseconds()),\"remaining_held_out\":\(report.remainingHeldOut),\"remaining_train\":\(report.remainingTrain)}")
+}
+
+@Test func shorteningTheTTLMovesTheExpiryOfStoredExamples() throws {
+    let fixture = try BufferFixture()
+    try fixture.importLines(4)
+    fixture.clock.advance(milliseconds: 8 * day)
+    #expect(try PruneStep.run(store: fixture.store, lineage: "mail", now: fixture.clock.nowMilliseconds()).deleted == 0)
+    try fixture.store.setPolicy(lineage: "mail") { $0.ttlDays = 7 }
+    #expect(try PruneStep.run(store: fixture.store, lineage: "mail", now: fixture.clock.nowMilliseconds()).deleted == 4)
+}
+
+@Test func forgetErasesByIdOrSourceAndCountsWhatWent() throws {
+    let fixture = try BufferFixture()
+    let lines = (0..<6).map { #"{"text": "t\#($0)", "source": "\#($0 % 2 == 0 ? "even" : "odd")"}"# }
+    _ = try fixture.store.importJSONL(Data(lines.joined(separator: "\n").utf8), lineage: "mail")
+    _ = try fixture.store.importJSONL(Data(#"{"text": "other", "source": "even"}"#.utf8), lineage: "work")
+    let one = try #require(try fixture.store.examples(lineage: "mail").first { $0.source == "odd" })
+    #expect(try fixture.store.forget(.id(one.id)) == 1)
+    #expect(try fixture.store.forget(.id(one.id)) == 0)
+    #expect(try fixture.store.forget(.source("even", lineage: "mail")) == 3)
+    #expect(try fixture.store.examples(lineage: "work").count == 1)
+    #expect(try fixture.store.forget(.source("even", lineage: nil)) == 1)
+    #expect(try fixture.store.examples().map(\.source) == ["odd", "odd"])
+    // Secure delete: the forgotten text is not left in the database file or its log.
+    for file in try FileManager.default.contentsOfDirectory(at: fixture.directory.state.root, includingPropertiesForKeys: nil)
+    where file.lastPathComponent.hasPrefix("adapt.sqlite") {
+        #expect(try Data(contentsOf: file).range(of: Data("\"t0\"".utf8)) == nil)
+        #expect(try Data(contentsOf: file).range(of: Data("other".utf8)) == nil)
+    }
+}
