@@ -18,12 +18,17 @@ let package = Package(
         .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
+        .target(name: "Evaluation", dependencies: ["AdaptCore"]),
+        .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Evaluation", "Registry"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
+                    exclude: ["Fixtures"]),
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
     ]
 )
