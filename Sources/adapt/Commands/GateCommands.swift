@@ -91,7 +91,7 @@ enum ScoreFileError: Error, CustomStringConvertible {
         case let .empty(path):
             return "\(path) holds no scores; pass one loss per held-out example"
         case let .notAnArray(path):
-            return "\(path) is JSON but not an array of numbers"
+            return "\(path) starts with '[' but is not a valid JSON array of finite numbers"
         case let .unequalLengths(candidate, candidateCount, baseline, baselineCount):
             return "\(candidate) has \(candidateCount) scores but \(baseline) has \(baselineCount); both must list the same examples in the same order"
         }
