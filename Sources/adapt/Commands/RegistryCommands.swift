@@ -71,6 +71,21 @@ enum RegistryCommands {
         let actor: String
         let at: String
         let changed: Bool
+
+        enum CodingKeys: String, CodingKey { case lineage, from, to, reason, bypassed, actor, at, changed }
+
+        // `from`/`to` are null for the base model: written out so the shape never changes.
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(lineage, forKey: .lineage)
+            try c.encode(from, forKey: .from)
+            try c.encode(to, forKey: .to)
+            try c.encode(reason, forKey: .reason)
+            try c.encode(bypassed, forKey: .bypassed)
+            try c.encode(actor, forKey: .actor)
+            try c.encode(at, forKey: .at)
+            try c.encode(changed, forKey: .changed)
+        }
     }
 
     static func moveJSON(_ change: AdapterRegistry.PointerChange) -> MoveJSON {
