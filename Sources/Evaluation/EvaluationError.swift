@@ -13,6 +13,8 @@ public enum EvaluationError: Error, Equatable, CustomStringConvertible {
     case undefinedNormalApproximation(pairs: Int)
     /// SciPy's `auto` rule chose a sign-flip permutation test, which needs two or more pairs.
     case permutationNeedsTwoPairs
+    /// `exact` was requested for more ranked differences than `WilcoxonSignedRank.exactLimit`.
+    case exactTooLarge(n: Int, limit: Int)
     /// An option outside its domain (programmer-facing; the command line validates first).
     case invalidAlpha(Double)
     /// An example scored on one side only.
@@ -32,6 +34,8 @@ public enum EvaluationError: Error, Equatable, CustomStringConvertible {
             return "all \(pairs) differences are zero, so the normal approximation is undefined; use --zero-method zsplit or --method exact, or score more examples"
         case .permutationNeedsTwoPairs:
             return "one pair with a zero difference is too little for the permutation test; score more examples"
+        case let .exactTooLarge(n, limit):
+            return "the exact distribution is computed for at most \(limit) ranked differences, not \(n); use --method approx or auto"
         case let .invalidAlpha(alpha):
             return "alpha \(alpha) is outside (0, 0.5]; pass e.g. 0.05"
         case let .unpairedExample(id, missingFrom):

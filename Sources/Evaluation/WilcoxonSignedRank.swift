@@ -12,6 +12,11 @@
 /// - The reported statistic is R+ for one-sided tests and min(R+, R−) for two-sided ones.
 /// Where SciPy returns NaN or raises, this throws an `EvaluationError` instead.
 public enum WilcoxonSignedRank {
+    /// The largest n for which `exact` is computed: the distribution has n(n+1)/2 + 1 entries and costs
+    /// O(n³) to build (about half a second at this size in a release build). `auto` never asks for more
+    /// than 50; above the limit the normal approximation is accurate to far better than any α in use.
+    public static let exactLimit = 1000
+
     /// Runs the test on `differences` (candidate − baseline).
     public static func test(differences d: [Double], options: WilcoxonOptions = WilcoxonOptions()) throws -> WilcoxonResult {
         guard !d.isEmpty else { throw EvaluationError.noPairs }
@@ -45,6 +50,7 @@ public enum WilcoxonSignedRank {
             case .twoSided: p = 2 * StandardNormal.sf(Swift.abs(score))
             }
         case .exact:
+            guard ranks.count <= exactLimit else { throw EvaluationError.exactTooLarge(n: ranks.count, limit: exactLimit) }
             let law = WilcoxonNullDistribution(n: ranks.count)
             let up = Int(plus.rounded(.up)), down = Int(plus.rounded(.down))
             switch options.alternative {

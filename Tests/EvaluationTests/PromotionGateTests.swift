@@ -115,3 +115,11 @@ func pairedLosses(n: Int, shift: Double, seed: UInt64 = 7) -> (candidate: [Doubl
     // P(R+ = 0) = 2⁻ⁿ: only the all-negative sign pattern.
     #expect(WilcoxonNullDistribution(n: 10).cdf(0) == 1.0 / 1024)
 }
+
+@Test func exactMethodRefusesSamplesBeyondItsLimit() throws {
+    let d = (1...(WilcoxonSignedRank.exactLimit + 1)).map { Double($0) * (($0 % 3 == 0) ? 1 : -1) }
+    #expect(throws: EvaluationError.exactTooLarge(n: d.count, limit: WilcoxonSignedRank.exactLimit)) {
+        try WilcoxonSignedRank.test(differences: d, options: WilcoxonOptions(method: .exact))
+    }
+    #expect(try WilcoxonSignedRank.test(differences: d, options: WilcoxonOptions(method: .auto)).method == .approx)
+}
