@@ -23,8 +23,11 @@ let package = Package(
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
 
         .executableTarget(name: "adapt", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer",
+            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "Evaluation",
+            "Registry",
         ]),
+        .target(name: "Evaluation", dependencies: ["AdaptCore"]),
+        .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -34,5 +37,8 @@ let package = Package(
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
+                    exclude: ["Fixtures"]),
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
     ]
 )

@@ -5,4 +5,6 @@ enum AllCommands {
     static let list: [Command] = []
         + PipelineCommands.all + ScheduleCommands.all + DeviceCommands.all
         + DataCommands.all
+        + GateCommands.all
+        + RegistryCommands.all
 }
