@@ -81,6 +81,6 @@ func encodingALargeTextIsFastAndRoundTrips() throws {
     let elapsed = clock.measure { ids = tokenizer.encode(text) }
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     print("tokenizer: \(text.utf8.count) bytes → \(ids.count) tokens in \(String(format: "%.3f", seconds)) s "
-          + "(\(Int(Double(ids.count) / seconds)) tokens/s, \(Int(Double(text.utf8.count) / seconds / 1e6 * 10) / 10) MB/s)")
+          + "(\(Int(Double(ids.count) / seconds)) tokens/s, \(String(format: "%.2f", Double(text.utf8.count) / seconds / 1e6)) MB/s)")
     #expect(try tokenizer.decodeBytes(ids) == Array(text.utf8))
 }
