@@ -14,3 +14,8 @@ enum RealModel {
         return nil
     }
 }
+
+extension RealModel {
+    /// The default model loaded once per test run (nil when the file is absent).
+    static let model: LlamaModel? = url.map { try! LlamaModel(url: $0) }
+}
