@@ -142,3 +142,11 @@ struct ScoringTests {
         #expect(top.map(\.id) == [1, 3, 4])
     }
 }
+
+@Test func topAgreesWithAFullSortForSmallAndLargeK() {
+    let logits = (0..<500).map { Float(($0 * 7919) % 101) * 0.5 }
+    let sorted = logits.indices.sorted { logits[$0] > logits[$1] || (logits[$0] == logits[$1] && $0 < $1) }
+    for k in [1, 5, 64, 65, 500, 600] {
+        #expect(LlamaModel.top(k, of: logits).map(\.id) == Array(sorted.prefix(k)))
+    }
+}

@@ -31,7 +31,22 @@ extension LlamaModel {
 
     /// The `k` largest entries of `logits` as (id, logit), largest first; ties go to the smaller id.
     public static func top(_ k: Int, of logits: [Float]) -> [(id: Int, logit: Float)] {
-        let order = logits.indices.sorted { logits[$0] > logits[$1] || (logits[$0] == logits[$1] && $0 < $1) }
-        return order.prefix(max(0, k)).map { ($0, logits[$0]) }
+        let k = min(max(0, k), logits.count)
+        guard k > 0 else { return [] }
+        func before(_ a: Int, _ b: Int) -> Bool { logits[a] > logits[b] || (logits[a] == logits[b] && a < b) }
+        if k > 64 {
+            return logits.indices.sorted(by: before).prefix(k).map { ($0, logits[$0]) }
+        }
+        // One pass keeping the best k in order: O(V·k) with k small, no sort of the whole vocabulary.
+        var best: [Int] = []
+        best.reserveCapacity(k + 1)
+        for i in logits.indices {
+            if best.count == k, !before(i, best[k - 1]) { continue }
+            var j = best.count
+            while j > 0, before(i, best[j - 1]) { j -= 1 }
+            best.insert(i, at: j)
+            if best.count > k { best.removeLast() }
+        }
+        return best.map { ($0, logits[$0]) }
     }
 }

@@ -5,7 +5,7 @@ import Model
 
 /// `adapt model tiny`, `adapt logits`, `adapt score`: running the model itself.
 enum ModelCommands {
-    static let all: [Command] = [tiny, logits, score]
+    static let all: [Command] = [tiny, logits, score, bench]
 
     static let modelOption = OptionSpec("model", value: "FILE",
                                         help: "GGUF model (default: models/\(TokenizeCommands.defaultModelName) in the state directory)")
@@ -120,6 +120,75 @@ enum ModelCommands {
         Console.print(table.render())
         Console.print("mean NLL: " + (meanNLL.map { String(format: "%.4f", $0) } ?? "none (no token scored)"))
         Console.error("\(promptIDs.count) prompt tokens, \(completionIDs.count) completion tokens")
+    }
+
+    static let bench = Command(
+        "model bench",
+        summary: "Measure model load time, prompt processing and single-token decode speed",
+        discussion: """
+            Feeds a fixed prompt of --prompt-tokens ids in one batch, then decodes --decode-tokens tokens one at a \
+            time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
+            --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
+            "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes"}.
+            """,
+        options: [
+            modelOption, threadsOption,
+            OptionSpec("prompt-tokens", value: "N", help: "prompt length (default 256)"),
+            OptionSpec("decode-tokens", value: "N", help: "tokens to decode (default 64)"),
+            OptionSpec("repeat", value: "N", help: "repetitions; the fastest counts (default 3)"),
+            .json,
+        ]
+    ) { invocation in
+        let arguments = invocation.arguments
+        let promptCount = try arguments.int("prompt-tokens", default: 256, in: 1...100_000)
+        let decodeCount = try arguments.int("decode-tokens", default: 64, in: 1...100_000)
+        let repeats = try arguments.int("repeat", default: 3, in: 1...100)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (model, _) = try load(invocation)
+        let loadMS = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        let V = model.hyperparameters.vocabularySize
+        let prompt = (0..<promptCount).map { ($0 * 7919 + 13) % V }
+        var bestPrompt = Double.infinity, bestDecode = Double.infinity
+        for _ in 0..<repeats {
+            var cache = KVCache()
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            var logits = model.forward(tokens: prompt, cache: &cache)
+            let t1 = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<decodeCount {
+                let next = LlamaModel.top(1, of: logits)[0].id
+                logits = model.forward(tokens: [next], cache: &cache)
+            }
+            let t2 = DispatchTime.now().uptimeNanoseconds
+            bestPrompt = min(bestPrompt, Double(t1 - t0) / 1e9)
+            bestDecode = min(bestDecode, Double(t2 - t1) / 1e9)
+        }
+        let result: [String: JSONValue] = [
+            "threads": .int(BLAS.threads),
+            "load_ms": .double(loadMS),
+            "prompt_tokens": .int(promptCount),
+            "prompt_tokens_per_second": .double(Double(promptCount) / bestPrompt),
+            "decode_tokens": .int(decodeCount),
+            "decode_tokens_per_second": .double(Double(decodeCount) / bestDecode),
+            "weight_bytes": .int(model.weightBytes),
+            "peak_rss_bytes": .int(peakResidentBytes()),
+        ]
+        if arguments.flag("json") {
+            Console.print(JSON.canonicalString(JSONValue.object(result)))
+        } else {
+            Console.print(String(format: "threads %d, load %.0f ms, prompt %.1f tokens/s (%d tokens), decode %.1f tokens/s, peak RSS %.0f MB",
+                                 BLAS.threads, loadMS, Double(promptCount) / bestPrompt, promptCount,
+                                 Double(decodeCount) / bestDecode, Double(peakResidentBytes()) / 1e6))
+        }
+    }
+
+    /// The process's peak resident set (VmHWM in /proc/self/status), 0 where unavailable.
+    static func peakResidentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kb * 1024
+        }
+        return 0
     }
 
     static func modelURL(_ invocation: Invocation) throws -> URL {
