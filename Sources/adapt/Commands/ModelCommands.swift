@@ -136,6 +136,7 @@ enum ModelCommands {
             OptionSpec("prompt-tokens", value: "N", help: "prompt length (default 256)"),
             OptionSpec("decode-tokens", value: "N", help: "tokens to decode (default 64)"),
             OptionSpec("repeat", value: "N", help: "repetitions; the fastest counts (default 3)"),
+            OptionSpec("train-tokens", value: "N", help: "also time one LoRA loss-and-gradients pass (rank 8, q/k/v/o) over N tokens"),
             .json,
         ]
     ) { invocation in
@@ -162,7 +163,7 @@ enum ModelCommands {
             bestPrompt = min(bestPrompt, Double(t1 - t0) / 1e9)
             bestDecode = min(bestDecode, Double(t2 - t1) / 1e9)
         }
-        let result: [String: JSONValue] = [
+        var result: [String: JSONValue] = [
             "threads": .int(BLAS.threads),
             "load_ms": .double(loadMS),
             "prompt_tokens": .int(promptCount),
@@ -172,6 +173,25 @@ enum ModelCommands {
             "weight_bytes": .int(model.weightBytes),
             "peak_rss_bytes": .int(peakResidentBytes()),
         ]
+        if let trainTokens = try arguments.int("train-tokens") {
+            guard trainTokens >= 2 else { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
+            let tokens = (0..<trainTokens).map { ($0 * 7919 + 13) % V }
+            let sequence = TrainingSequence(tokens: tokens, weights: [Float](repeating: 1, count: trainTokens - 1))
+            let lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: 0.05), seed: 1)
+            var best = Double.infinity
+            for step in 0..<repeats {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                _ = model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
+                best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+            }
+            result["train_tokens"] = .int(trainTokens)
+            result["train_tokens_per_second"] = .double(Double(trainTokens) / best)
+            result["peak_rss_bytes"] = .int(peakResidentBytes())
+            if !arguments.flag("json") {
+                Console.print(String(format: "train: %.1f tokens/s (%d tokens, rank 8, q/k/v/o), peak RSS %.0f MB",
+                                     Double(trainTokens) / best, trainTokens, Double(peakResidentBytes()) / 1e6))
+            }
+        }
         if arguments.flag("json") {
             Console.print(JSON.canonicalString(JSONValue.object(result)))
         } else {
