@@ -36,3 +36,8 @@ enum RealModel {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
     }
 }
+
+extension RealModel {
+    /// The default model loaded once per test run (nil when the file is absent).
+    static let model: LlamaModel? = url.map { try! LlamaModel(url: $0) }
+}
