@@ -25,13 +25,3 @@ extension Tokenizer {
                       addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? (PreTokenizer(ggufName: pre) == .llama3))
     }
 }
-
-extension ChatFormatter {
-    /// The formatter for the chat template a GGUF model carries (`tokenizer.chat_template`).
-    public init(gguf: GGUFFile) throws {
-        guard let template = gguf.string("tokenizer.chat_template") else {
-            throw ModelError.missingMetadata(key: "tokenizer.chat_template")
-        }
-        try self.init(template: template)
-    }
-}
