@@ -33,12 +33,12 @@ let package = Package(
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
-        .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"]),
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
+        .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
     ]
 )

@@ -7,4 +7,6 @@ enum AllCommands {
         + DataCommands.all
         + GateCommands.all
         + RegistryCommands.all
+        + ModelCommands.all
+        + TokenizeCommands.all
 }
