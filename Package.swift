@@ -19,6 +19,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
+        .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
 
         .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model"]),
 
@@ -27,5 +28,6 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"]),
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "TestSupport"]),
     ]
 )
