@@ -1,19 +1,22 @@
 /// One tokenized example ready for the loss: the tokens and, for each position, the weight of predicting the
 /// next token.
 ///
-/// `weights[i]` is the loss weight of predicting `tokens[i + 1]` from `tokens[...i]`; the last entry is always 0
-/// (nothing follows the last token), so `weights.count == tokens.count`. Prompt positions carry 0, so the loss
-/// is cross-entropy over completion tokens only, each scaled by the example's weight.
-public struct TrainingSequence: Sendable, Equatable {
+/// `weights[i]` is the loss weight of predicting `tokens[i + 1]` from `tokens[...i]`, so
+/// `weights.count == tokens.count − 1`. Prompt positions carry 0, so the loss is cross-entropy over completion
+/// tokens only, each scaled by the example's weight. (The same shape as the model's batch type, which
+/// replaces this declaration once the model's backward pass is merged.)
+public struct TrainingSequence: Sendable {
     public var tokens: [Int]
     public var weights: [Float]
 
     public init(tokens: [Int], weights: [Float]) {
-        precondition(tokens.count == weights.count, "one weight per token")
+        precondition(weights.count == max(0, tokens.count - 1), "one weight per predicted token")
         self.tokens = tokens
         self.weights = weights
     }
+}
 
+extension TrainingSequence {
     /// The sum of the weights: how much this sequence counts in a weighted mean.
     public var weightSum: Double { weights.reduce(0) { $0 + Double($1) } }
 
@@ -50,7 +53,7 @@ public struct SequenceBuilder: Sendable {
             tokens.removeLast(tokens.count - maxLength)
             truncatedCount += 1
         }
-        var weights = [Float](repeating: 0, count: tokens.count)
+        var weights = [Float](repeating: 0, count: tokens.count - 1)
         // Position i predicts token i + 1; it is a completion target when i + 1 >= prompt.count.
         let first = max(prompt.count - 1, 0)
         if first < tokens.count - 1 {

@@ -108,7 +108,7 @@ struct BigramLoRA: GradientSource {
             var tokens = [Int(rng.below(UInt64(vocabulary), .test, step: 2, index: UInt32(n)))]
             for _ in 1..<length { tokens.append((tokens.last! * 5 + 3) % vocabulary) }
             let promptLength = 2
-            var weights = [Float](repeating: 0, count: length)
+            var weights = [Float](repeating: 0, count: length - 1)
             let weight: Float = n % 3 == 0 ? 2 : 1
             for i in (promptLength - 1)..<(length - 1) { weights[i] = weight }
             return TrainingSequence(tokens: tokens, weights: weights)

@@ -40,8 +40,8 @@ import Testing
         let built = builder.append(prompt: [10, 11, 12], completion: [20, 21], weight: 1.5)
         let sequence = try #require(built)
         #expect(sequence.tokens == [10, 11, 12, 20, 21])
-        // Position 2 predicts 20 and position 3 predicts 21; the last position predicts nothing.
-        #expect(sequence.weights == [0, 0, 1.5, 1.5, 0])
+        // Position 2 predicts 20 and position 3 predicts 21.
+        #expect(sequence.weights == [0, 0, 1.5, 1.5])
         #expect(sequence.targetCount == 2 && sequence.weightSum == 3)
     }
 
@@ -50,7 +50,7 @@ import Testing
         let built = builder.append(prompt: [1, 2], completion: [3, 4, 5, 6, 7], weight: 1)
         let sequence = try #require(built)
         #expect(sequence.tokens == [1, 2, 3, 4, 5])
-        #expect(sequence.weights == [0, 1, 1, 1, 0])
+        #expect(sequence.weights == [0, 1, 1, 1])
         #expect(builder.truncatedCount == 1 && builder.droppedCount == 0)
     }
 
