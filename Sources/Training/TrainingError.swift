@@ -8,6 +8,8 @@ import Foundation
 public enum TrainingError: Error, Equatable, CustomStringConvertible {
     /// A configuration value is outside its range.
     case invalidConfiguration(field: String, reason: String)
+    /// A line of a JSON Lines dataset is not an example.
+    case invalidDataset(file: String, line: Int, reason: String)
     /// The dataset yields nothing to train on.
     case emptyDataset(reason: String)
     /// A file does not start with the expected magic bytes.
@@ -31,6 +33,8 @@ public enum TrainingError: Error, Equatable, CustomStringConvertible {
         switch self {
         case let .invalidConfiguration(field, reason):
             return "training setting \(field) is invalid: \(reason)"
+        case let .invalidDataset(file, line, reason):
+            return "\(file) line \(line): \(reason); each line must be {\"prompt\": \"…\", \"completion\": \"…\"} with an optional \"weight\""
         case let .emptyDataset(reason):
             return "nothing to train on: \(reason); add examples with a non-empty completion and a positive weight"
         case let .notThisFormat(file, expected):
