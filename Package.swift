@@ -28,6 +28,6 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"]),
-        .testTarget(name: "TrainingTests", dependencies: ["Training", "TestSupport"], exclude: ["Reference"]),
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
     ]
 )

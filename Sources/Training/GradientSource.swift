@@ -1,3 +1,4 @@
+import Model
 /// The one thing the training loop needs from a model: a loss and its gradient for a batch.
 ///
 /// Conventions (the loop relies on them to accumulate micro-batches and normalise once):

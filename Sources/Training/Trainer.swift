@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import Model
 
 /// The training loop: micro-batches → summed gradients → AdamW, with held-out evaluation, early stopping
 /// and checkpoints.

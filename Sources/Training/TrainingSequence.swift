@@ -1,20 +1,7 @@
-/// One tokenized example ready for the loss: the tokens and, for each position, the weight of predicting the
-/// next token.
-///
-/// `weights[i]` is the loss weight of predicting `tokens[i + 1]` from `tokens[...i]`, so
-/// `weights.count == tokens.count − 1`. Prompt positions carry 0, so the loss is cross-entropy over completion
-/// tokens only, each scaled by the example's weight. (The same shape as the model's batch type, which
-/// replaces this declaration once the model's backward pass is merged.)
-public struct TrainingSequence: Sendable {
-    public var tokens: [Int]
-    public var weights: [Float]
+import Model
 
-    public init(tokens: [Int], weights: [Float]) {
-        precondition(weights.count == max(0, tokens.count - 1), "one weight per predicted token")
-        self.tokens = tokens
-        self.weights = weights
-    }
-}
+// `TrainingSequence` (tokens, and `weights[i]` = the loss weight of predicting `tokens[i + 1]`, so
+// `weights.count == tokens.count − 1`; 0 on the prompt) is the model's batch type.
 
 extension TrainingSequence {
     /// The sum of the weights: how much this sequence counts in a weighted mean.

@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import Model
 @testable import Training
 
 /// A real differentiable stand-in for the language model: a frozen bigram model with two low-rank adapters,

@@ -1,7 +1,7 @@
 import AdaptCore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 @testable import Training
 
 @Suite struct CheckpointTests {

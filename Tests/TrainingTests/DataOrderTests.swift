@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import Model
 import Testing
 @testable import Training
 

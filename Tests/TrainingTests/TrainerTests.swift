@@ -1,8 +1,9 @@
 import AdaptCore
 import Foundation
+import Model
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 @testable import Training
 
 /// A checkpoint store that keeps every checkpoint ever saved, so a test can resume from each of them.
