@@ -34,3 +34,8 @@ enum RealModel {
                               addBOS: object["add_bos_token"] as? Bool ?? false)
     }()
 }
+
+extension RealModel {
+    /// The default model loaded once per test run (nil when the file is absent).
+    static let model: LlamaModel? = url.map { try! LlamaModel(url: $0) }
+}
