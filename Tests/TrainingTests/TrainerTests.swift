@@ -151,6 +151,21 @@ func makeTrainer(_ configuration: TrainingConfiguration, model: BigramLoRA = Big
         #expect(steps.last!.smoothedLoss == StepProgress.smoothed(Array(steps.map(\.loss))))
     }
 
+    @Test func accumulatingMicroBatchesMatchesOneLargeBatch() throws {
+        // Same sequences per optimizer step either way; only the float rounding of the sums differs.
+        let model = BigramLoRA()
+        var large = configuration
+        (large.batchSize, large.gradientAccumulation, large.steps) = (4, 1, 10)
+        var accumulated = large
+        (accumulated.batchSize, accumulated.gradientAccumulation) = (2, 2)
+        let a = try makeTrainer(large, model: model)
+        let b = try makeTrainer(accumulated, model: model)
+        let x = try a.run(from: a.freshState()), y = try b.run(from: b.freshState())
+        for (p, q) in zip(x.losses, y.losses) { #expect(abs(p - q) < 1e-5 * max(1, abs(p))) }
+        #expect(x.cursor == y.cursor && x.tokens == y.tokens)
+        #expect(y.microStep == 2 * x.microStep)
+    }
+
     @Test func refusesADatasetWithoutTargets() throws {
         let model = BigramLoRA()
         let empty = TrainingSequence(tokens: [1, 2], weights: [0])
