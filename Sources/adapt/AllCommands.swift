@@ -4,4 +4,5 @@ import CommandLineKit
 enum AllCommands {
     static let list: [Command] = []
         + ModelCommands.all
+        + TokenizeCommands.all
 }

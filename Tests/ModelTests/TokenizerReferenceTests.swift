@@ -69,3 +69,18 @@ func realVocabularyHasTheFactsDesignStates() throws {
     #expect(tokenizer.bos == 1 && tokenizer.eos == 2 && !tokenizer.addBOS)
     #expect(tokenizer.encode("<|im_start|>user", parseSpecial: true).first == 1)
 }
+
+@Test(.enabled(if: RealModel.isPresent, RealModel.absentReason))
+func encodingALargeTextIsFastAndRoundTrips() throws {
+    let tokenizer = try #require(RealModel.tokenizer)
+    // About 1 MB of mixed text: every reference text, many times over.
+    let unit = try loadReference().cases.map(\.text).joined(separator: "\n")
+    let text = String(repeating: unit + "\n", count: max(1, 1_000_000 / unit.utf8.count))
+    let clock = ContinuousClock()
+    var ids: [Int] = []
+    let elapsed = clock.measure { ids = tokenizer.encode(text) }
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    print("tokenizer: \(text.utf8.count) bytes → \(ids.count) tokens in \(String(format: "%.3f", seconds)) s "
+          + "(\(Int(Double(ids.count) / seconds)) tokens/s, \(Int(Double(text.utf8.count) / seconds / 1e6 * 10) / 10) MB/s)")
+    #expect(try tokenizer.decodeBytes(ids) == Array(text.utf8))
+}
