@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
         .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model", "Training"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),

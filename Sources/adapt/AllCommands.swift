@@ -5,4 +5,5 @@ enum AllCommands {
     static let list: [Command] = []
         + ModelCommands.all
         + TokenizeCommands.all
+        + TrainCommands.all
 }
