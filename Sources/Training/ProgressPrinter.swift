@@ -6,7 +6,8 @@ import Foundation
 ///
 /// It writes through the closure it is given (the CLI passes stderr, so `--json` keeps stdout for its one
 /// result document); the training loop itself never prints.
-public final class ProgressPrinter: @unchecked Sendable {  // used from the one thread that runs the loop
+/// Not `Sendable`: one printer belongs to the one thread that runs the loop.
+public final class ProgressPrinter {
     public enum Style: Sendable { case liveLine, jsonLines }
 
     public let style: Style

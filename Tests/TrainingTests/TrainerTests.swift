@@ -7,7 +7,7 @@ import Testing
 @testable import Training
 
 /// A checkpoint store that keeps every checkpoint ever saved, so a test can resume from each of them.
-final class RecordingStore: CheckpointStore, @unchecked Sendable {  // every access holds `saved`'s lock
+final class RecordingStore: CheckpointStore {
     let saved = Mutex<[(step: Int, data: Data)]>([])
     var location: String { "memory" }
     func list() throws -> [CheckpointReference] {
