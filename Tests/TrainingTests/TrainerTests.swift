@@ -166,6 +166,15 @@ func makeTrainer(_ configuration: TrainingConfiguration, model: BigramLoRA = Big
         #expect(y.microStep == 2 * x.microStep)
     }
 
+    @Test func stopsBeforeTheNextStepWhenTheCallerSaysSo() throws {
+        let recorder = RecordingStore()
+        let trainer = try makeTrainer(configuration, store: recorder)
+        var asked = 0
+        let state = try trainer.run(from: trainer.freshState(), shouldContinue: { asked += 1; return asked <= 6 })
+        #expect(state.step == 6)
+        #expect(recorder.saved.withLock { $0.map(\.step) } == [4])
+    }
+
     @Test func refusesADatasetWithoutTargets() throws {
         let model = BigramLoRA()
         let empty = TrainingSequence(tokens: [1, 2], weights: [0])
