@@ -166,8 +166,11 @@ public struct Trainer: Sendable {
         guard let store else { return }
         let checkpoint = Checkpoint(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, state: state)
-        let reference = try store.save(try checkpoint.encoded(), step: state.step)
-        report(.checkpointWritten(step: state.step, name: reference.name))
+        let start = clock.nowMilliseconds()
+        let data = try checkpoint.encoded()
+        let reference = try store.save(data, step: state.step)
+        report(.checkpointWritten(step: state.step, name: reference.name, bytes: data.count,
+                                  seconds: Double(clock.nowMilliseconds() - start) / 1000))
     }
 
     /// Trains from `state` until `configuration.steps` (or until `stopAfter` steps, for tests that stop a
