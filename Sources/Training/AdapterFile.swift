@@ -4,7 +4,7 @@ import Foundation
 /// What an adapter file says about itself: enough for a session to refuse a mismatched base model or chat
 /// convention, and for a person to see how it was made. Counts, settings, metrics and digests only: never a
 /// prompt, a completion or any other user text, and never a time, so equal weights give equal files.
-public struct AdapterMetadata: Sendable, Equatable, Codable {
+public struct AdapterFileMetadata: Sendable, Equatable, Codable {
     public var baseModelDigest: Digest
     /// The chat convention prompts were formatted with (e.g. "chatml").
     public var chatConvention: String
@@ -75,17 +75,17 @@ public struct AdapterFile: Sendable, Equatable {
     public static let magic: [UInt8] = Array("ADAPTLRA".utf8)
     public static let version: UInt32 = 1
 
-    public var metadata: AdapterMetadata
+    public var metadata: AdapterFileMetadata
     public var tensors: NamedTensors
 
-    public init(metadata: AdapterMetadata, tensors: NamedTensors) {
+    public init(metadata: AdapterFileMetadata, tensors: NamedTensors) {
         self.metadata = metadata
         self.tensors = tensors
     }
 
     private struct Header: Codable {
         struct Tensor: Codable { var name: String; var shape: [Int] }
-        var metadata: AdapterMetadata
+        var metadata: AdapterFileMetadata
         var tensors: [Tensor]
     }
 

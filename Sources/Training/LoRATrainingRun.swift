@@ -93,7 +93,7 @@ public struct LoRATrainingRun: Sendable {
             metrics["best_held_out_loss"] = best.loss
             metrics["best_step"] = Double(best.step)
         }
-        let metadata = AdapterMetadata(
+        let metadata = AdapterFileMetadata(
             baseModelDigest: baseModelDigest, chatConvention: formatter.convention.rawValue,
             templateDigest: Digest(hex: formatter.templateDigest), targets: lora.targets.map(\.rawValue),
             rank: lora.rank, alpha: lora.alpha, steps: state.step, trainingExamples: training.count,

@@ -7,7 +7,7 @@ import Testing
 @Suite struct AdapterFileTests {
     func adapter(_ tensors: NamedTensors) -> AdapterFile {
         let configuration = TrainingConfiguration(steps: 30)
-        let metadata = AdapterMetadata(baseModelDigest: baseDigest, chatConvention: "chatml", templateDigest: Digest.sha256("template"),
+        let metadata = AdapterFileMetadata(baseModelDigest: baseDigest, chatConvention: "chatml", templateDigest: Digest.sha256("template"),
                                        targets: ["q", "v"], rank: 3, alpha: 6, steps: 30, trainingExamples: 10,
                                        heldOutExamples: 2, truncatedExamples: 0, trainingTokens: 1440,
                                        metrics: ["final_loss": 0.25], trainingConfiguration: configuration.numericSettings,
