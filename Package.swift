@@ -24,10 +24,11 @@ let package = Package(
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "Evaluation",
-            "Registry",
+            "Registry", "Training",
         ]),
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
+        .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -40,5 +41,6 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
     ]
 )

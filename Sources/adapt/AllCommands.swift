@@ -9,4 +9,5 @@ enum AllCommands {
         + RegistryCommands.all
         + ModelCommands.all
         + TokenizeCommands.all
+        + TrainCommands.all
 }
