@@ -18,12 +18,15 @@ let package = Package(
         .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
+        .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "JobQueue"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        // Links only the job engine (and test support): proof that it needs no ML code.
+        .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
     ]
 )

@@ -3,4 +3,5 @@ import CommandLineKit
 /// Every `adapt` subcommand; each group lives in its own file under Commands/.
 enum AllCommands {
     static let list: [Command] = []
+        + JobCommands.all
 }
