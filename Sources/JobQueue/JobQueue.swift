@@ -29,6 +29,7 @@ public final class JobQueue: Sendable {
     /// With a unique key, a second enqueue (from any process) returns the first run with `existing: true`
     /// and stores nothing: the lookup and the insert share one `BEGIN IMMEDIATE` transaction, so two
     /// enqueuers cannot both miss the key; the `UNIQUE` column is the backstop.
+    @discardableResult
     public func enqueue(_ description: RunDescription) throws -> EnqueueResult {
         let ordered = try description.validate()
         let now = self.now
