@@ -103,6 +103,11 @@ public final class JobQueue: Sendable {
         public let state: JobState
         /// Cancelled descendants put back to pending.
         public let dependents: Int
+
+        public init(state: JobState, dependents: Int) {
+            self.state = state
+            self.dependents = dependents
+        }
     }
 
     /// Puts a discarded, cancelled or failed job back to ready (or pending while a parent has not
