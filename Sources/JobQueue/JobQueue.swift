@@ -75,6 +75,11 @@ public final class JobQueue: Sendable {
         public let cancelled: Int
         /// Jobs still running; their workers learn of the cancellation at their next heartbeat.
         public let running: Int
+
+        public init(cancelled: Int, running: Int) {
+            self.cancelled = cancelled
+            self.running = running
+        }
     }
 
     /// Cancels every job of `run` that has not started, and flags the run so running jobs stop at their
@@ -166,6 +171,12 @@ public final class JobQueue: Sendable {
         public let attempt: Int
         public let state: JobState
 
+        public init(job: JobID, attempt: Int, state: JobState) {
+            self.job = job
+            self.attempt = attempt
+            self.state = state
+        }
+
         enum CodingKeys: String, CodingKey { case job = "job_id", attempt, state }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -214,6 +225,12 @@ public final class JobQueue: Sendable {
         public let runs: Int
         public let jobs: Int
         public let events: Int
+
+        public init(runs: Int, jobs: Int, events: Int) {
+            self.runs = runs
+            self.jobs = jobs
+            self.events = events
+        }
     }
 
     /// Deletes finished runs (with their jobs and events) whose last change is older than `age`; the only
