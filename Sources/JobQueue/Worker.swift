@@ -66,10 +66,8 @@ public final class Worker: Sendable {
     public let options: WorkerOptions
     private let body: JobBody
     private let monitor: HeartbeatMonitor
+    private let waiter: WorkWaiter
     private let state = Mutex(State())
-    /// Bumped after each of this worker's own writes: `data_version` only reports other connections' commits,
-    /// and sibling slots of this process share one connection.
-    private let localVersion = Atomic<Int>(0)
 
     struct State {
         var stopRequests = 0
@@ -82,12 +80,17 @@ public final class Worker: Sendable {
         self.options = options
         self.body = body
         monitor = HeartbeatMonitor(queue: queue, leaseMilliseconds: options.leaseMilliseconds)
+        waiter = WorkWaiter(database: queue.database, clock: queue.clock, pollMicroseconds: options.pollMicroseconds)
     }
 
     /// Runs until stopped (or idle, with `exitWhenIdle`); returns what it did.
     public func run() async throws -> WorkerSummary {
         monitor.start()
-        defer { monitor.stop() }
+        try waiter.start()
+        defer {
+            monitor.stop()
+            waiter.stop()
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<options.concurrency {
                 group.addTask { try await self.slot() }
@@ -103,6 +106,7 @@ public final class Worker: Sendable {
             s.stopRequests += 1
             return s.stopRequests
         }
+        waiter.stop()
         if requests == 1 {
             options.log?("stopping: running jobs finish first (signal again to release them now)")
         } else if requests == 2 {
@@ -118,12 +122,13 @@ public final class Worker: Sendable {
     // MARK: The loop
 
     private func slot() async throws {
-        var seen = (try queue.database.dataVersion(), localVersion.load(ordering: .acquiring))
         while !isStopping {
+            // Read the versions before looking for work, so a commit landing after the look still wakes us.
+            let seen = waiter.current
             if try queue.hasClaimableWork(kinds: options.kinds),
                let claim = try queue.claim(kinds: options.kinds, owner: options.owner,
                                            leaseMilliseconds: options.leaseMilliseconds) {
-                localVersion.add(1, ordering: .releasing)
+                waiter.noteLocalWrite()
                 try await process(claim)
                 continue
             }
@@ -131,25 +136,12 @@ public final class Worker: Sendable {
                 for rescued in try queue.rescueExpiredLeases() {
                     options.log?("rescued \(rescued.job) (attempt \(rescued.attempt) lost its lease) → \(rescued.state)")
                 }
-                localVersion.add(1, ordering: .releasing)
+                waiter.noteLocalWrite()
                 continue
             }
             if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return }
-            seen = try await waitForChange(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
+            _ = await waiter.wait(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
         }
-    }
-
-    /// Sleeps in small steps until another connection commits, a sibling slot writes, `deadline` passes or a
-    /// stop is requested. Returns the versions seen last.
-    private func waitForChange(since seen: (Int64, Int), until deadline: Int64?) async throws -> (Int64, Int) {
-        let pause = Duration.microseconds(options.pollMicroseconds)
-        while !isStopping {
-            let versions = (try queue.database.dataVersion(), localVersion.load(ordering: .acquiring))
-            if versions != seen { return versions }
-            if let deadline, queue.clock.nowMilliseconds() >= deadline { return versions }
-            try? await Task.sleep(for: pause)
-        }
-        return seen
     }
 
     private func process(_ claim: Claim) async throws {
@@ -163,7 +155,7 @@ public final class Worker: Sendable {
         let result = await task.result
         monitor.forget(claim.jobID)
         state.withLock { _ = $0.tasks.removeValue(forKey: claim.jobID) }
-        defer { localVersion.add(1, ordering: .releasing) }
+        defer { waiter.noteLocalWrite() }
         do {
             try record(result, of: claim, context: context)
         } catch JobQueueError.leaseLost {
