@@ -53,6 +53,20 @@ public struct Claim: Sendable, Equatable {
     }
 }
 
+/// Who asks for a job, of which kinds, for how long.
+public struct ClaimRequest: Sendable, Equatable {
+    public var kinds: [String]
+    public var owner: String
+    public var leaseMilliseconds: Int64
+
+    public init(kinds: [String], owner: String, leaseMilliseconds: Int64) {
+        precondition(!kinds.isEmpty && leaseMilliseconds > 0, "a claim needs at least one kind and a positive lease")
+        self.kinds = kinds
+        self.owner = owner
+        self.leaseMilliseconds = leaseMilliseconds
+    }
+}
+
 /// What a heartbeat learned.
 public enum HeartbeatResult: Sendable, Equatable {
     /// The lease now runs until this time (ms since the epoch).

@@ -122,14 +122,17 @@ public final class Worker: Sendable {
     // MARK: The loop
 
     private func slot() async throws {
-        while !isStopping {
+        var next: Claim?
+        while !isStopping || next != nil {
+            if let claim = next {
+                next = try await process(claim)
+                continue
+            }
             // Read the versions before looking for work, so a commit landing after the look still wakes us.
             let seen = waiter.current
-            if try queue.hasClaimableWork(kinds: options.kinds),
-               let claim = try queue.claim(kinds: options.kinds, owner: options.owner,
-                                           leaseMilliseconds: options.leaseMilliseconds) {
+            if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
                 waiter.noteLocalWrite()
-                try await process(claim)
+                next = try await process(claim)
                 continue
             }
             if try queue.hasExpiredLeases() {
@@ -144,7 +147,13 @@ public final class Worker: Sendable {
         }
     }
 
-    private func process(_ claim: Claim) async throws {
+    private var request: ClaimRequest {
+        ClaimRequest(kinds: options.kinds, owner: options.owner, leaseMilliseconds: options.leaseMilliseconds)
+    }
+
+    /// Runs one job and records its result; returns the next job when the completion could claim it in the
+    /// same transaction.
+    private func process(_ claim: Claim) async throws -> Claim? {
         let context = JobContext(claim: claim, queue: queue)
         options.log?("claimed \(claim.jobID) (\(claim.kind) '\(claim.name)', attempt \(claim.attempt))")
         let task = Task { [body] in try await body(claim, context) }
@@ -157,35 +166,42 @@ public final class Worker: Sendable {
         state.withLock { _ = $0.tasks.removeValue(forKey: claim.jobID) }
         defer { waiter.noteLocalWrite() }
         do {
-            try record(result, of: claim, context: context)
+            return try record(result, of: claim, context: context)
         } catch JobQueueError.leaseLost {
             count { $0.leaseLost += 1 }
             options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
+            return nil
         }
     }
 
     /// Turns the body's result into the one fenced write it calls for.
-    private func record(_ result: Result<JobResult, Error>, of claim: Claim, context: JobContext) throws {
+    private func record(_ result: Result<JobResult, Error>, of claim: Claim, context: JobContext) throws -> Claim? {
         let flags = context.snapshot
         if flags.leaseLost { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
         if case let .success(.completed(output, extra)) = result {
             // Finished work is recorded even when a stop or a cancellation arrived meanwhile.
-            try queue.complete(claim, output: output, alsoInTransaction: extra.map { hook in { try hook($0) } })
+            let hook = extra.map { hook in { (db: Database) throws in try hook(db) } }
+            var next: Claim?
+            if isStopping {
+                try queue.complete(claim, output: output, alsoInTransaction: hook)
+            } else {
+                next = try queue.complete(claim, output: output, alsoInTransaction: hook, thenClaim: request)
+            }
             count { $0.succeeded += 1 }
             options.log?("completed \(claim.jobID)")
-            return
+            return next
         }
         if flags.runCancelled {
             try queue.acknowledgeCancellation(claim, reason: "run cancelled while attempt \(claim.attempt) ran")
             count { $0.cancelled += 1 }
             options.log?("cancelled \(claim.jobID): its run was cancelled")
-            return
+            return nil
         }
         if flags.stopNow {
             try queue.release(claim, reason: "worker \(options.owner) stopped")
             count { $0.released += 1 }
             options.log?("released \(claim.jobID)")
-            return
+            return nil
         }
         switch result {
         case .success(.completed):
@@ -204,6 +220,7 @@ public final class Worker: Sendable {
             try failed(claim, error: "\(error)",
                        retryable: !(error is CancellationError), after: nil)
         }
+        return nil
     }
 
     private func failed(_ claim: Claim, error: String, retryable: Bool, after: Int64?) throws {

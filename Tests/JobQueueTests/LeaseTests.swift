@@ -114,4 +114,21 @@ import Testing
         let again = try #require(try fixture.claim())
         #expect(again.token == 2 && again.maxAttempts == 2)
     }
+
+    @Test func completingCanClaimTheNextJobInTheSameTransaction() throws {
+        let fixture = try QueueFixture()
+        let run = try fixture.enqueue(["a", "b", "c"], dependsOn: ["b": ["a"]])
+        let request = ClaimRequest(kinds: ["test"], owner: "w1", leaseMilliseconds: 1_000)
+        let a = try #require(try fixture.queue.claim(request))
+        let next = try #require(try fixture.queue.complete(a, output: .null, thenClaim: request))
+        // b became ready in the completion and is older than c, so it comes next.
+        #expect(next.jobID == run.jobIDs[1] && next.token == 1)
+        #expect(try fixture.state(run.jobIDs[0]) == .succeeded && fixture.state(run.jobIDs[1]) == .running)
+        let before = try fixture.snapshot()
+        fixture.clock.advance(milliseconds: 1_001)
+        #expect(throws: JobQueueError.leaseLost(next.jobID, token: 1)) {
+            try fixture.queue.complete(next, output: .null, thenClaim: request)
+        }
+        #expect(try fixture.snapshot() == before, "a refused completion claims nothing either")
+    }
 }
