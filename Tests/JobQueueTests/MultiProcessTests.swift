@@ -167,4 +167,17 @@ import TestSupport
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         return (Double(fields[11])! + Double(fields[12])!) / ticks
     }
+
+    @Test func eventsFollowPrintsEventsAsTheyHappenAndEndsWithTheRun() throws {
+        try adapt(["enqueue", "noop", "--count", "3", "--chain", "--sleep-ms", "100"])
+        let follower = try Executables.start("adapt", ["--state", state, "events", "--run", "run-1", "--follow", "--json"],
+                                             outputIn: directory.url)
+        let process = try worker(["--exit-when-idle"])
+        #expect(process.wait() == 0)
+        #expect(follower.wait() == 0)
+        let lines = follower.stdout.split(separator: "\n")
+        #expect(lines.count == 11)
+        let last = try JSON.decode(JSONValue.self, from: String(lines.last ?? ""), context: "follow")
+        #expect(last["job_id"] == .string("job-3") && last["to"] == .string("succeeded"))
+    }
 }

@@ -139,4 +139,17 @@ import TestSupport
         let notes = try queue.events(job: run.jobIDs[0]).filter { $0.from == $0.to }.compactMap(\.message)
         #expect(notes == ["step 10", "step 20"])
     }
+
+    @Test func aWorkerWithConcurrencyThreeRunsThreeJobsAtOnce() async throws {
+        let queue = try connection()
+        let run = try queue.enqueue(noops(3, sleep: 400))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 3, exitWhenIdle: true),
+                            body: NoopJob.body)
+        let summary = try await worker.run()
+        #expect(summary.succeeded == 3)
+        let events = try queue.events(run: run.runID)
+        let lastStart = try #require(events.filter { $0.to == .running }.map(\.at).max())
+        let firstEnd = try #require(events.filter { $0.to == .succeeded }.map(\.at).min())
+        #expect(lastStart < firstEnd, "the three jobs overlapped")
+    }
 }
