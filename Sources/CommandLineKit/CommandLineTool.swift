@@ -75,6 +75,10 @@ public struct CommandLineTool: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--help" || argument == "-h" {
+                // `adapt worker --help` is the command's own help, even when other commands share its prefix.
+                if let exact = commands.first(where: { $0.path == words }) {
+                    return (exact, leading, Array(arguments[index...]))
+                }
                 Console.print(overview(prefix: words))
                 return (nil, [], [])
             }

@@ -123,28 +123,54 @@ public final class Worker: Sendable {
 
     private func slot() async throws {
         var next: Claim?
+        var failures = 0
+        var lastRescueLook: Int64 = 0
         while !isStopping || next != nil {
-            if let claim = next {
-                next = try await process(claim)
-                continue
-            }
-            // Read the versions before looking for work, so a commit landing after the look still wakes us.
-            let seen = waiter.current
-            if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
-                waiter.noteLocalWrite()
-                next = try await process(claim)
-                continue
-            }
-            if try queue.hasExpiredLeases() {
-                for rescued in try queue.rescueExpiredLeases() {
-                    options.log?("rescued \(rescued.job) (attempt \(rescued.attempt) lost its lease) → \(rescued.state)")
+            do {
+                if let claim = next {
+                    next = nil
+                    next = try await process(claim)
+                    failures = 0
+                    continue
                 }
-                waiter.noteLocalWrite()
-                continue
+                // Expired leases are looked for when idle, and every lease/3 while busy, so a dead worker's
+                // job does not wait behind a backlog.
+                let now = queue.clock.nowMilliseconds()
+                if now - lastRescueLook >= options.leaseMilliseconds / 3 {
+                    lastRescueLook = now
+                    _ = try rescueExpiredLeases()
+                }
+                // Read the versions before looking for work, so a commit landing after the look still wakes us.
+                let seen = waiter.current
+                if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
+                    waiter.noteLocalWrite()
+                    next = try await process(claim)
+                    failures = 0
+                    continue
+                }
+                if try rescueExpiredLeases() { continue }
+                if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return }
+                _ = await waiter.wait(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
+                failures = 0
+            } catch {
+                // A database error (busy past its timeout, a full disk): say so and try again with backoff. A job
+                // whose result could not be written keeps its lease until it expires, and is then rescued.
+                failures += 1
+                if failures > 10 { throw error }
+                options.log?("database error (\(failures) in a row), retrying: \(error)")
+                try? await Task.sleep(for: .milliseconds(min(5_000, 50 << failures)))
             }
-            if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return }
-            _ = await waiter.wait(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
         }
+    }
+
+    /// Rescues expired leases if there are any (a cheap read first); true when it did.
+    private func rescueExpiredLeases() throws -> Bool {
+        guard try queue.hasExpiredLeases() else { return false }
+        for rescued in try queue.rescueExpiredLeases() {
+            options.log?("rescued \(rescued.job) (attempt \(rescued.attempt) lost its lease) → \(rescued.state)")
+        }
+        waiter.noteLocalWrite()
+        return true
     }
 
     private var request: ClaimRequest {
