@@ -14,7 +14,8 @@ public struct WorkerOptions: Sendable {
     public var concurrency: Int
     /// Return once no job of `kinds` has work ahead (none pending, ready, running or waiting to retry).
     public var exitWhenIdle: Bool
-    /// How often an idle worker looks at `PRAGMA data_version` (DESIGN.md: "every millisecond or so").
+    /// How often an idle worker looks at `PRAGMA data_version` where inotify cannot announce commits
+    /// (DESIGN.md: "every millisecond or so"); with inotify it looks when the database folder is written.
     public var pollMicroseconds: Int
     /// Where the worker says what it did (one line per event); nil keeps it quiet.
     public var log: (@Sendable (String) -> Void)?
@@ -58,9 +59,9 @@ public struct WorkerSummary: Sendable, Equatable, Encodable {
 ///
 /// Stopping (`requestStop`, or SIGINT/SIGTERM after `stopOnSignals()`): the first request stops claiming and
 /// lets running jobs finish; a second releases them at once (back to ready, the attempt given back) and
-/// cancels their bodies. Either way no job is lost. Idle, the worker polls `PRAGMA data_version` (a read of
-/// shared memory, no lock) about every `pollMicroseconds` and sleeps in between, with a timer for the next
-/// scheduled `run_at` or lease expiry, so new work starts within a few milliseconds without spinning.
+/// cancels their bodies. Either way no job is lost. Idle, the worker waits in `WorkWaiter` for another
+/// process's commit (seen through `PRAGMA data_version`, woken by inotify or by polling), with a timer for the
+/// next scheduled `run_at` or lease expiry, so new work starts within a millisecond or so without spinning.
 public final class Worker: Sendable {
     public let queue: JobQueue
     public let options: WorkerOptions
