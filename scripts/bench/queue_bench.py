@@ -328,14 +328,16 @@ class HueyQueue:
 
     def latency(self, count, interval_ms):
         consumer = self.worker(False)
-        time.sleep(1.5)
-        for i in range(count):
-            if i:
-                time.sleep(interval_ms / 1000)
-            self.app.noop(time.time())
-        wait_for(lambda: self.result_count() == count, 30, "huey latency jobs")
-        os.killpg(os.getpgid(consumer.pid), signal.SIGKILL)
-        consumer.wait()
+        try:
+            time.sleep(1.5)
+            for i in range(count):
+                if i:
+                    time.sleep(interval_ms / 1000)
+                self.app.noop(time.time())
+            wait_for(lambda: self.result_count() == count, 30, "huey latency jobs")
+        finally:
+            os.killpg(os.getpgid(consumer.pid), signal.SIGKILL)
+            consumer.wait()
         return [(r[1] - r[0]) * 1000 for r in self.results()]
 
     def kill_recovery(self, lease_ms):
