@@ -24,11 +24,12 @@ let package = Package(
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "Evaluation",
-            "Registry", "Training",
+            "Registry", "Training", "JobQueue",
         ]),
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
         .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
+        .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -42,5 +43,7 @@ let package = Package(
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
+        // Links only the job engine (and test support): proof that it needs no ML code.
+        .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
     ]
 )

@@ -10,4 +10,5 @@ enum AllCommands {
         + ModelCommands.all
         + TokenizeCommands.all
         + TrainCommands.all
+        + JobCommands.all
 }
