@@ -97,7 +97,9 @@ extension LlamaModel {
         var out = [Float](repeating: 0, count: rows.count * V)
         weights.withUnsafeBufferPointer { W in
             out.withUnsafeMutableBufferPointer { o in
-                if rows.count == 1 {
+                if rows.count == 1, let info = quantizedOutput {
+                    QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: V, columns: C, x: selected.pointer, into: o.baseAddress!)
+                } else if rows.count == 1 {
                     BLAS.sgemv(m: V, n: C, a: W.baseAddress! + outputOffset, x: selected.pointer, y: o.baseAddress!)
                 } else {
                     BLAS.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
@@ -132,7 +134,9 @@ extension LlamaModel {
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
                 let (out, inp) = h.shape(of: p)
-                if T == 1 {
+                if T == 1, let info = quantized[b][p] {
+                    QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: out, columns: inp, x: input, into: y)
+                } else if T == 1 {
                     // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
                     BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
                 } else {
