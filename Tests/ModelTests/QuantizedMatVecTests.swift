@@ -22,6 +22,25 @@ struct QuantizedMatVecTests {
         for r in 0..<rows { #expect(abs(y[r] - expected[r]) <= 1e-5 * scale, "row \(r)") }
     }
 
+    @Test func theResultDoesNotDependOnTheNumberOfWorkers() {
+        let rows = 601, columns = 64
+        let rng = CounterRNG(seed: 4)
+        let w = (0..<(rows * columns)).map { Float(rng.normal(.test, step: 1, index: UInt32($0))) }
+        let x = (0..<columns).map { Float(rng.normal(.test, step: 2, index: UInt32($0))) }
+        let bytes = Quantize.bytes(w, as: .q4_1)
+        let results = [1, 2, 3].map { workers -> [Float] in
+            var y = [Float](repeating: 0, count: rows)
+            bytes.withUnsafeBytes { raw in
+                x.withUnsafeBufferPointer { xp in
+                    QuantizedMatVec.multiply(.q4_1, blocks: raw.baseAddress!, rows: rows, columns: columns, x: xp.baseAddress!, into: &y, workers: workers)
+                }
+            }
+            return y
+        }
+        #expect(results[0].map(\.bitPattern) == results[1].map(\.bitPattern))
+        #expect(results[0].map(\.bitPattern) == results[2].map(\.bitPattern))
+    }
+
     @Test func halfToFloatMatchesFloat16ForEveryBitPattern() {
         let mismatches = (0...UInt16.max).filter { bits in
             let expected = Float(Float16(bitPattern: bits))
