@@ -19,13 +19,15 @@ let package = Package(
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
+        .target(name: "Inference", dependencies: ["AdaptCore", "Model"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model", "Inference"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "TestSupport"]),
     ]
 )
