@@ -217,3 +217,12 @@ private let question = Prompt.chat([ChatTurn(.system, "be brief"), ChatTurn(.use
     #expect(result.promptMilliseconds >= 0 && result.generationMilliseconds > 0)
     #expect(result.tokensPerSecond > 0)
 }
+
+@Test func cachedDecodingEqualsFullRecomputationOnTheToyModel() async throws {
+    let (session, _) = toySession(seed: 4)
+    let prompt = await session.tokens(for: question)
+    let cached = try await session.generate(.tokens(prompt), options: greedy)
+    let oracle = try greedyByFullRecomputation(ToyRecurrentModel(vocabularySize: vocabulary.size, seed: 4),
+                                               prompt: prompt, maxTokens: 24, endTokens: vocabulary.endOfGenerationTokens)
+    #expect(cached.tokenIDs == oracle)
+}
