@@ -20,8 +20,9 @@ let package = Package(
         .target(name: "CommandLineKit"),
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
         .target(name: "Inference", dependencies: ["AdaptCore", "Model"]),
+        .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model", "Inference"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model", "Inference", "Training"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -29,5 +30,6 @@ let package = Package(
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "TestSupport"]),
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
     ]
 )

@@ -26,6 +26,12 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case invalidHyperparameters(reason: String)
     case tensorShapeMismatch(name: String, expected: [Int], actual: [Int])
     case invalidToken(id: Int, vocabulary: Int)
+    case unsupportedTokenizer(model: String)
+    case unsupportedPreTokenizer(String)
+    case invalidVocabulary(reason: String)
+    case unknownChatTemplate(digest: String)
+    case chatConventionMissingToken(convention: String, token: String)
+    case invalidChatMessages(reason: String)
 
     public var description: String {
         switch self {
@@ -69,6 +75,18 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "tensor \(name) has shape \(actual), expected \(expected); the file does not match its own metadata"
         case let .invalidToken(id, vocabulary):
             return "token id \(id) is outside the vocabulary of \(vocabulary) tokens"
+        case let .unsupportedTokenizer(model):
+            return "tokenizer model \(model) is not supported (gpt2, byte-level BPE, is); pick a model whose tokenizer.ggml.model is gpt2"
+        case let .unsupportedPreTokenizer(name):
+            return "pre-tokenizer \(name) is not supported (gpt2, smollm, llama-bpe, qwen2 and their aliases are); pick a model that uses one of those"
+        case let .invalidVocabulary(reason):
+            return "the tokenizer vocabulary is invalid: \(reason); the model file is corrupt or not a byte-level BPE model"
+        case let .unknownChatTemplate(digest):
+            return "the model's chat template (sha256 \(digest.prefix(12))) is not a known convention (chatml, llama3, gemma); name one explicitly or use a model with one of those templates"
+        case let .chatConventionMissingToken(convention, token):
+            return "the \(convention) chat convention needs the token \(token), which this vocabulary lacks; pick the convention that matches the model"
+        case let .invalidChatMessages(reason):
+            return "the chat messages cannot be formatted: \(reason)"
         }
     }
 }
