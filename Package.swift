@@ -19,17 +19,24 @@ let package = Package(
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
-        .target(name: "Inference", dependencies: ["AdaptCore", "Model"]),
         .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
+        .target(name: "Evaluation", dependencies: ["AdaptCore"]),
+        .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
+        .target(name: "Inference", dependencies: ["AdaptCore", "Model", "Training", "Registry"]),
 
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model", "Inference", "Training"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "Model", "Inference",
+                                                        "Training", "Evaluation", "Registry"]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "TestSupport"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "Training", "Registry", "Storage", "TestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
+        .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
+                    exclude: ["Fixtures"]),
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
     ]
 )

@@ -3,4 +3,6 @@ import CommandLineKit
 /// Every `adapt` subcommand; each group lives in its own file under Commands/.
 enum AllCommands {
     static let list: [Command] = []
+        + GateCommands.all
+        + RegistryCommands.all
 }
