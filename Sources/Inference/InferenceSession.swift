@@ -1,10 +1,11 @@
 import AdaptCore
+import Model
 import Synchronization
 
 /// What to generate from.
 public enum Prompt: Sendable, Equatable {
     /// A conversation, rendered by the session's chat formatter (the assistant answers next).
-    case chat([ChatTurn])
+    case chat([ChatMessage])
     /// Text used exactly as given (special tokens in it are parsed).
     case text(String)
     /// Token ids used exactly as given.
@@ -106,8 +107,8 @@ public actor InferenceSession<Backend: LanguageModelBackend> {
             throw InferenceError.adapterForAnotherModel(adapter: bundle.name, expected: baseModelDigest,
                                                         actual: bundle.baseModelDigest)
         }
-        guard bundle.chatConvention == formatter.convention else {
-            throw InferenceError.adapterForAnotherConvention(adapter: bundle.name, expected: formatter.convention,
+        guard bundle.chatConvention == formatter.conventionName else {
+            throw InferenceError.adapterForAnotherConvention(adapter: bundle.name, expected: formatter.conventionName,
                                                              actual: bundle.chatConvention)
         }
         try backend.validate(bundle.weights, name: bundle.name)
@@ -133,11 +134,11 @@ public actor InferenceSession<Backend: LanguageModelBackend> {
     }
 
     /// The ids `prompt` formats to.
-    public func tokens(for prompt: Prompt, enableThinking: Bool = false) -> [Int32] {
+    public func tokens(for prompt: Prompt, enableThinking: Bool = false) throws -> [Int32] {
         switch prompt {
         case let .tokens(ids): return ids
         case let .text(text): return vocabulary.encode(text)
-        case let .chat(turns): return vocabulary.encode(formatter.render(turns, enableThinking: enableThinking))
+        case let .chat(messages): return vocabulary.encode(try formatter.render(messages, enableThinking: enableThinking))
         }
     }
 
@@ -156,7 +157,7 @@ public actor InferenceSession<Backend: LanguageModelBackend> {
             throw InferenceError.invalidOption(name: "max-tokens", value: "\(options.maxTokens)", expected: "0 or more")
         }
         stopRequested.store(false, ordering: .relaxed)
-        let promptIDs = tokens(for: prompt, enableThinking: options.enableThinking)
+        let promptIDs = try tokens(for: prompt, enableThinking: options.enableThinking)
         guard !promptIDs.isEmpty else { throw InferenceError.emptyPrompt }
         guard promptIDs.count < backend.contextLength else {
             throw InferenceError.promptTooLong(tokens: promptIDs.count, contextLength: backend.contextLength)

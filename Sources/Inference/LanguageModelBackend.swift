@@ -1,3 +1,5 @@
+import Model
+
 /// What generation needs from a causal language model: run new tokens through it after the ones it holds in
 /// its key/value cache, and forget the cache back to a prefix.
 ///
@@ -34,23 +36,11 @@ public protocol GenerationVocabulary: Sendable {
     var endOfGenerationTokens: Set<Int32> { get }
 }
 
-/// Renders a conversation into the prompt text a model was trained on.
+/// Renders a conversation into the prompt text a model was trained on (`ChatFormatter` in the application).
 public protocol PromptFormatter: Sendable {
-    /// The convention's name as recorded in adapters (e.g. `chatml`): an adapter trained under another one
-    /// is refused.
-    var convention: String { get }
+    /// The convention's name as adapters record it (e.g. `chatml`): an adapter trained under another one is
+    /// refused.
+    var conventionName: String { get }
     /// The prompt text for `messages`, ending where the assistant's answer starts.
-    func render(_ messages: [ChatTurn], enableThinking: Bool) -> String
-}
-
-/// One message of a conversation.
-public struct ChatTurn: Sendable, Equatable {
-    public enum Role: String, Sendable { case system, user, assistant }
-    public let role: Role
-    public let content: String
-
-    public init(_ role: Role, _ content: String) {
-        self.role = role
-        self.content = content
-    }
+    func render(_ messages: [ChatMessage], enableThinking: Bool) throws -> String
 }

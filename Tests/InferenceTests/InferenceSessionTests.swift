@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import Model
 import Testing
 @testable import Inference
 
@@ -31,7 +32,7 @@ private func sampled(seed: UInt64, maxTokens: Int = 24) -> GenerationOptions {
 }
 
 private let greedy = GenerationOptions(sampling: .greedy, maxTokens: 24)
-private let question = Prompt.chat([ChatTurn(.system, "be brief"), ChatTurn(.user, "hello there")])
+private let question = Prompt.chat([ChatMessage.system("be brief"), ChatMessage.user("hello there")])
 
 @Test func seededSamplingIsReproducibleAcrossSessionsAndSeedsDiffer() async throws {
     let (one, _) = toySession()
@@ -93,12 +94,12 @@ private let question = Prompt.chat([ChatTurn(.system, "be brief"), ChatTurn(.use
     let first = try await warm.generate(question, options: greedy)
     #expect(first.cachedTokens == 0)
     let answer = first.text
-    let longer = Prompt.chat([ChatTurn(.system, "be brief"), ChatTurn(.user, "hello there"),
-                              ChatTurn(.assistant, answer), ChatTurn(.user, "and then?")])
+    let longer = Prompt.chat([ChatMessage.system("be brief"), ChatMessage.user("hello there"),
+                              ChatMessage.assistant(answer), ChatMessage.user("and then?")])
     let before = model.withLock { $0.count }
     let second = try await warm.generate(longer, options: greedy)
-    let longerIDs = await warm.tokens(for: longer)
-    let firstIDs = await warm.tokens(for: question)
+    let longerIDs = try await warm.tokens(for: longer)
+    let firstIDs = try await warm.tokens(for: question)
     // Everything up to where the first answer starts is shared: system line, first question and more.
     #expect(second.cachedTokens >= firstIDs.count - 1)
     #expect(second.promptTokens == longerIDs.count)
@@ -117,7 +118,7 @@ private let question = Prompt.chat([ChatTurn(.system, "be brief"), ChatTurn(.use
     let before = model.withLock { $0.count }
     let second = try await session.generate(question, options: sampled(seed: 1))
     #expect(second.cachedTokens == second.promptTokens - 1)
-    #expect(model.withLock { Array($0[before...].prefix(1)) } == [await session.tokens(for: question).last!])
+    #expect(model.withLock { Array($0[before...].prefix(1)) } == [try await session.tokens(for: question).last!])
     #expect(first.tokenIDs == second.tokenIDs)
 }
 
@@ -212,7 +213,7 @@ private let question = Prompt.chat([ChatTurn(.system, "be brief"), ChatTurn(.use
 @Test func statisticsCountPromptCachedAndGeneratedTokens() async throws {
     let (session, _) = toySession()
     let result = try await session.generate(question, options: greedy)
-    #expect(result.promptTokens == (await session.tokens(for: question)).count)
+    #expect(result.promptTokens == (try await session.tokens(for: question)).count)
     #expect(result.generatedTokens == result.tokenIDs.count)
     #expect(result.promptMilliseconds >= 0 && result.generationMilliseconds > 0)
     #expect(result.tokensPerSecond > 0)
@@ -220,7 +221,7 @@ private let question = Prompt.chat([ChatTurn(.system, "be brief"), ChatTurn(.use
 
 @Test func cachedDecodingEqualsFullRecomputationOnTheToyModel() async throws {
     let (session, _) = toySession(seed: 4)
-    let prompt = await session.tokens(for: question)
+    let prompt = try await session.tokens(for: question)
     let cached = try await session.generate(.tokens(prompt), options: greedy)
     let oracle = try greedyByFullRecomputation(ToyRecurrentModel(vocabularySize: vocabulary.size, seed: 4),
                                                prompt: prompt, maxTokens: 24, endTokens: vocabulary.endOfGenerationTokens)

@@ -18,7 +18,7 @@ enum TinyLlama {
 
     static func session(catalog: (any AdapterCatalog<LoRAParameters>)? = nil) -> InferenceSession<LlamaBackend> {
         InferenceSession(backend: LlamaBackend(model: model), vocabulary: TinyVocabulary(),
-                         formatter: ToyChatFormatter(convention: "chatml"), baseModelDigest: digest, catalog: catalog)
+                         formatter: ToyChatFormatter(conventionName: "chatml"), baseModelDigest: digest, catalog: catalog)
     }
 
     /// A LoRA adapter with random A and B (a fresh one has B = 0 and changes nothing).

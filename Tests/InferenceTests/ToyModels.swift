@@ -1,6 +1,7 @@
 import Foundation
 import AdaptCore
 import Inference
+import Model
 
 /// A tiny recurrent language model with seeded random weights: h_t = tanh(W·h_{t−1} + E[x_t]), logits = (U + B·A)·h_t.
 ///
@@ -133,10 +134,10 @@ struct ByteVocabulary: GenerationVocabulary {
 
 /// A ChatML-like formatter, enough to make chat prompts that share prefixes.
 struct ToyChatFormatter: PromptFormatter {
-    var convention = "toy-chatml"
+    var conventionName = "toy-chatml"
 
-    func render(_ messages: [ChatTurn], enableThinking: Bool) -> String {
-        messages.map { "<\($0.role.rawValue)>\($0.content)</>" }.joined() + "<assistant>"
+    func render(_ messages: [ChatMessage], enableThinking: Bool) -> String {
+        messages.map { "<\($0.role)>\($0.content)</>" }.joined() + "<assistant>"
     }
 }
 
