@@ -5,4 +5,5 @@ enum AllCommands {
     static let list: [Command] = []
         + GateCommands.all
         + RegistryCommands.all
+        + GenerateCommand.all
 }
