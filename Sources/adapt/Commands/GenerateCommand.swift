@@ -57,6 +57,7 @@ enum GenerateCommand {
             guard threads >= 1 else { throw UsageError("--threads must be 1 or more, got \(threads)") }
             BLAS.threads = threads
         }
+        if compare, lineage == nil, args.string("adapter") == nil { throw GenerateError.nothingToCompare }
         if let lineage, ShortIdentifier(lineage) == nil {
             throw UsageError("--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
