@@ -78,7 +78,15 @@ enum GenerateCommand {
         messages.append(.user(prompt))
 
         if let file = args.string("adapter") {
-            try await session.attach(AdapterBundle.load(URL(fileURLWithPath: file)))
+            // Timed for scripts/bench/generate: reading and verifying the file, then the swap itself.
+            let clock = ContinuousClock()
+            let start = clock.now
+            let bundle = try AdapterBundle.load(URL(fileURLWithPath: file))
+            let loaded = clock.now
+            try await session.attach(bundle)
+            let attached = clock.now
+            Console.error("adapt: adapter \(bundle.name) read and verified in \(milliseconds(loaded - start)) ms, "
+                + "attached in \(milliseconds(attached - loaded)) ms")
         } else if let lineage {
             if case let .base(reason?) = try await session.attach(lineage: lineage) { Console.error("adapt: \(reason)") }
         }
@@ -146,6 +154,11 @@ enum GenerateCommand {
         default: options.enableThinking = true
         }
         return options
+    }
+
+    static func milliseconds(_ d: Duration) -> String {
+        let (seconds, attoseconds) = d.components
+        return String(format: "%.3f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
     }
 
     static func statistics(_ r: GenerationResult) -> String {
