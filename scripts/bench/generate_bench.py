@@ -86,6 +86,11 @@ def memory_bandwidth():
     return best
 
 
+def last_logits(llm):
+    """The logits of the last token evaluated (llm.scores is only filled with logits_all=True)."""
+    return np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx), shape=(llm.n_vocab(),)).copy()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--adapt", required=True)
@@ -119,7 +124,7 @@ def main():
         tokens = []
         start = time.perf_counter()
         for i in range(n_decode):
-            token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            token = int(np.argmax(last_logits(llm)))
             tokens.append(token)
             if i < n_decode - 1:
                 llm.eval([token])

@@ -88,7 +88,10 @@ enum GenerateCommand {
             Console.error("adapt: adapter \(bundle.name) read and verified in \(milliseconds(loaded - start)) ms, "
                 + "attached in \(milliseconds(attached - loaded)) ms")
         } else if let lineage {
-            if case let .base(reason?) = try await session.attach(lineage: lineage) { Console.error("adapt: \(reason)") }
+            switch try await session.attach(lineage: lineage) {
+            case let .base(reason): Console.error("adapt: \(reason ?? "generating with the base model")")
+            case let .adapter(name, digest, _, _): Console.error("adapt: generating with adapter \(name) (\(digest.short))")
+            }
         }
 
         if compare {
