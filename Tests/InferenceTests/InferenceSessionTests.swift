@@ -227,3 +227,34 @@ private let question = Prompt.chat([ChatMessage.system("be brief"), ChatMessage.
                                                prompt: prompt, maxTokens: 24, endTokens: vocabulary.endOfGenerationTokens)
     #expect(cached.tokenIDs == oracle)
 }
+
+@Test func generationEndsWhenTheContextIsFullAndALongerPromptIsRefused() async throws {
+    let model = ScriptedModel(vocabularySize: vocabulary.size, script: Array(repeating: 97, count: 100), contextLength: 20)
+    model.startScript(afterPromptOf: 10)
+    let session = InferenceSession(backend: model, vocabulary: vocabulary, formatter: ToyChatFormatter(),
+                                   baseModelDigest: baseDigest)
+    var options = greedy
+    options.maxTokens = 100
+    let result = try await session.generate(.text("0123456789"), options: options)
+    #expect(result.finishReason == .contextFull)
+    #expect(result.generatedTokens == 10)
+    await #expect(throws: InferenceError.promptTooLong(tokens: 20, contextLength: 20)) {
+        try await session.generate(.text(String(repeating: "x", count: 20)), options: options)
+    }
+}
+
+@Test func cancellingTheGeneratingTaskEndsItLikeStop() async throws {
+    let limit = 1_000_000
+    let model = ScriptedModel(vocabularySize: vocabulary.size, script: Array(repeating: 98, count: limit))
+    model.startScript(afterPromptOf: 1)
+    let session = InferenceSession(backend: model, vocabulary: vocabulary, formatter: ToyChatFormatter(),
+                                   baseModelDigest: baseDigest)
+    let (stream, continuation) = AsyncStream<String>.makeStream()
+    var options = greedy
+    options.maxTokens = limit
+    let generation = Task { try await session.generate(.text("x"), options: options) { continuation.yield($0) } }
+    for await _ in stream { generation.cancel(); break }
+    let result = try await generation.value
+    #expect(result.finishReason == .stopped)
+    #expect(result.generatedTokens < limit)
+}

@@ -85,14 +85,15 @@ final class ToyRecurrentModel: LanguageModelBackend {
 final class ScriptedModel: LanguageModelBackend {
     typealias Adapter = Never
     let vocabularySize: Int
-    let contextLength = 1 << 20
+    let contextLength: Int
     let script: [Int32]
     private var promptLength = 0
     private(set) var cachedTokenCount = 0
 
-    init(vocabularySize: Int, script: [Int32]) {
+    init(vocabularySize: Int, script: [Int32], contextLength: Int = 1 << 20) {
         self.vocabularySize = vocabularySize
         self.script = script
+        self.contextLength = contextLength
     }
 
     /// Where the script starts: the position right after a prompt of this length.
