@@ -20,8 +20,10 @@ public enum Prompt: Sendable, Equatable {
 /// turn longer) is processed only from the first token that differs. Changing the adapter changes every
 /// cached key and value, so it empties the cache.
 ///
-/// Being an actor, the session runs one call at a time; `stop()` is the one thing callable while `generate`
-/// runs, from any task.
+/// Being an actor, the session runs one call at a time. `generate` does not suspend between tokens (so no
+/// other call can change the adapter or the cache halfway through an answer); it occupies one thread of the
+/// cooperative pool while it runs. `stop()` is the one thing callable meanwhile, from any thread or task, and
+/// cancelling the generating task has the same effect.
 public actor InferenceSession<Backend: LanguageModelBackend> {
     private let backend: Backend
     public nonisolated let vocabulary: any GenerationVocabulary

@@ -187,26 +187,34 @@ private let question = Prompt.chat([ChatMessage.system("be brief"), ChatMessage.
     await #expect(throws: InferenceError.noLineageAttached) { try await session.reload() }
 }
 
-@Test func stopFromAnotherTaskEndsGenerationWithWhatWasProduced() async throws {
+/// Runs `action` on its own thread once `signal` has been signalled three times: generation holds a
+/// cooperative thread while it runs, so the stopper must not depend on the (possibly busy) task pool.
+private func onOwnThread(after signal: DispatchSemaphore, _ action: @escaping @Sendable () -> Void) {
+    Thread.detachNewThread {
+        for _ in 0..<3 { signal.wait() }
+        action()
+    }
+}
+
+@Test func stopFromAnotherThreadEndsGenerationWithWhatWasProduced() async throws {
     // A model that would write "a" a million times: only stop() can end it early.
     let limit = 1_000_000
     let model = ScriptedModel(vocabularySize: vocabulary.size, script: Array(repeating: 97, count: limit))
     model.startScript(afterPromptOf: 2)
     let session = InferenceSession(backend: model, vocabulary: vocabulary, formatter: ToyChatFormatter(),
                                    baseModelDigest: baseDigest)
-    let (stream, continuation) = AsyncStream<String>.makeStream()
+    let shown = DispatchSemaphore(value: 0)
+    onOwnThread(after: shown) { session.stop() }
     var options = greedy
     options.maxTokens = limit
-    let generation = Task { try await session.generate(.text("go"), options: options) { continuation.yield($0) } }
-    var seen = ""
-    for await text in stream {
-        seen += text
-        if seen.utf8.count >= 3 { session.stop(); break }
+    let streamed = LockedValue("")
+    let result = try await session.generate(.text("go"), options: options) { text in
+        streamed.withLock { $0 += text }
+        shown.signal()
     }
-    let result = try await generation.value
     #expect(result.finishReason == .stopped)
-    #expect(result.generatedTokens < limit)
-    #expect(result.text.hasPrefix(seen))
+    #expect(result.generatedTokens >= 3 && result.generatedTokens < limit)
+    #expect(result.text == streamed.withLock { $0 })
     #expect(result.text.utf8.count == result.generatedTokens)
 }
 
@@ -249,11 +257,11 @@ private let question = Prompt.chat([ChatMessage.system("be brief"), ChatMessage.
     model.startScript(afterPromptOf: 1)
     let session = InferenceSession(backend: model, vocabulary: vocabulary, formatter: ToyChatFormatter(),
                                    baseModelDigest: baseDigest)
-    let (stream, continuation) = AsyncStream<String>.makeStream()
+    let shown = DispatchSemaphore(value: 0)
     var options = greedy
     options.maxTokens = limit
-    let generation = Task { try await session.generate(.text("x"), options: options) { continuation.yield($0) } }
-    for await _ in stream { generation.cancel(); break }
+    let generation = Task { try await session.generate(.text("x"), options: options) { _ in shown.signal() } }
+    onOwnThread(after: shown) { generation.cancel() }
     let result = try await generation.value
     #expect(result.finishReason == .stopped)
     #expect(result.generatedTokens < limit)
