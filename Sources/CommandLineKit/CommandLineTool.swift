@@ -70,7 +70,9 @@ public struct CommandLineTool: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--help" || argument == "-h" {
-                Console.print(overview(prefix: words))
+                // `adapt schedule install --help` names a whole command: show its help, not the group's overview.
+                if let exact = commands.first(where: { $0.path == words }) { Console.print(help(for: exact)) }
+                else { Console.print(overview(prefix: words)) }
                 return (nil, [])
             }
             if argument.hasPrefix("--") && argument != "--" {

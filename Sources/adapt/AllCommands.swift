@@ -6,4 +6,6 @@ enum AllCommands {
         + GateCommands.all
         + RegistryCommands.all
         + GenerateCommand.all
+        + ModelCommands.all
+        + TokenizeCommands.all
 }

@@ -1,36 +1,43 @@
 import Foundation
+import Model
 import Testing
-@testable import Model
 
-/// The default model, when `scripts/fetch-model` has put it into `state/models/`; tests that need it
-/// are skipped (with this reason) when it is absent.
+/// The default model, when it has been fetched (scripts/fetch-model); tests that need it skip otherwise.
 enum RealModel {
     static let path = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("state/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    static let isPresent = FileManager.default.fileExists(atPath: path.path)
-    static let absentReason: Comment = "the real model is absent; run scripts/fetch-model"
 
     /// The file's URL, or nil after printing why the calling test is skipped.
     static var url: URL? {
-        if isPresent { return path }
+        if FileManager.default.fileExists(atPath: path.path) { return path }
         print("skipped: \(path.lastPathComponent) is absent; run scripts/fetch-model to fetch it")
         return nil
     }
 
+    /// For `@Test(.enabled(if: RealModel.isPresent, RealModel.absentReason))`.
+    static let isPresent = FileManager.default.fileExists(atPath: path.path)
+    static let absentReason: Comment = "the real model is absent; run scripts/fetch-model to fetch it"
+
+    /// The real model's tokenizer, read once for all tests.
+    static let tokenizer: Tokenizer? = {
+        guard isPresent, let file = try? GGUFFile(url: path) else { return nil }
+        return try? Tokenizer(gguf: file)
+    }()
+
+    /// The real model's chat template text.
+    static let chatTemplate: String? = {
+        guard isPresent, let file = try? GGUFFile(url: path) else { return nil }
+        return file.string("tokenizer.chat_template")
+    }()
+
+    /// A committed fixture of this test target.
     static func fixture(_ name: String) -> URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
     }
+}
 
-    /// Loaded once for all tests.
-    static let tokenizer: Tokenizer? = {
-        guard isPresent else { return nil }
-        // Temporary until the GGUF reader lands: vocabulary extracted to a JSON file at test-prep time.
-        guard let data = FileManager.default.contents(atPath: "/tmp/smollm_vocab.json"),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return try? Tokenizer(tokens: object["tokens"] as! [String], merges: object["merges"] as! [String],
-                              tokenTypes: object["token_type"] as! [Int], preTokenizer: object["pre"] as! String,
-                              bos: object["bos_token_id"] as? Int, eos: object["eos_token_id"] as? Int,
-                              addBOS: object["add_bos_token"] as? Bool ?? false)
-    }()
+extension RealModel {
+    /// The default model loaded once per test run (nil when the file is absent).
+    static let model: LlamaModel? = url.map { try! LlamaModel(url: $0) }
 }
