@@ -8,4 +8,5 @@ enum AllCommands {
         + GenerateCommand.all
         + ModelCommands.all
         + TokenizeCommands.all
+        + TrainCommands.all
 }
