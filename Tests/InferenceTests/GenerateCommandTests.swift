@@ -15,7 +15,7 @@ enum GenerateFixtures {
     /// An adapter file for the tiny model with random non-zero weights.
     static func adapterFile(seed: UInt64, baseModel: Digest = TinyLlama.digest, convention: String = "chatml") throws -> URL {
         let lora = TinyLlama.adapter(seed: seed)
-        let metadata = Training.AdapterMetadata(
+        let metadata = AdapterFileMetadata(
             baseModelDigest: baseModel, chatConvention: convention, templateDigest: nil,
             targets: lora.config.targets.map(\.rawValue), rank: lora.config.rank, alpha: lora.config.alpha, steps: 1,
             trainingExamples: 1, heldOutExamples: 0, truncatedExamples: 0, trainingTokens: 1, metrics: [:],
