@@ -24,15 +24,17 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
-
-        .executableTarget(name: "adapt", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "Evaluation",
-            "Registry", "Training", "JobQueue",
-        ]),
+        .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
         .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
-        .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),
+        // Reads adapter files through Training's AdapterFile, hence the extra import beside Model and Registry.
+        .target(name: "Inference", dependencies: ["AdaptCore", "Model", "Training", "Registry"]),
+
+        .executableTarget(name: "adapt", dependencies: [
+            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
+            "Evaluation", "Registry", "Training", "Inference",
+        ]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -41,12 +43,14 @@ let package = Package(
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),
+        // Links only the job engine (and test support): proof that it needs no ML code.
+        .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
         .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
-        // Links only the job engine (and test support): proof that it needs no ML code.
-        .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "Training", "Registry", "Storage", "TestSupport"],
+                    exclude: ["Fixtures"]),
     ]
 )

@@ -3,12 +3,13 @@ import CommandLineKit
 /// Every `adapt` subcommand; each group lives in its own file under Commands/.
 enum AllCommands {
     static let list: [Command] = []
+        + JobCommands.all
         + PipelineCommands.all + ScheduleCommands.all + DeviceCommands.all
         + DataCommands.all
+        + TrainCommands.all
         + GateCommands.all
         + RegistryCommands.all
+        + GenerateCommand.all
         + ModelCommands.all
         + TokenizeCommands.all
-        + TrainCommands.all
-        + JobCommands.all
 }
