@@ -123,7 +123,9 @@ import TestSupport
         let cancelledAt = ContinuousClock.now
         try connection().cancel(run: run.runID)
         let summary = try await running.value
-        #expect(ContinuousClock.now - cancelledAt < .seconds(2))
+        // The body would sleep 60 s; ending far sooner proves the heartbeat delivered the cancellation. The bound
+        // is loose because the heartbeat thread may be starved on a loaded machine.
+        #expect(ContinuousClock.now - cancelledAt < .seconds(20))
         #expect(summary.cancelled == 1 && seen.withLock { $0 })
         #expect(try queue.job(run.jobIDs[0]).state == .cancelled)
     }
