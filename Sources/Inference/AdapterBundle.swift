@@ -27,6 +27,17 @@ public struct AdapterBundle<Weights>: @unchecked Sendable {
         self.lineage = lineage
         self.version = version
     }
+
+    /// Refuses an adapter trained on another base model file or under another chat convention: its weights
+    /// would be applied to activations they were never fitted to.
+    public func checkMade(for baseModel: Digest, convention: String) throws {
+        guard baseModelDigest == baseModel else {
+            throw InferenceError.adapterForAnotherModel(adapter: name, expected: baseModel, actual: baseModelDigest)
+        }
+        guard chatConvention == convention else {
+            throw InferenceError.adapterForAnotherConvention(adapter: name, expected: convention, actual: chatConvention)
+        }
+    }
 }
 
 /// Where a session finds the active adapter of a lineage (the registry, in the application).

@@ -16,7 +16,7 @@ public struct BaseModel: Sendable {
     public static func load(_ url: URL) throws -> BaseModel {
         let file = try GGUFFile(url: url)
         let model = try LlamaModel(file: file)
-        let tokenizer = try tokenizer(from: file)
+        let tokenizer = try Tokenizer(gguf: file)
         let formatter = try file.string("tokenizer.chat_template").map { try ChatFormatter(template: $0) }
             ?? ChatFormatter(convention: .chatml)
         try formatter.validate(against: tokenizer)
@@ -24,25 +24,18 @@ public struct BaseModel: Sendable {
                          formatter: formatter)
     }
 
-    /// The vocabulary GGUF stores under `tokenizer.ggml.*` (the GGUF spec's tokenizer keys).
-    static func tokenizer(from file: GGUFFile) throws -> Tokenizer {
-        let kind = file.string("tokenizer.ggml.model") ?? "(none)"
-        guard kind == "gpt2" else { throw ModelError.unsupportedTokenizer(model: kind) }
-        guard let tokens = file.stringArray("tokenizer.ggml.tokens") else {
-            throw ModelError.missingMetadata(key: "tokenizer.ggml.tokens")
-        }
-        guard let merges = file.stringArray("tokenizer.ggml.merges") else {
-            throw ModelError.missingMetadata(key: "tokenizer.ggml.merges")
-        }
-        return try Tokenizer(tokens: tokens, merges: merges, tokenTypes: file.intArray("tokenizer.ggml.token_type") ?? [],
-                             preTokenizer: file.string("tokenizer.ggml.pre") ?? "gpt2",
-                             bos: file.int("tokenizer.ggml.bos_token_id"), eos: file.int("tokenizer.ggml.eos_token_id"),
-                             addBOS: file.bool("tokenizer.ggml.add_bos_token") ?? false)
-    }
-
     /// The tokenizer as generation sees it, ending on the chat convention's end-of-turn token too.
     public var vocabulary: TokenizerVocabulary {
         TokenizerVocabulary(tokenizer: tokenizer, endOfTurn: formatter.endOfTurnToken)
+    }
+
+    /// Reads the adapter file at `url` and checks it was made for this model: base-model digest, chat
+    /// convention and tensor shapes.
+    public func adapter(at url: URL) throws -> AdapterBundle<LoRAParameters> {
+        let bundle = try AdapterBundle.load(url)
+        try bundle.checkMade(for: digest, convention: formatter.conventionName)
+        try LlamaBackend(model: model).validate(bundle.weights, name: bundle.name)
+        return bundle
     }
 
     /// A session on this model with its own cache; `catalog` serves `attach(lineage:)` and `reload()`.

@@ -105,14 +105,7 @@ public actor InferenceSession<Backend: LanguageModelBackend> {
     }
 
     private func check(_ bundle: AdapterBundle<Backend.Adapter>) throws {
-        guard bundle.baseModelDigest == baseModelDigest else {
-            throw InferenceError.adapterForAnotherModel(adapter: bundle.name, expected: baseModelDigest,
-                                                        actual: bundle.baseModelDigest)
-        }
-        guard bundle.chatConvention == formatter.conventionName else {
-            throw InferenceError.adapterForAnotherConvention(adapter: bundle.name, expected: formatter.conventionName,
-                                                             actual: bundle.chatConvention)
-        }
+        try bundle.checkMade(for: baseModelDigest, convention: formatter.conventionName)
         try backend.validate(bundle.weights, name: bundle.name)
     }
 

@@ -1,6 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
+import Inference
 import Model
 
 /// `adapt model tiny`, `adapt logits`, `adapt score`: running the model itself.
@@ -81,6 +82,7 @@ enum ModelCommands {
             modelOption,
             OptionSpec("prompt", value: "TEXT", help: "the prompt"),
             OptionSpec("completion", value: "TEXT", help: "the completion to score"),
+            OptionSpec("adapter", value: "FILE", help: "score with this LoRA adapter file applied (checked against the model)"),
             .flag("chat", help: "format the prompt as a user turn of the model's chat template"),
             .flag("special", help: "match control tokens such as <|im_start|> in prompt and completion"),
             threadsOption,
@@ -90,17 +92,19 @@ enum ModelCommands {
         let arguments = invocation.arguments
         let prompt = try arguments.required("prompt")
         let completion = try arguments.required("completion")
-        let (model, tokenizer) = try load(invocation)
+        try setThreads(invocation)
+        let base = try BaseModel.load(try modelURL(invocation))
+        let (model, tokenizer) = (base.model, base.tokenizer)
+        let lora = try arguments.string("adapter").map { try base.adapter(at: URL(fileURLWithPath: $0)).weights }
         let special = arguments.flag("special")
         var promptText = prompt
         if arguments.flag("chat") {
-            let formatter = try ChatFormatter(gguf: try GGUFFile(url: try modelURL(invocation)))
-            promptText = try formatter.format([.user(prompt)], addGenerationPrompt: true)
+            promptText = try base.formatter.format([.user(prompt)], addGenerationPrompt: true)
         }
         // A formatted prompt carries the template's control tokens, which must be matched as such.
         let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments.flag("chat"))
         let completionIDs = tokenizer.encode(completion, parseSpecial: special)
-        let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs)
+        let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
         let meanNLL: Double? = logprobs.isEmpty ? nil : -logprobs.reduce(0, +) / Double(logprobs.count)
         if arguments.flag("json") {
             let document: JSONValue = .object([
@@ -221,12 +225,16 @@ enum ModelCommands {
         return url
     }
 
-    /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.
-    static func load(_ invocation: Invocation, quantizedDecode: Bool = true) throws -> (LlamaModel, Tokenizer) {
+    static func setThreads(_ invocation: Invocation) throws {
         if let threads = try invocation.arguments.int("threads") {
             guard threads >= 1 else { throw UsageError("--threads must be at least 1, got \(threads)") }
             BLAS.threads = threads
         }
+    }
+
+    /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.
+    static func load(_ invocation: Invocation, quantizedDecode: Bool = true) throws -> (LlamaModel, Tokenizer) {
+        try setThreads(invocation)
         let file = try GGUFFile(url: try modelURL(invocation))
         return (try LlamaModel(file: file, quantizedDecode: quantizedDecode), try Tokenizer(gguf: file))
     }
