@@ -50,15 +50,17 @@ struct RegistryCLI {
     #expect(shown["metadata"]?["chat_convention"] == .string("chatml"))
 }
 
-@Test func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded() throws {
+/// `adapt promote` is the same command as `adapt registry promote`.
+@Test(arguments: [["registry", "promote"], ["promote"]])
+func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) throws {
     let cli = RegistryCLI()
     let adapter = try cli.file("a.bin", Data(repeating: 4, count: 100))
     try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: false)])
-    let refused = try cli.run(["registry", "promote", "v1", "--lineage", "mail"])
+    let refused = try cli.run(command + ["v1", "--lineage", "mail"])
     #expect(refused.status == 1)
     #expect(refused.stderr.contains("gate outcome 'worse'") && refused.stderr.contains("--force"))
     #expect(try #require(try cli.json(["registry", "list"]).arrayValue)[0]["active"] == .bool(false))
-    let forced = try cli.run(["registry", "promote", "v1", "--lineage", "mail", "--force"])
+    let forced = try cli.run(command + ["v1", "--lineage", "mail", "--force"])
     #expect(forced.status == 0)
     #expect(forced.stderr.contains("--force bypassed: gate outcome 'worse'"))
     let history = try #require(try cli.json(["registry", "history", "--lineage", "mail"]).arrayValue)

@@ -6,7 +6,13 @@ import Storage
 
 /// `adapt registry …`: adapter versions, the active pointer per lineage, promotion, rollback, verification.
 enum RegistryCommands {
-    static let all: [Command] = [list, show, add, promote, rollback, history, verify]
+    static let all: [Command] = [list, show, add, promote, rollback, history, verify] + shortcuts
+
+    /// `adapt promote [--force]` and `adapt rollback`, the names DESIGN.md gives people: the same commands.
+    static let shortcuts: [Command] = [promote, rollback].map { command in
+        Command(command.path.dropFirst().joined(separator: " "), summary: command.summary, discussion: command.discussion,
+                options: command.options, positionals: command.positionals, run: command.run)
+    }
 
     static let lineageOption = OptionSpec("lineage", value: "L", help: "the lineage (e.g. mail)")
 
