@@ -14,7 +14,29 @@ public struct Digest: Hashable, Sendable, Comparable, CustomStringConvertible, C
     }
 
     init(bytes: [UInt8]) {
-        self.hex = bytes.map { String(format: "%02x", $0) }.joined()
+        self.hex = Digest.hex(bytes)
+    }
+
+    /// The 32 raw bytes, e.g. to compare with a digest stored in binary at the end of a file.
+    public var bytes: [UInt8] {
+        let digits = Array(hex.utf8)
+        return (0..<digits.count / 2).map { i in Digest.nibble(digits[2 * i]) << 4 | Digest.nibble(digits[2 * i + 1]) }
+    }
+
+    /// Lowercase hexadecimal of raw bytes, without a formatter call per byte.
+    public static func hex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8 {
+        digit <= UInt8(ascii: "9") ? digit - UInt8(ascii: "0") : digit - UInt8(ascii: "a") + 10
     }
 
     public var description: String { hex }
@@ -87,6 +109,20 @@ public struct SHA256: ~Copyable {
     }
 
     public mutating func update(_ text: String) { update(Data(text.utf8)) }
+
+    /// An independent hasher that has seen exactly the bytes this one has. SHA-256 only appends to its state,
+    /// so hashing a prefix once and forking gives the digest of the prefix and of any longer message in one
+    /// pass over the shared bytes (an adapter file's body and the whole file, for instance).
+    public func fork() -> SHA256 {
+        SHA256(copying: context)
+    }
+
+    private init(copying source: OpaquePointer) {
+        guard let context = EVP_MD_CTX_new(), EVP_MD_CTX_copy_ex(context, source) == 1 else {
+            preconditionFailure("OpenSSL could not copy a SHA-256 state")
+        }
+        self.context = context
+    }
 
     public consuming func finalize() -> Digest {
         var out = [UInt8](repeating: 0, count: 32)

@@ -45,6 +45,9 @@ public protocol AdapterCatalog<Weights>: Sendable {
     associatedtype Weights
     /// The lineage's active version, loaded and verified, or nil when none has been promoted yet.
     func activeAdapter(lineage: String) throws -> AdapterBundle<Weights>?
+    /// The digest of the lineage's active adapter without reading its file (nil when none): what lets
+    /// `InferenceSession.reload()` cost one lookup when nothing was promoted or rolled back.
+    func activeDigest(lineage: String) throws -> Digest?
 }
 
 /// What a session generates with.

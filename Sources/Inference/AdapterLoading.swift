@@ -23,26 +23,42 @@ extension AdapterBundle where Weights == LoRAParameters {
                   chatConvention: metadata.chatConvention, lineage: lineage, version: version)
     }
 
-    /// Reads and verifies the adapter file at `url`.
+    /// Reads and verifies the adapter file at `url`: one read, one hash, one copy per tensor.
     public static func load(_ url: URL) throws -> AdapterBundle<LoRAParameters> {
-        let (file, digest) = try AdapterFile.read(from: url)
-        return try AdapterBundle(file: file, digest: digest, name: url.lastPathComponent)
+        let verified = try AdapterFile.verify(try AdapterFile.readBytes(from: url), name: url.lastPathComponent)
+        return try AdapterBundle(file: try AdapterFile.decode(verified), digest: verified.digest, name: verified.name)
     }
 }
 
 /// The registry as a session's source of active adapters: the lineage's active version, its file read from
-/// the blob store (digest verified) and parsed.
+/// the blob store and parsed.
+///
+/// The blob's bytes are hashed once: `AdapterFile.verify` checks in one pass both the digest the registry
+/// names the blob by and the file's own trailing digest, before any tensor is decoded (the blob store's
+/// verifying read would hash the same 3.7 MB a second time).
 public struct RegistryAdapterCatalog: AdapterCatalog {
     public let registry: AdapterRegistry
 
     public init(registry: AdapterRegistry) { self.registry = registry }
 
+    public func activeDigest(lineage: String) throws -> Digest? {
+        let identifier = try ShortIdentifier(validating: lineage, field: "lineage")
+        return try registry.active(lineage: identifier)?.adapterDigest
+    }
+
     public func activeAdapter(lineage: String) throws -> AdapterBundle<LoRAParameters>? {
         let identifier = try ShortIdentifier(validating: lineage, field: "lineage")
         guard let version = try registry.active(lineage: identifier) else { return nil }
-        let data = try registry.adapterData(version)
+        let data = try registry.unverifiedAdapterData(version)
         let name = "\(lineage)/\(version.name)"
-        let (file, digest) = try AdapterFile.decode(data, name: name)
-        return try AdapterBundle(file: file, digest: digest, name: name, lineage: lineage, version: version.number)
+        let verified: VerifiedAdapterBytes
+        do {
+            verified = try AdapterFile.verify(data, name: name, expectedDigest: version.adapterDigest)
+        } catch let error as TrainingError {
+            // Bytes that no longer hash to their name: the same refusal as the blob store's own check.
+            throw RegistryError.adapterUnavailable(lineage: lineage, version: version.name, reason: error.description)
+        }
+        return try AdapterBundle(file: try AdapterFile.decode(verified), digest: verified.digest, name: name,
+                                 lineage: lineage, version: version.number)
     }
 }

@@ -83,10 +83,13 @@ public actor InferenceSession<Backend: LanguageModelBackend> {
     }
 
     /// Picks up the followed lineage's active version if it changed since it was attached (a promotion or a
-    /// rollback); keeps the cache when it did not.
+    /// rollback); keeps the cache when it did not. An unchanged version costs one digest lookup: the file is
+    /// neither read nor hashed again (the attached weights were verified when they were loaded, and adapter
+    /// files are never rewritten).
     @discardableResult
     public func reload() throws -> AttachedModel {
-        guard let lineage else { throw InferenceError.noLineageAttached }
+        guard let lineage, let catalog else { throw InferenceError.noLineageAttached }
+        if try catalog.activeDigest(lineage: lineage) == adapter?.digest { return attached }
         let active = try activeAdapter(of: lineage)
         if active?.digest == adapter?.digest { return attached }
         if let active { try check(active) }

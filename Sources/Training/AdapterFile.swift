@@ -83,7 +83,7 @@ public struct AdapterFile: Sendable, Equatable {
         self.tensors = tensors
     }
 
-    private struct Header: Codable {
+    struct Header: Codable {
         struct Tensor: Codable { var name: String; var shape: [Int] }
         var metadata: AdapterFileMetadata
         var tensors: [Tensor]
@@ -100,8 +100,14 @@ public struct AdapterFile: Sendable, Equatable {
         writer.u32(UInt32(json.count))
         writer.bytes(json)
         for values in tensors.values { writer.floats(values) }
-        writer.bytes(Data(hexBytes: Digest.sha256(writer.data).hex))
-        return (writer.data, Digest.sha256(writer.data))
+        // One pass: the body's digest is the trailer, and the same state fed the trailer gives the file's.
+        var hasher = SHA256()
+        hasher.update(writer.data)
+        var whole = hasher.fork()
+        let trailer = hasher.finalize().bytes
+        writer.bytes(trailer)
+        whole.update(Data(trailer))
+        return (writer.data, whole.finalize())
     }
 
     /// Writes the file atomically and returns its digest.
@@ -114,67 +120,12 @@ public struct AdapterFile: Sendable, Equatable {
 
     /// Parses and verifies an adapter file; `name` only labels errors.
     public static func decode(_ data: Data, name: String) throws -> (adapter: AdapterFile, digest: Digest) {
-        let minimum = 16 + 32
-        guard data.count >= minimum else { throw TrainingError.truncated(file: name, expected: minimum, actual: data.count) }
-        var reader = BinaryReader(data, file: name)
-        guard Array(try reader.bytes(8, field: "magic")) == magic else {
-            throw TrainingError.notThisFormat(file: name, expected: "an adapt adapter file")
-        }
-        let version = try reader.u32("version")
-        guard version >= 1, version <= AdapterFile.version else {
-            throw TrainingError.unsupportedVersion(file: name, version: version, supported: AdapterFile.version)
-        }
-        let headerLength = Int(try reader.u32("header length"))
-        guard headerLength <= data.count - minimum else {
-            throw TrainingError.truncated(file: name, expected: minimum + headerLength, actual: data.count)
-        }
-        let headerBytes = try reader.bytes(headerLength, field: "header")
-        let parsed = try? JSONDecoder().decode(Header.self, from: headerBytes)
-        // A cut-short file is reported as truncated when its header still says how long it should be.
-        if let parsed {
-            // In Double: a corrupt shape must not overflow an Int.
-            let declared = parsed.tensors.reduce(0.0) { $0 + $1.shape.reduce(1.0) { $0 * Double(max($1, 0)) } }
-            let expected = Double(16 + headerLength + 32) + declared * 4
-            if expected > Double(data.count), expected < Double(Int.max / 2) {
-                throw TrainingError.truncated(file: name, expected: Int(expected), actual: data.count)
-            }
-        }
-        let body = data.prefix(data.count - 32)
-        let stored = data.suffix(32).map { String(format: "%02x", $0) }.joined()
-        let actual = Digest.sha256(Data(body))
-        guard actual.hex == stored else { throw TrainingError.digestMismatch(file: name, expected: stored, actual: actual.hex) }
-
-        guard let header = parsed else {
-            throw TrainingError.malformed(file: name, field: "header", reason: "is not the expected JSON")
-        }
-        var total = 0
-        var seen = Set<String>()
-        for tensor in header.tensors {
-            guard !tensor.shape.isEmpty, tensor.shape.count <= 4, tensor.shape.allSatisfy({ $0 > 0 && $0 < 1 << 24 }) else {
-                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "has an impossible shape \(tensor.shape)")
-            }
-            guard seen.insert(tensor.name).inserted else {
-                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "appears twice")
-            }
-            total += tensor.shape.reduce(1, *)
-        }
-        let expected = 16 + headerLength + total * 4 + 32
-        guard expected == data.count else {
-            throw TrainingError.malformed(file: name, field: "tensors", reason: "leave \(data.count - expected) unexplained bytes")
-        }
-        var values: [[Float]] = []
-        for tensor in header.tensors {
-            values.append(try reader.floats(tensor.shape.reduce(1, *), field: "tensor \(tensor.name)"))
-        }
-        let tensors = NamedTensors(names: header.tensors.map(\.name), shapes: header.tensors.map(\.shape), values: values)
-        return (AdapterFile(metadata: header.metadata, tensors: tensors), Digest.sha256(data))
+        let verified = try verify(data, name: name)
+        return (try decode(verified), verified.digest)
     }
 
     /// Reads and verifies the adapter file at `url`.
     public static func read(from url: URL) throws -> (adapter: AdapterFile, digest: Digest) {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw TrainingError.io("cannot read adapter \(url.lastPathComponent); check the path and its permissions")
-        }
-        return try decode(data, name: url.lastPathComponent)
+        try decode(try readBytes(from: url), name: url.lastPathComponent)
     }
 }

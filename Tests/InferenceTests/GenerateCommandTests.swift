@@ -140,3 +140,46 @@ private let fields: Set<String> = ["text", "token_ids", "prompt_tokens", "cached
     // The refused version did not replace the one in use.
     #expect(try await session.generate(prompt, options: greedy).tokenIDs == v1.tokenIDs)
 }
+
+@Test func flippedByteInAnAdapterIsDetectedOnTheHotSwapPath() throws {
+    let url = try GenerateFixtures.adapterFile(seed: 4)
+    let good = try AdapterFile.readBytes(from: url)
+    #expect(try AdapterBundle.load(url).digest == Digest.sha256(good))
+    // One flipped bit anywhere (magic aside): in the header, in a tensor, in the trailer.
+    for position in [20, good.count / 2, good.count - 40, good.count - 1] {
+        var flipped = good
+        flipped[position] ^= 0x10
+        let copy = GenerateFixtures.directory.file("flipped-\(position).lora")
+        try flipped.write(to: copy)
+        #expect(throws: TrainingError.self) { try AdapterBundle.load(copy) }
+        #expect(throws: TrainingError.self) { try AdapterFile.verify(flipped, name: "f") }
+    }
+}
+
+@Test func registryBlobWithAFlippedByteIsRefusedAfterOneHash() async throws {
+    let directory = TemporaryDirectory("inference-registry-corrupt")
+    let state = directory.state
+    try state.create()
+    let registry = try AdapterRegistry(database: try Database(path: state.database.path), blobs: state.blobs)
+    let lineage = ShortIdentifier("mail")!
+    let bytes = try Data(contentsOf: try GenerateFixtures.adapterFile(seed: 5))
+    let version = try registry.register(adapterData: bytes, lineage: lineage, metadata: Registry.AdapterMetadata())
+    try registry.promote(VersionReference(lineage: lineage, number: 1), reason: .force)
+    let catalog = RegistryAdapterCatalog(registry: registry)
+    #expect(try catalog.activeAdapter(lineage: "mail")?.digest == version.adapterDigest)
+
+    // Flip a byte of a tensor in the stored blob and rewrite its trailer so the file's own check passes:
+    // only the digest the registry names the blob by can catch it, in the same single pass.
+    var flipped = bytes
+    flipped[bytes.count / 2] ^= 0x01
+    let body = flipped.prefix(flipped.count - 32)
+    flipped.replaceSubrange((flipped.count - 32)..., with: Digest.sha256(Data(body)).bytes)
+    #expect(throws: Never.self) { try AdapterFile.verify(flipped, name: "self-consistent") }
+    try flipped.write(to: state.blobs.url(for: version.adapterDigest))
+    #expect(throws: RegistryError.self) { try catalog.activeAdapter(lineage: "mail") }
+    // A plain flip (trailer left alone) is refused as well.
+    var plain = bytes
+    plain[bytes.count / 3] ^= 0x01
+    try plain.write(to: state.blobs.url(for: version.adapterDigest))
+    #expect(throws: RegistryError.self) { try catalog.activeAdapter(lineage: "mail") }
+}

@@ -173,8 +173,10 @@ private let question = Prompt.chat([ChatMessage.system("be brief"), ChatMessage.
     let v1 = try await session.generate(question, options: greedy)
     #expect(v1.tokenIDs != base.tokenIDs)
 
-    // Nothing changed: the cache survives a reload.
+    // Nothing changed: the cache survives a reload, and the adapter is not loaded again.
+    let loads = catalog.loadCount
     try await session.reload()
+    #expect(catalog.loadCount == loads)
     #expect(try await session.generate(question, options: greedy).cachedTokens > 0)
 
     catalog.setActive(nil, lineage: "mail")  // rolled back to nothing

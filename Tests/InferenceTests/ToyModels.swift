@@ -151,8 +151,18 @@ final class ToyCatalog: AdapterCatalog, @unchecked Sendable {
         box.withLock { $0[lineage] = bundle }
     }
 
+    private let loads = LockedValue(0)
+
+    /// How many times a session asked for a whole adapter (what reading its file would cost).
+    var loadCount: Int { loads.withLock { $0 } }
+
     func activeAdapter(lineage: String) throws -> AdapterBundle<ToyRecurrentModel.Adapter>? {
-        box.withLock { $0[lineage] }
+        loads.withLock { $0 += 1 }
+        return box.withLock { $0[lineage] }
+    }
+
+    func activeDigest(lineage: String) throws -> Digest? {
+        box.withLock { $0[lineage]?.digest }
     }
 }
 

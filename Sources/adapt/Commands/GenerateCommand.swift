@@ -4,6 +4,7 @@ import Foundation
 import Inference
 import Model
 import Registry
+import Training
 
 /// `adapt generate`: answer a prompt with the base model or a lineage's active adapter, streaming the text.
 enum GenerateCommand {
@@ -40,6 +41,8 @@ enum GenerateCommand {
             OptionSpec("stop", value: "S", repeats: true, help: "end the answer where this text appears (repeatable)"),
             OptionSpec("chat-template-enable-thinking", value: "true|false", help: "the template's thinking switch (default true)"),
             OptionSpec("threads", value: "N", help: "OpenBLAS threads (default: OpenBLAS's own choice)"),
+            OptionSpec("swap-repeats", value: "N",
+                       help: "load and attach --adapter N times, printing each phase's median on stderr (default 1)"),
             .flag("compare", help: "answer with the base model and the adapter, side by side"),
             .json,
         ]) { invocation in
@@ -78,15 +81,9 @@ enum GenerateCommand {
         messages.append(.user(prompt))
 
         if let file = args.string("adapter") {
-            // Timed for scripts/bench/generate: reading and verifying the file, then the swap itself.
-            let clock = ContinuousClock()
-            let start = clock.now
-            let bundle = try AdapterBundle.load(URL(fileURLWithPath: file))
-            let loaded = clock.now
-            try await session.attach(bundle)
-            let attached = clock.now
-            Console.error("adapt: adapter \(bundle.name) read and verified in \(milliseconds(loaded - start)) ms, "
-                + "attached in \(milliseconds(attached - loaded)) ms")
+            let repeats = try args.int("swap-repeats", default: 1, in: 1...10_000)
+            let timing = try await timedSwap(URL(fileURLWithPath: file), into: session, repeats: repeats)
+            Console.error(timing)
         } else if let lineage {
             switch try await session.attach(lineage: lineage) {
             case let .base(reason): Console.error("adapt: \(reason ?? "generating with the base model")")
@@ -108,6 +105,41 @@ enum GenerateCommand {
             Console.write("\n")
             Console.error(statistics(result))
         }
+    }
+
+    /// Loads and attaches the adapter file `repeats` times, timing each phase of a hot swap (for
+    /// scripts/bench/generate): reading the file, verifying its digest, decoding its tensors into LoRA weights,
+    /// attaching them. Returns the line of medians; the adapter stays attached.
+    static func timedSwap(_ url: URL, into session: InferenceSession<LlamaBackend>, repeats: Int) async throws -> String {
+        let clock = ContinuousClock()
+        var phases: [[Double]] = Array(repeating: [], count: 4)
+        var name = url.lastPathComponent
+        for run in 0..<repeats {
+            if run > 0 { await session.detach() }
+            let start = clock.now
+            let data = try AdapterFile.readBytes(from: url)
+            let read = clock.now
+            let verified = try AdapterFile.verify(data, name: url.lastPathComponent)
+            let checked = clock.now
+            let bundle = try AdapterBundle(file: try AdapterFile.decode(verified), digest: verified.digest, name: verified.name)
+            let decoded = clock.now
+            try await session.attach(bundle)
+            let attached = clock.now
+            name = bundle.name
+            for (i, span) in [read - start, checked - read, decoded - checked, attached - decoded].enumerated() {
+                phases[i].append(seconds(span) * 1000)
+            }
+        }
+        let medians = phases.map { values in values.sorted()[values.count / 2] }
+        func f(_ x: Double) -> String { String(format: "%.3f", x) }
+        return "adapt: adapter \(name) read in \(f(medians[0])) ms, verified in \(f(medians[1])) ms, "
+            + "decoded in \(f(medians[2])) ms, attached in \(f(medians[3])) ms, total \(f(medians.reduce(0, +))) ms "
+            + "(median of \(repeats))"
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        let (seconds, attoseconds) = d.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// The adapter answers first; the base model then gets the adapter's answer length as its limit.
@@ -157,11 +189,6 @@ enum GenerateCommand {
         default: options.enableThinking = true
         }
         return options
-    }
-
-    static func milliseconds(_ d: Duration) -> String {
-        let (seconds, attoseconds) = d.components
-        return String(format: "%.3f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
     }
 
     static func statistics(_ r: GenerationResult) -> String {

@@ -1,0 +1,164 @@
+import AdaptCore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The bytes of an adapter file whose trailing SHA-256 has been checked (and, when the caller knew it, the
+/// digest of the whole file too). Only `AdapterFile.verify` makes one, and only this type can be decoded into
+/// tensors: no weight is used before its bytes are proven intact.
+public struct VerifiedAdapterBytes: Sendable {
+    /// The file's bytes, exactly as read.
+    public let data: Data
+    /// The SHA-256 of the whole file: the adapter's digest, the name the blob store gives it.
+    public let digest: Digest
+    /// What errors call the file.
+    public let name: String
+    let headerLength: Int
+
+    fileprivate init(data: Data, digest: Digest, name: String, headerLength: Int) {
+        self.data = data
+        self.digest = digest
+        self.name = name
+        self.headerLength = headerLength
+    }
+}
+
+/// Reading an adapter file on the hot-swap path: one read, one hash, one copy per tensor.
+///
+/// A swap must stay under 8 ms (DESIGN.md) including the file; SHA-256 of a rank-8 file (3.7 MB) costs about
+/// 2 ms with OpenSSL, so the bytes are hashed exactly once. The body's digest (the file's trailer) and the whole
+/// file's digest (its name in the blob store and the registry) come from the same pass by forking the hash
+/// state after the body, which is why a reader that got the bytes from the blob store may skip the store's own
+/// check and pass the expected digest here instead.
+extension AdapterFile {
+    static let fixedHeaderSize = 16
+    static let trailerSize = 32
+
+    /// The whole file in as few `read` calls as the kernel allows (one for a regular file in the page cache).
+    public static func readBytes(from url: URL) throws -> Data {
+        let name = url.lastPathComponent
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw TrainingError.io("cannot read adapter \(name) (errno \(errno)); check the path and its permissions")
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            throw TrainingError.io("cannot read adapter \(name): fstat failed (errno \(errno))")
+        }
+        let size = Int(status.st_size)
+        guard size > 0 else { return Data() }
+        guard let buffer = malloc(size) else { throw TrainingError.io("cannot allocate \(size) bytes for adapter \(name)") }
+        var filled = 0
+        while filled < size {
+            let got = Glibc.read(fd, buffer + filled, size - filled)
+            if got < 0, errno == EINTR { continue }
+            if got == 0 { break }
+            guard got > 0 else {
+                let code = errno
+                free(buffer)
+                throw TrainingError.io("cannot read adapter \(name) (errno \(code)); check the file")
+            }
+            filled += got
+        }
+        // A file that shrank while being read keeps what was read: verification reports it as truncated.
+        return Data(bytesNoCopy: buffer, count: filled, deallocator: .free)
+    }
+
+    /// Checks the magic, the version and the trailing SHA-256 of `data`, hashing it once. When `expectedDigest`
+    /// is given (the name the bytes were stored under), the whole file's digest must equal it too, checked in
+    /// the same pass. Throws `TrainingError` (`notThisFormat`, `unsupportedVersion`, `truncated`,
+    /// `digestMismatch`); `name` only labels errors.
+    public static func verify(_ data: Data, name: String, expectedDigest: Digest? = nil) throws -> VerifiedAdapterBytes {
+        let minimum = fixedHeaderSize + trailerSize
+        guard data.count >= minimum else { throw TrainingError.truncated(file: name, expected: minimum, actual: data.count) }
+        let count = data.count
+        let (magicMatches, version, headerLength, body, whole, trailer) = data.withUnsafeBytes { raw in
+            let magicMatches = raw.prefix(8).elementsEqual(magic)
+            let version = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            let headerLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+            var hasher = SHA256()
+            hasher.update(UnsafeRawBufferPointer(rebasing: raw[0..<(count - trailerSize)]))
+            var whole = hasher.fork()
+            let trailer = UnsafeRawBufferPointer(rebasing: raw[(count - trailerSize)...])
+            whole.update(trailer)
+            return (magicMatches, version, headerLength, hasher.finalize(), whole.finalize(), Array(trailer))
+        }
+        guard magicMatches else { throw TrainingError.notThisFormat(file: name, expected: "an adapt adapter file") }
+        guard version >= 1, version <= AdapterFile.version else {
+            throw TrainingError.unsupportedVersion(file: name, version: version, supported: AdapterFile.version)
+        }
+        guard headerLength <= count - minimum else {
+            throw TrainingError.truncated(file: name, expected: minimum + headerLength, actual: count)
+        }
+        if let expectedDigest, whole != expectedDigest {
+            throw TrainingError.digestMismatch(file: name, expected: expectedDigest.hex, actual: whole.hex)
+        }
+        guard body.bytes == trailer else {
+            // A cut-short file is reported as truncated when its header still says how long it should be.
+            if let declared = declaredSize(data, headerLength: headerLength), declared > count {
+                throw TrainingError.truncated(file: name, expected: declared, actual: count)
+            }
+            throw TrainingError.digestMismatch(file: name, expected: Digest.hex(trailer), actual: body.hex)
+        }
+        return VerifiedAdapterBytes(data: data, digest: whole, name: name, headerLength: headerLength)
+    }
+
+    /// The metadata and tensors of verified bytes: the JSON header, then one bulk copy per tensor.
+    public static func decode(_ verified: VerifiedAdapterBytes) throws -> AdapterFile {
+        let data = verified.data, name = verified.name, headerLength = verified.headerLength
+        guard let header = header(data, headerLength: headerLength) else {
+            throw TrainingError.malformed(file: name, field: "header", reason: "is not the expected JSON")
+        }
+        var total = 0
+        var seen = Set<String>()
+        for tensor in header.tensors {
+            guard !tensor.shape.isEmpty, tensor.shape.count <= 4, tensor.shape.allSatisfy({ $0 > 0 && $0 < 1 << 24 }) else {
+                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "has an impossible shape \(tensor.shape)")
+            }
+            guard seen.insert(tensor.name).inserted else {
+                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "appears twice")
+            }
+            total += tensor.shape.reduce(1, *)
+        }
+        let expected = fixedHeaderSize + headerLength + total * 4 + trailerSize
+        guard expected == data.count else {
+            throw TrainingError.malformed(file: name, field: "tensors", reason: "leave \(data.count - expected) unexplained bytes")
+        }
+        let values: [[Float]] = data.withUnsafeBytes { raw in
+            var offset = fixedHeaderSize + headerLength
+            return header.tensors.map { tensor in
+                let n = tensor.shape.reduce(1, *)
+                let source = UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + 4 * n)])
+                offset += 4 * n
+                return [Float](unsafeUninitializedCapacity: n) { buffer, initialized in
+                    UnsafeMutableRawBufferPointer(buffer).copyMemory(from: source)
+                    #if _endian(big)
+                    for i in 0..<n { buffer[i] = Float(bitPattern: UInt32(littleEndian: buffer[i].bitPattern)) }
+                    #endif
+                    initialized = n
+                }
+            }
+        }
+        let tensors = NamedTensors(names: header.tensors.map(\.name), shapes: header.tensors.map(\.shape), values: values)
+        return AdapterFile(metadata: header.metadata, tensors: tensors)
+    }
+
+    private static func header(_ data: Data, headerLength: Int) -> Header? {
+        let json = data.withUnsafeBytes { raw in
+            Data(UnsafeRawBufferPointer(rebasing: raw[fixedHeaderSize..<(fixedHeaderSize + headerLength)]))
+        }
+        return try? JSONDecoder().decode(Header.self, from: json)
+    }
+
+    /// The file size the header declares, when it parses; computed in Double so a corrupt shape cannot
+    /// overflow an Int.
+    private static func declaredSize(_ data: Data, headerLength: Int) -> Int? {
+        guard let parsed = header(data, headerLength: headerLength) else { return nil }
+        let scalars = parsed.tensors.reduce(0.0) { $0 + $1.shape.reduce(1.0) { $0 * Double(max($1, 0)) } }
+        let size = Double(fixedHeaderSize + headerLength + trailerSize) + scalars * 4
+        return size < Double(Int.max / 2) ? Int(size) : nil
+    }
+}
