@@ -45,5 +45,40 @@ public enum AtomicFile {
         guard fsync(fd) == 0 else { throw CoreError.fileUnwritable(path: directory.path, reason: errnoText()) }
     }
 
+    /// The whole file in one `read` (more only if the kernel returns less), or nil when there is no file.
+    ///
+    /// The counterpart of `write` for files read whole on a latency budget (an adapter on hot swap): the size
+    /// comes from `fstat`, so the buffer is allocated once and filled without the growing and copying a
+    /// read-until-EOF loop does. A file that shrinks meanwhile yields what was there; its reader's own checks
+    /// (a length or a digest) then refuse it.
+    public static func read(_ url: URL) throws -> Data? {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw CoreError.fileUnreadable(path: url.path, reason: errnoText())
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw CoreError.fileUnreadable(path: url.path, reason: errnoText()) }
+        let size = Int(status.st_size)
+        guard size > 0 else { return Data() }
+        guard let buffer = malloc(size) else {
+            throw CoreError.fileUnreadable(path: url.path, reason: "cannot allocate \(size) bytes")
+        }
+        var filled = 0
+        while filled < size {
+            let got = Glibc.read(fd, buffer + filled, size - filled)
+            if got < 0, errno == EINTR { continue }
+            if got == 0 { break }
+            guard got > 0 else {
+                let reason = errnoText()
+                free(buffer)
+                throw CoreError.fileUnreadable(path: url.path, reason: reason)
+            }
+            filled += got
+        }
+        return Data(bytesNoCopy: buffer, count: filled, deallocator: .free)
+    }
+
     static func errnoText() -> String { String(cString: strerror(errno)) }
 }

@@ -39,10 +39,7 @@ public struct BlobStore: Sendable {
     /// file, whose own trailing digest is checked in the same pass): hashing 3.7 MB twice costs a hot swap
     /// milliseconds. The caller must compare the digest of what it got with `digest` before using any byte.
     public func getUnverified(_ digest: Digest) throws -> Data {
-        let location = url(for: digest)
-        guard let data = FileManager.default.contents(atPath: location.path) else {
-            throw CoreError.blobMissing(digest)
-        }
+        guard let data = try AtomicFile.read(url(for: digest)) else { throw CoreError.blobMissing(digest) }
         return data
     }
 

@@ -1,10 +1,6 @@
 import AdaptCore
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The bytes of an adapter file whose trailing SHA-256 has been checked (and, when the caller knew it, the
 /// digest of the whole file too). Only `AdapterFile.verify` makes one, and only this type can be decoded into
 /// tensors: no weight is used before its bytes are proven intact.
@@ -36,35 +32,16 @@ extension AdapterFile {
     static let fixedHeaderSize = 16
     static let trailerSize = 32
 
-    /// The whole file in as few `read` calls as the kernel allows (one for a regular file in the page cache).
+    /// The whole file in one read (`AtomicFile.read`).
     public static func readBytes(from url: URL) throws -> Data {
-        let name = url.lastPathComponent
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw TrainingError.io("cannot read adapter \(name) (errno \(errno)); check the path and its permissions")
+        let data: Data?
+        do { data = try AtomicFile.read(url) } catch let error as CoreError {
+            throw TrainingError.io("adapter file: \(error); check the path and its permissions")
         }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            throw TrainingError.io("cannot read adapter \(name): fstat failed (errno \(errno))")
+        guard let data else {
+            throw TrainingError.io("adapter \(url.lastPathComponent) does not exist; check the path")
         }
-        let size = Int(status.st_size)
-        guard size > 0 else { return Data() }
-        guard let buffer = malloc(size) else { throw TrainingError.io("cannot allocate \(size) bytes for adapter \(name)") }
-        var filled = 0
-        while filled < size {
-            let got = Glibc.read(fd, buffer + filled, size - filled)
-            if got < 0, errno == EINTR { continue }
-            if got == 0 { break }
-            guard got > 0 else {
-                let code = errno
-                free(buffer)
-                throw TrainingError.io("cannot read adapter \(name) (errno \(code)); check the file")
-            }
-            filled += got
-        }
-        // A file that shrank while being read keeps what was read: verification reports it as truncated.
-        return Data(bytesNoCopy: buffer, count: filled, deallocator: .free)
+        return data
     }
 
     /// Checks the magic, the version and the trailing SHA-256 of `data`, hashing it once. When `expectedDigest`

@@ -45,3 +45,28 @@ import TestSupport
     let value = JSONValue.object(["b": .int(1), "a": .array([.double(0.5), .null, .string("x")])])
     #expect(value.description == #"{"a":[0.5,null,"x"],"b":1}"#)
 }
+
+@Test func forkedHasherGivesThePrefixAndTheWholeDigestInOnePass() {
+    let prefix = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    let suffix = Data("the rest".utf8)
+    var hasher = SHA256()
+    hasher.update(prefix)
+    var whole = hasher.fork()
+    whole.update(suffix)
+    #expect(hasher.finalize() == Digest.sha256(prefix))
+    #expect(whole.finalize() == Digest.sha256(prefix + suffix))
+    let digest = Digest.sha256("abc")
+    #expect(Digest.hex(digest.bytes) == digest.hex && digest.bytes.count == 32)
+}
+
+@Test func wholeFileReadReturnsTheBytesOrNilWhenAbsent() throws {
+    let dir = TemporaryDirectory()
+    let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+    try AtomicFile.write(bytes, to: dir.file("big"))
+    #expect(try AtomicFile.read(dir.file("big")) == bytes)
+    #expect(try AtomicFile.read(dir.file("absent")) == nil)
+    let store = BlobStore(root: dir.file("blobs"))
+    let digest = try store.put(bytes)
+    #expect(try store.getUnverified(digest) == bytes)
+    #expect(throws: CoreError.blobMissing(Digest.sha256("absent"))) { try store.getUnverified(Digest.sha256("absent")) }
+}
