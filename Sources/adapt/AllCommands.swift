@@ -7,4 +7,7 @@ enum AllCommands {
         + DataCommands.all
         + GateCommands.all
         + RegistryCommands.all
+        + ModelCommands.all
+        + TokenizeCommands.all
+        + TrainCommands.all
 }
