@@ -16,17 +16,26 @@ public struct ChatFormatter: Sendable {
     /// The system line used when a conversation starts without one, read from the template.
     public let defaultSystem: String?
     /// Whether the template honours `enable_thinking` (Qwen3: an empty `<think>` block when off).
-    public let supportsThinking: Bool
+    public var supportsThinking: Bool { emptyThinking != nil }
+    /// What the template writes after the generation prompt when thinking is off.
+    public let emptyThinking: String?
 
     /// Detects the convention of a GGUF `tokenizer.chat_template`.
     public init(template: String) throws {
         guard let convention = ChatConvention(template: template) else {
             throw ModelError.unknownChatTemplate(digest: Digest.sha256(template).hex)
         }
+        // Variants whose output depends on more than the messages are refused rather than approximated.
+        if convention == .llama3 && template.contains("Cutting Knowledge Date") {
+            throw ModelError.unsupportedChatTemplate(convention: "llama3", feature: "a dated system header (Llama 3.1 and later)")
+        }
+        if convention == .chatml && template.contains("Reasoning Mode") {
+            throw ModelError.unsupportedChatTemplate(convention: "chatml", feature: "a metadata system header (SmolLM3)")
+        }
         self.convention = convention
         self.templateDigest = Digest.sha256(template).hex
         self.defaultSystem = convention == .chatml ? Self.defaultSystemLine(in: template) : nil
-        self.supportsThinking = convention == .chatml && template.contains("enable_thinking")
+        self.emptyThinking = convention == .chatml ? Self.emptyThinkingBlock(in: template) : nil
     }
 
     /// A formatter for a named convention without a template (for models that lack one); the digest is
@@ -35,7 +44,7 @@ public struct ChatFormatter: Sendable {
         self.convention = convention
         self.templateDigest = Digest.sha256("").hex
         self.defaultSystem = nil
-        self.supportsThinking = false
+        self.emptyThinking = nil
     }
 
     /// The text of `messages`, followed by the opening of an assistant turn when
@@ -79,9 +88,21 @@ public struct ChatFormatter: Sendable {
         }
         if addGenerationPrompt {
             text += generationPrompt
-            if supportsThinking && !enableThinking { text += "<think>\n\n</think>\n\n" }
+            if let emptyThinking, !enableThinking { text += emptyThinking }
         }
         return text
+    }
+
+    /// A conversation that ends with an assistant turn, split where training puts the boundary: the
+    /// prompt is everything up to and including the opening of that turn, the completion its content
+    /// and the end of the turn. `prompt + completion` is exactly `format(messages, addGenerationPrompt: false)`.
+    public func trainingPair(_ messages: [ChatMessage]) throws -> (prompt: String, completion: String) {
+        guard messages.count >= 2, let last = messages.last, last.role == "assistant" else {
+            throw ModelError.invalidChatMessages(reason: "a training example needs at least one turn before a final assistant turn")
+        }
+        let prompt = try format(Array(messages.dropLast()), addGenerationPrompt: true)
+        let content = convention == .chatml ? last.content : Self.trimmed(last.content)
+        return (prompt, content + endOfTurn)
     }
 
     /// The opening of an assistant turn.
@@ -152,6 +173,25 @@ public struct ChatFormatter: Sendable {
                 }
             }
             search = template[open.upperBound...]
+        }
+        return nil
+    }
+
+    /// The string literal holding an empty `<think>…</think>` block that the template writes in the branch
+    /// it guards with `enable_thinking` (Qwen3 writes `<think>\n\n</think>\n\n`), or nil when the template
+    /// has no such switch.
+    static func emptyThinkingBlock(in template: String) -> String? {
+        guard let switchRange = template.range(of: "enable_thinking") else { return nil }
+        let rest = template[switchRange.upperBound...]
+        for quote in ["'", "\""] {
+            var search = rest
+            while let open = search.range(of: quote) {
+                let body = search[open.upperBound...]
+                guard let close = body.range(of: quote) else { break }
+                let literal = String(body[..<close.lowerBound])
+                if literal.hasPrefix("<think>") && literal.contains("</think>") { return unescapeJinja(literal) }
+                search = body[close.upperBound...]
+            }
         }
         return nil
     }
