@@ -21,9 +21,10 @@ let package = Package(
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
+        .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),
 
         .executableTarget(name: "adapt", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer",
+            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
         ]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
@@ -34,5 +35,7 @@ let package = Package(
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),
+        // Links only the job engine (and test support): proof that it needs no ML code.
+        .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
     ]
 )

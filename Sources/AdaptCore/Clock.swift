@@ -21,11 +21,32 @@ public final class ManualClock: Clock {
     public func set(_ milliseconds: Int64) { now.withLock { $0 = milliseconds } }
 }
 
-/// ISO-8601 in UTC with milliseconds, the one way times are printed.
+/// ISO-8601 in UTC with milliseconds (`2026-01-01T00:00:00.123Z`), the one way times are printed.
 public enum Timestamp {
+    /// Integer arithmetic throughout: going through `Date`'s floating-point seconds loses a millisecond on
+    /// some values (…600123 ms printed as .122). Days to a civil date: H. Hinnant, "chrono-compatible
+    /// low-level date algorithms" (days_from_civil's inverse).
     public static func iso8601(_ milliseconds: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        return date.formatted(.iso8601.year().month().day().dateSeparator(.dash)
-            .time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .omitted))
+        let (days, msOfDay) = floorDivide(milliseconds, 86_400_000)
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(msOfDay / 3_600_000, 2)):"
+            + "\(pad(msOfDay / 60_000 % 60, 2)):\(pad(msOfDay / 1000 % 60, 2)).\(pad(msOfDay % 1000, 3))Z"
+    }
+
+    private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+        let q = a / b, r = a % b
+        return r < 0 ? (q - 1, r + b) : (q, r)
     }
 }

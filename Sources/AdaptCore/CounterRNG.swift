@@ -5,7 +5,7 @@
 public struct CounterRNG: Sendable, Equatable {
     /// Separates the streams of different uses of randomness under one seed.
     public enum Purpose: UInt32, Sendable {
-        case loraInit = 1, dropout, dataOrder, sampling, retryJitter, datasetSample, generation, heldOut, test
+        case loraInit = 1, dropout, dataOrder, sampling, retryJitter, datasetSample, generation, heldOut, test, noopFailure
     }
 
     public let seed: UInt64

@@ -45,7 +45,7 @@ public struct CommandLineTool: Sendable {
     public func main(_ arguments: [String]) async -> Int32 {
         var commandName: String?
         do {
-            let (command, rest) = try resolve(arguments)
+            let (command, leading, rest) = try resolve(arguments)
             guard let command else { return 0 }  // help was printed
             commandName = command.path.joined(separator: " ")
             let beforeTerminator = rest.prefix { $0 != "--" }
@@ -53,8 +53,13 @@ public struct CommandLineTool: Sendable {
                 Console.print(help(for: command))
                 return 0
             }
-            let (parsed, global) = try Self.parse(rest, options: command.options, global: globalOptions,
+            // Options before the command's name are global even when the command has an option of the same
+            // name (`adapt --state DIR jobs --state running`); after it, the command's own option wins.
+            let (_, before) = try Self.parse(leading, options: [], global: globalOptions, positionals: [])
+            var (parsed, global) = try Self.parse(rest, options: command.options, global: globalOptions,
                                                   positionals: command.positionals)
+            global.values.merge(before.values) { after, _ in after }
+            global.flags.formUnion(before.flags)
             try await command.run(Invocation(arguments: parsed, global: global))
             return 0
         } catch {
@@ -63,7 +68,7 @@ public struct CommandLineTool: Sendable {
     }
 
     /// Finds the command named by the leading words, skipping global options given before it.
-    private func resolve(_ arguments: [String]) throws -> (Command?, [String]) {
+    private func resolve(_ arguments: [String]) throws -> (Command?, [String], [String]) {
         var words: [String] = []
         var leading: [String] = []
         var index = 0
@@ -73,7 +78,7 @@ public struct CommandLineTool: Sendable {
                 // `adapt schedule install --help` names a whole command: show its help, not the group's overview.
                 if let exact = commands.first(where: { $0.path == words }) { Console.print(help(for: exact)) }
                 else { Console.print(overview(prefix: words)) }
-                return (nil, [])
+                return (nil, [], [])
             }
             if argument.hasPrefix("--") && argument != "--" {
                 guard words.isEmpty else { break }
@@ -100,7 +105,7 @@ public struct CommandLineTool: Sendable {
             break
         }
         if let exact = commands.first(where: { $0.path == words }) {
-            return (exact, leading + Array(arguments[index...]))
+            return (exact, leading, Array(arguments[index...]))
         }
         if words.isEmpty {
             if index < arguments.count { throw UsageError("unknown command '\(arguments[index])'") }

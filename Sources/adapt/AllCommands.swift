@@ -5,4 +5,5 @@ enum AllCommands {
     static let list: [Command] = []
         + PipelineCommands.all + ScheduleCommands.all + DeviceCommands.all
         + DataCommands.all
+        + JobCommands.all
 }

@@ -32,3 +32,22 @@ private func parse(_ args: [String], positionals: [PositionalSpec] = []) throws 
     #expect(throws: UsageError.self) { try parse([], positionals: [PositionalSpec("FILE", help: "")]) }
     #expect(throws: UsageError.self) { try parse(["--count", "x"]).0.int("count") }
 }
+
+@Test func aGlobalOptionBeforeTheCommandStaysGlobalWhenTheCommandHasAnOptionOfTheSameName() async throws {
+    let seen = LockedPair()
+    let command = Command("jobs", summary: "", options: [OptionSpec("state", value: "S", help: "")]) { invocation in
+        seen.set(invocation.global.string("state"), invocation.arguments.string("state"))
+    }
+    let tool = CommandLineTool(name: "t", summary: "", globalOptions: global, commands: [command])
+    #expect(await tool.main(["--state", "/dir", "jobs", "--state", "running"]) == 0)
+    #expect(seen.get() == ["/dir", "running"])
+}
+
+private final class LockedPair: @unchecked Sendable {  // every access holds `lock`
+    private var values: [String?] = []
+    private let lock = NSLock()
+    func set(_ a: String?, _ b: String?) { lock.withLock { values = [a, b] } }
+    func get() -> [String?] { lock.withLock { values } }
+}
+
+import Foundation

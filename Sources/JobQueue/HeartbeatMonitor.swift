@@ -1,0 +1,98 @@
+import Foundation
+
+/// Extends the leases of a worker's running jobs every lease/3 from one dedicated thread.
+///
+/// A thread rather than a task: a job body may keep every cooperative thread busy with computation (the
+/// train step does), and a missed heartbeat would lose the lease. When a heartbeat finds the run cancelled
+/// or the lease lost, the monitor flags the job's context and calls its `interrupt` (which cancels the body).
+///
+/// `@unchecked Sendable`: `entries` and `stopped` are only touched with `condition` locked.
+final class HeartbeatMonitor: @unchecked Sendable {
+    private let queue: JobQueue
+    private let leaseMilliseconds: Int64
+    private let condition = NSCondition()
+    private var entries: [JobID: Entry] = [:]
+    private var stopped = false
+    private var thread: Thread?
+
+    struct Entry {
+        let context: JobContext
+        let interrupt: @Sendable () -> Void
+        var due: Int64
+    }
+
+    init(queue: JobQueue, leaseMilliseconds: Int64) {
+        self.queue = queue
+        self.leaseMilliseconds = leaseMilliseconds
+    }
+
+    var interval: Int64 { max(1, leaseMilliseconds / 3) }
+
+    func start() {
+        let thread = Thread { [self] in loop() }
+        thread.name = "heartbeat"
+        self.thread = thread
+        thread.start()
+    }
+
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.broadcast()
+        }
+    }
+
+    func watch(_ context: JobContext, interrupt: @escaping @Sendable () -> Void) {
+        condition.withLock {
+            entries[context.claim.jobID] = Entry(context: context, interrupt: interrupt,
+                                                 due: queue.clock.nowMilliseconds() + interval)
+            condition.broadcast()
+        }
+    }
+
+    func forget(_ id: JobID) {
+        condition.withLock { _ = entries.removeValue(forKey: id) }
+    }
+
+    /// The contexts being watched now (to release them all on an immediate stop).
+    var watched: [JobContext] { condition.withLock { entries.values.map(\.context) } }
+
+    private func loop() {
+        while true {
+            var due: [Entry] = []
+            condition.lock()
+            while !stopped {
+                let now = queue.clock.nowMilliseconds()
+                due = entries.values.filter { $0.due <= now }
+                if !due.isEmpty { break }
+                let next = entries.values.map(\.due).min()
+                // Real time: the clock may be a test's manual clock, so never wait long without a look.
+                let wait = next.map { Double(min(max($0 - now, 1), 1_000)) / 1000 } ?? 1
+                _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
+            }
+            if stopped { condition.unlock(); return }
+            for entry in due { entries[entry.context.claim.jobID]?.due = queue.clock.nowMilliseconds() + interval }
+            condition.unlock()
+            for entry in due { beat(entry) }
+        }
+    }
+
+    private func beat(_ entry: Entry) {
+        do {
+            switch try queue.heartbeat(entry.context.claim, leaseMilliseconds: leaseMilliseconds) {
+            case .extended: break
+            case .cancelled:
+                if !entry.context.isRunCancelled {
+                    entry.context.markRunCancelled()
+                    entry.interrupt()
+                }
+            }
+        } catch JobQueueError.leaseLost {
+            entry.context.markLeaseLost()
+            forget(entry.context.claim.jobID)
+            entry.interrupt()
+        } catch {
+            // A busy or failing database: try again at the next interval; the lease covers two more misses.
+        }
+    }
+}

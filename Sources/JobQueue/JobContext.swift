@@ -1,0 +1,60 @@
+import AdaptCore
+import Storage
+import Synchronization
+
+/// How a job body ended; the worker turns it into the matching fenced write.
+public enum JobResult: Sendable {
+    /// Success. `alsoInTransaction` runs inside the completion transaction (e.g. the promote step's
+    /// registry pointer flip), so both commit together or neither does.
+    case completed(JSONValue, alsoInTransaction: (@Sendable (Database) throws -> Void)? = nil)
+    /// A failure worth retrying: after the backoff, or after `afterMilliseconds`. Discarded when out of attempts.
+    case retry(error: String, afterMilliseconds: Int64? = nil)
+    /// A failure no retry will fix: discarded now, dependents cancelled.
+    case discard(error: String)
+    /// Not yet: back to ready until this time (ms since the epoch), without using up an attempt.
+    case snooze(untilMilliseconds: Int64)
+    /// The body gave up because the run was cancelled (or for its own reason).
+    case cancel(reason: String)
+}
+
+/// What a body signature looks like: the claimed job (its input, token, attempt) and a context to report
+/// progress and learn of cancellation.
+public typealias JobBody = @Sendable (Claim, JobContext) async throws -> JobResult
+
+/// A running job's view of the world beyond its input: progress events and cancellation.
+///
+/// The body's task is also cancelled (Swift task cancellation) when the run is cancelled, the lease is lost or
+/// the worker must stop at once, so `Task.sleep` and `Task.checkCancellation()` end the body promptly.
+public final class JobContext: Sendable {
+    public let claim: Claim
+    let queue: JobQueue
+    private let flags = Mutex(Flags())
+
+    struct Flags {
+        var runCancelled = false
+        var leaseLost = false
+        var stopNow = false
+    }
+
+    init(claim: Claim, queue: JobQueue) {
+        self.claim = claim
+        self.queue = queue
+    }
+
+    /// The run was cancelled: finish quickly, or return `.cancel`.
+    public var isRunCancelled: Bool { flags.withLock { $0.runCancelled } }
+    /// The lease is gone: nothing this body returns will be recorded.
+    public var isLeaseLost: Bool { flags.withLock { $0.leaseLost } }
+    /// Any reason to stop now.
+    public var isCancelled: Bool { flags.withLock { $0.runCancelled || $0.leaseLost || $0.stopNow } }
+
+    /// Appends a progress event to the job's history (fenced by the claim's token like every other write).
+    public func progress(_ message: String) throws {
+        try queue.progress(claim, message: message)
+    }
+
+    func markRunCancelled() { flags.withLock { $0.runCancelled = true } }
+    func markLeaseLost() { flags.withLock { $0.leaseLost = true } }
+    func markStopNow() { flags.withLock { $0.stopNow = true } }
+    var snapshot: Flags { flags.withLock { $0 } }
+}

@@ -1,0 +1,256 @@
+import AdaptCore
+import Storage
+
+/// The durable job engine over one state database: runs, jobs, dependencies, leases, retries and history.
+///
+/// Every multi-row change is one `BEGIN IMMEDIATE` transaction, so processes sharing the database never see
+/// half a change; `now` always comes from the injected clock and is bound into the SQL. Lease operations
+/// (claim, heartbeat, complete, fail, …) live in `JobQueue+Lease.swift`, read queries in
+/// `JobQueue+Reads.swift`.
+public final class JobQueue: Sendable {
+    public let database: Database
+    public let clock: any Clock
+    public let retryPolicy: RetryPolicy
+
+    /// Opens the engine on `database`, bringing its tables up to date (or refusing a newer schema).
+    public init(database: Database, clock: any Clock = SystemClock(), retryPolicy: RetryPolicy = .standard) throws {
+        self.database = database
+        self.clock = clock
+        self.retryPolicy = retryPolicy
+        try database.migrate(JobSchema.schema)
+    }
+
+    var now: Int64 { clock.nowMilliseconds() }
+
+    // MARK: Enqueue
+
+    /// Stores a run and its jobs in one transaction; jobs without parents are ready at once.
+    ///
+    /// With a unique key, a second enqueue (from any process) returns the first run with `existing: true`
+    /// and stores nothing: the lookup and the insert share one `BEGIN IMMEDIATE` transaction, so two
+    /// enqueuers cannot both miss the key; the `UNIQUE` column is the backstop.
+    @discardableResult
+    public func enqueue(_ description: RunDescription) throws -> EnqueueResult {
+        let ordered = try description.validate()
+        let now = self.now
+        return try database.transaction {
+            if let key = description.uniqueKey,
+               let row = try database.queryOne("SELECT id FROM job_runs WHERE unique_key = ?", key),
+               let id = row.int64("id") {
+                let jobs = try database.query("SELECT id FROM jobs WHERE run_id = ? ORDER BY id", id)
+                return EnqueueResult(runID: RunID(id), jobIDs: jobs.compactMap { $0.int64("id").map(JobID.init) },
+                                     existing: true)
+            }
+            try database.run("""
+                INSERT INTO job_runs (kind, name, unique_key, manifest, created_at) VALUES (?, ?, ?, ?, ?)
+                """, description.kind, description.name, description.uniqueKey,
+                JSON.canonicalString(description.manifest), now)
+            let runID = RunID(database.lastInsertRowID)
+            var ids: [String: JobID] = [:]
+            for step in ordered {
+                let parents = Array(Set(step.dependsOn)).sorted()
+                let state: JobState = parents.isEmpty ? .ready : .pending
+                let note = parents.isEmpty ? "enqueued" : "enqueued; waits for \(parents.count) parent(s)"
+                try database.run("""
+                    INSERT INTO jobs (run_id, name, kind, state, priority, run_at, max_attempts, input, waiting_on,
+                                      transition_note, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, runID, step.name, step.kind, state.rawValue, step.priority, step.runAt ?? now,
+                    step.maxAttempts, JSON.canonicalString(step.input), parents.count, note, now, now)
+                let id = JobID(database.lastInsertRowID)
+                ids[step.name] = id
+                for parent in parents {
+                    try database.run("INSERT INTO job_dependencies (job_id, depends_on) VALUES (?, ?)", id, ids[parent]!)
+                }
+            }
+            return EnqueueResult(runID: runID, jobIDs: description.steps.map { ids[$0.name]! }, existing: false)
+        }
+    }
+
+    // MARK: Cancel, retry
+
+    /// What `cancel` did.
+    public struct CancelOutcome: Sendable, Equatable, Encodable {
+        /// Pending, ready and failed jobs now cancelled.
+        public let cancelled: Int
+        /// Jobs still running; their workers learn of the cancellation at their next heartbeat.
+        public let running: Int
+
+        public init(cancelled: Int, running: Int) {
+            self.cancelled = cancelled
+            self.running = running
+        }
+    }
+
+    /// Cancels every job of `run` that has not started, and flags the run so running jobs stop at their
+    /// next heartbeat. A finished run is left as it is.
+    public func cancel(run: RunID) throws -> CancelOutcome {
+        let now = self.now
+        return try database.transaction {
+            _ = try self.run(run)
+            let unfinished = try database.scalar("""
+                SELECT count(*) FROM jobs WHERE run_id = ? AND state IN (\(JobState.sqlList(JobState.unfinished)))
+                """, run).integerValue ?? 0
+            guard unfinished > 0 else { return CancelOutcome(cancelled: 0, running: 0) }
+            try database.run("UPDATE job_runs SET cancelled_at = coalesce(cancelled_at, ?) WHERE id = ?", now, run)
+            let cancelled = try database.run("""
+                UPDATE jobs SET state = 'cancelled', error = 'run cancelled', finished_at = ?, updated_at = ?,
+                                transition_note = 'run cancelled'
+                WHERE run_id = ? AND state IN ('pending', 'ready', 'failed')
+                """, now, now, run)
+            let running = try database.scalar("SELECT count(*) FROM jobs WHERE run_id = ? AND state = 'running'", run)
+            return CancelOutcome(cancelled: cancelled, running: Int(running.integerValue ?? 0))
+        }
+    }
+
+    /// What `retry` did.
+    public struct RetryOutcome: Sendable, Equatable, Encodable {
+        public let state: JobState
+        /// Cancelled descendants put back to pending.
+        public let dependents: Int
+
+        public init(state: JobState, dependents: Int) {
+            self.state = state
+            self.dependents = dependents
+        }
+    }
+
+    /// Puts a discarded, cancelled or failed job back to ready (or pending while a parent has not
+    /// succeeded), with one more attempt than it has used, and its cancelled descendants back to pending.
+    /// The run is no longer cancelled.
+    public func retry(job id: JobID) throws -> RetryOutcome {
+        let now = self.now
+        return try database.transaction {
+            let record = try job(id)
+            guard [.discarded, .cancelled, .failed].contains(record.state) else {
+                throw JobQueueError.notRetryable(id, state: record.state)
+            }
+            let waiting = Int(try database.scalar(Self.unfinishedParents + " WHERE d.job_id = ?", id).integerValue ?? 0)
+            let state: JobState = waiting == 0 ? .ready : .pending
+            try database.run("""
+                UPDATE jobs SET state = ?, waiting_on = ?, run_at = ?, max_attempts = max(max_attempts, attempt + 1),
+                                error = NULL, finished_at = NULL, updated_at = ?, transition_note = 'retried by hand'
+                WHERE id = ?
+                """, state.rawValue, waiting, now, now, id)
+            let dependents = try database.run("""
+                WITH RECURSIVE below(id) AS (
+                    SELECT job_id FROM job_dependencies WHERE depends_on = ?
+                    UNION SELECT d.job_id FROM job_dependencies d JOIN below ON d.depends_on = below.id)
+                UPDATE jobs SET state = 'pending', error = NULL, finished_at = NULL, updated_at = ?,
+                                waiting_on = (\(Self.unfinishedParents) WHERE d.job_id = jobs.id),
+                                transition_note = ?
+                WHERE state = 'cancelled' AND id IN (SELECT id FROM below)
+                """, id, now, "\(id) retried")
+            try database.run("UPDATE job_runs SET cancelled_at = NULL WHERE id = ?", record.runID)
+            return RetryOutcome(state: state, dependents: dependents)
+        }
+    }
+
+    /// Counts a job's parents that have not succeeded; append `WHERE d.job_id = …`.
+    static let unfinishedParents = """
+        SELECT count(*) FROM job_dependencies d JOIN jobs p ON p.id = d.depends_on AND p.state <> 'succeeded'
+        """
+
+    /// Cancels every pending descendant of a discarded job, naming it as the reason. Call inside a transaction.
+    func cancelDescendants(of id: JobID, now: Int64) throws {
+        let reason = "cancelled: parent \(id) was discarded"
+        try database.run("""
+            WITH RECURSIVE below(id) AS (
+                SELECT job_id FROM job_dependencies WHERE depends_on = ?
+                UNION SELECT d.job_id FROM job_dependencies d JOIN below ON d.depends_on = below.id)
+            UPDATE jobs SET state = 'cancelled', error = ?, finished_at = ?, updated_at = ?, transition_note = ?
+            WHERE state = 'pending' AND id IN (SELECT id FROM below)
+            """, id, reason, now, now, reason)
+    }
+
+    // MARK: Rescue, prune
+
+    /// One job whose lease had expired, and where it went.
+    public struct Rescued: Sendable, Equatable, Encodable {
+        public let job: JobID
+        public let attempt: Int
+        public let state: JobState
+
+        public init(job: JobID, attempt: Int, state: JobState) {
+            self.job = job
+            self.attempt = attempt
+            self.state = state
+        }
+
+        enum CodingKeys: String, CodingKey { case job = "job_id", attempt, state }
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(job.description, forKey: .job)
+            try c.encode(attempt, forKey: .attempt)
+            try c.encode(state, forKey: .state)
+        }
+    }
+
+    /// Moves every running job whose lease has expired back to ready: the lost attempt counts, so a job out of
+    /// attempts is discarded instead (and its dependents cancelled); a job of a cancelled run is cancelled.
+    @discardableResult
+    public func rescueExpiredLeases() throws -> [Rescued] {
+        let now = self.now
+        return try database.transaction {
+            let expired = try database.query("""
+                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, r.cancelled_at
+                FROM jobs j JOIN job_runs r ON r.id = j.run_id
+                WHERE j.state = 'running' AND j.lease_expires_at < ? ORDER BY j.id
+                """, now)
+            var rescued: [Rescued] = []
+            for row in expired {
+                guard let raw = row.int64("id") else { continue }
+                let id = JobID(raw)
+                let attempt = row.int("attempt") ?? 0
+                let state: JobState = row.int64("cancelled_at") != nil ? .cancelled
+                    : attempt >= (row.int("max_attempts") ?? 1) ? .discarded : .ready
+                let note = "lease of \(row.string("lease_owner") ?? "?") expired (attempt \(attempt))"
+                    + (state == .discarded ? "; no attempts left" : state == .cancelled ? "; run cancelled" : "")
+                try database.run("""
+                    UPDATE jobs SET state = ?, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
+                                    error = CASE WHEN ? = 'ready' THEN error ELSE ? END,
+                                    finished_at = CASE WHEN ? = 'ready' THEN NULL ELSE ? END,
+                                    updated_at = ?, transition_note = ?
+                    WHERE id = ?
+                    """, state.rawValue, now, state.rawValue, note, state.rawValue, now, now, note, id)
+                if state == .discarded { try cancelDescendants(of: id, now: now) }
+                rescued.append(Rescued(job: id, attempt: attempt, state: state))
+            }
+            return rescued
+        }
+    }
+
+    /// What `prune-history` removed.
+    public struct PruneOutcome: Sendable, Equatable, Encodable {
+        public let runs: Int
+        public let jobs: Int
+        public let events: Int
+
+        public init(runs: Int, jobs: Int, events: Int) {
+            self.runs = runs
+            self.jobs = jobs
+            self.events = events
+        }
+    }
+
+    /// Deletes finished runs (with their jobs and events) whose last change is older than `age`; the only
+    /// way history is ever removed.
+    public func pruneHistory(olderThanMilliseconds age: Int64) throws -> PruneOutcome {
+        let cutoff = now - age
+        return try database.transaction {
+            let ids = try database.query("""
+                SELECT r.id FROM job_runs r
+                WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.run_id = r.id
+                                  AND j.state IN (\(JobState.sqlList(JobState.unfinished))))
+                  AND coalesce((SELECT max(updated_at) FROM jobs j WHERE j.run_id = r.id), r.created_at) < ?
+                """, cutoff).compactMap { $0.int64("id") }
+            var jobs = 0, events = 0
+            for id in ids {
+                jobs += Int(try database.scalar("SELECT count(*) FROM jobs WHERE run_id = ?", id).integerValue ?? 0)
+                events += Int(try database.scalar("SELECT count(*) FROM job_events WHERE run_id = ?", id).integerValue ?? 0)
+                try database.run("DELETE FROM job_runs WHERE id = ?", id)
+            }
+            return PruneOutcome(runs: ids.count, jobs: jobs, events: events)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import AdaptCore
+import Foundation
+import Storage
+
+/// Where an idle worker's slots wait for new work: one thread polls `PRAGMA data_version` about every
+/// `pollMicroseconds` while any slot waits, and sleeps on a condition when none does.
+///
+/// `PRAGMA data_version` changes whenever another connection commits (SQLite docs, "PRAGMA data_version"); it
+/// reads the WAL index in shared memory, so a poll costs microseconds and takes no lock writers wait for.
+/// A plain thread with `usleep` costs far less CPU per wake than a task sleeping on the concurrency runtime,
+/// and keeps the cooperative threads free for job bodies.
+///
+/// `@unchecked Sendable`: `waiters`, `stopped` and `lastVersion` are only touched with `condition` locked.
+final class WorkWaiter: @unchecked Sendable {
+    private let database: Database
+    private let clock: any AdaptCore.Clock
+    private let pollMicroseconds: UInt32
+    private let condition = NSCondition()
+    private var waiters: [Waiter] = []
+    private var stopped = false
+    private var version: Int64 = 0
+    private var localVersion = 0
+
+    struct Waiter {
+        let seen: (Int64, Int)
+        let deadline: Int64?
+        let continuation: CheckedContinuation<(Int64, Int), Never>
+    }
+
+    init(database: Database, clock: any AdaptCore.Clock, pollMicroseconds: Int) {
+        self.database = database
+        self.clock = clock
+        self.pollMicroseconds = UInt32(max(1, pollMicroseconds))
+    }
+
+    func start() throws {
+        version = try database.dataVersion()
+        let thread = Thread { [self] in loop() }
+        thread.name = "work-waiter"
+        thread.start()
+    }
+
+    /// Ends every wait now and the thread soon after.
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.broadcast()
+        }
+    }
+
+    /// Counts a write of this process (sibling slots share one connection, whose own commits do not move
+    /// `data_version`), and wakes the slots waiting.
+    func noteLocalWrite() {
+        condition.withLock {
+            localVersion += 1
+            condition.broadcast()
+        }
+    }
+
+    /// The versions now, to pass to `wait` later.
+    var current: (Int64, Int) { condition.withLock { (version, localVersion) } }
+
+    /// Returns once the versions differ from `seen`, `deadline` (clock milliseconds) has passed, or `stop`.
+    func wait(since seen: (Int64, Int), until deadline: Int64?) async -> (Int64, Int) {
+        await withCheckedContinuation { continuation in
+            let stoppedAlready = condition.withLock {
+                if !stopped {
+                    waiters.append(Waiter(seen: seen, deadline: deadline, continuation: continuation))
+                    condition.broadcast()
+                }
+                return stopped
+            }
+            if stoppedAlready { continuation.resume(returning: seen) }
+        }
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while waiters.isEmpty && !stopped { condition.wait() }
+            if stopped {
+                let all = waiters
+                waiters.removeAll()
+                let now = (version, localVersion)
+                condition.unlock()
+                for waiter in all { waiter.continuation.resume(returning: now) }
+                return
+            }
+            condition.unlock()
+            // A failed read (the database busy past its timeout) counts as a change: the slot looks again.
+            let observed = (try? database.dataVersion()) ?? -1
+            let now = clock.nowMilliseconds()
+            condition.lock()
+            if observed != -1 { version = observed }
+            let versions = (observed == -1 ? version &+ 1 : version, localVersion)
+            var due: [Waiter] = []
+            waiters.removeAll { waiter in
+                let ready = waiter.seen != versions || waiter.deadline.map { now >= $0 } ?? false
+                if ready { due.append(waiter) }
+                return ready
+            }
+            condition.unlock()
+            for waiter in due { waiter.continuation.resume(returning: versions) }
+            usleep(pollMicroseconds)
+        }
+    }
+}

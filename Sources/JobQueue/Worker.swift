@@ -1,0 +1,235 @@
+import AdaptCore
+import Foundation
+import Storage
+import Synchronization
+
+/// How a worker runs.
+public struct WorkerOptions: Sendable {
+    /// The job kinds it claims.
+    public var kinds: [String]
+    /// Who holds the leases (shown as `lease_owner`); unique per process.
+    public var owner: String
+    public var leaseMilliseconds: Int64
+    /// Jobs run at once in this process.
+    public var concurrency: Int
+    /// Return once no job of `kinds` has work ahead (none pending, ready, running or waiting to retry).
+    public var exitWhenIdle: Bool
+    /// How often an idle worker looks at `PRAGMA data_version` (DESIGN.md: "every millisecond or so").
+    public var pollMicroseconds: Int
+    /// Where the worker says what it did (one line per event); nil keeps it quiet.
+    public var log: (@Sendable (String) -> Void)?
+
+    public init(kinds: [String], owner: String = WorkerOptions.defaultOwner(), leaseMilliseconds: Int64 = 30_000,
+                concurrency: Int = 1, exitWhenIdle: Bool = false, pollMicroseconds: Int = 1_000,
+                log: (@Sendable (String) -> Void)? = nil) {
+        precondition(!kinds.isEmpty && concurrency >= 1 && leaseMilliseconds >= 3, "invalid worker options")
+        self.kinds = kinds
+        self.owner = owner
+        self.leaseMilliseconds = leaseMilliseconds
+        self.concurrency = concurrency
+        self.exitWhenIdle = exitWhenIdle
+        self.pollMicroseconds = pollMicroseconds
+        self.log = log
+    }
+
+    /// `host/pid`: unique among the processes sharing a state directory.
+    public static func defaultOwner() -> String {
+        "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)"
+    }
+}
+
+/// What a worker did before it returned.
+public struct WorkerSummary: Sendable, Equatable, Encodable {
+    public var succeeded = 0
+    public var failed = 0
+    public var discarded = 0
+    public var cancelled = 0
+    public var snoozed = 0
+    public var released = 0
+    /// Jobs whose lease was lost while running; their results were not recorded.
+    public var leaseLost = 0
+
+    enum CodingKeys: String, CodingKey {
+        case succeeded, failed, discarded, cancelled, snoozed, released, leaseLost = "lease_lost"
+    }
+}
+
+/// The reusable worker loop: claim → run the body with a heartbeat beside it → complete or fail with the token.
+///
+/// Stopping (`requestStop`, or SIGINT/SIGTERM after `stopOnSignals()`): the first request stops claiming and
+/// lets running jobs finish; a second releases them at once (back to ready, the attempt given back) and
+/// cancels their bodies. Either way no job is lost. Idle, the worker polls `PRAGMA data_version` (a read of
+/// shared memory, no lock) about every `pollMicroseconds` and sleeps in between, with a timer for the next
+/// scheduled `run_at` or lease expiry, so new work starts within a few milliseconds without spinning.
+public final class Worker: Sendable {
+    public let queue: JobQueue
+    public let options: WorkerOptions
+    private let body: JobBody
+    private let monitor: HeartbeatMonitor
+    private let waiter: WorkWaiter
+    private let state = Mutex(State())
+
+    struct State {
+        var stopRequests = 0
+        var summary = WorkerSummary()
+        var tasks: [JobID: Task<JobResult, Error>] = [:]
+    }
+
+    public init(queue: JobQueue, options: WorkerOptions, body: @escaping JobBody) {
+        self.queue = queue
+        self.options = options
+        self.body = body
+        monitor = HeartbeatMonitor(queue: queue, leaseMilliseconds: options.leaseMilliseconds)
+        waiter = WorkWaiter(database: queue.database, clock: queue.clock, pollMicroseconds: options.pollMicroseconds)
+    }
+
+    /// Runs until stopped (or idle, with `exitWhenIdle`); returns what it did.
+    public func run() async throws -> WorkerSummary {
+        monitor.start()
+        try waiter.start()
+        defer {
+            monitor.stop()
+            waiter.stop()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<options.concurrency {
+                group.addTask { try await self.slot() }
+            }
+            try await group.waitForAll()
+        }
+        return state.withLock { $0.summary }
+    }
+
+    /// First call: finish running jobs, claim no more. Second call: release running jobs now.
+    public func requestStop() {
+        let requests = state.withLock { s -> Int in
+            s.stopRequests += 1
+            return s.stopRequests
+        }
+        waiter.stop()
+        if requests == 1 {
+            options.log?("stopping: running jobs finish first (signal again to release them now)")
+        } else if requests == 2 {
+            options.log?("stopping now: releasing running jobs")
+            for context in monitor.watched { context.markStopNow() }
+            let tasks = state.withLock { Array($0.tasks.values) }
+            for task in tasks { task.cancel() }
+        }
+    }
+
+    public var isStopping: Bool { state.withLock { $0.stopRequests > 0 } }
+
+    // MARK: The loop
+
+    private func slot() async throws {
+        var next: Claim?
+        while !isStopping || next != nil {
+            if let claim = next {
+                next = try await process(claim)
+                continue
+            }
+            // Read the versions before looking for work, so a commit landing after the look still wakes us.
+            let seen = waiter.current
+            if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
+                waiter.noteLocalWrite()
+                next = try await process(claim)
+                continue
+            }
+            if try queue.hasExpiredLeases() {
+                for rescued in try queue.rescueExpiredLeases() {
+                    options.log?("rescued \(rescued.job) (attempt \(rescued.attempt) lost its lease) → \(rescued.state)")
+                }
+                waiter.noteLocalWrite()
+                continue
+            }
+            if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return }
+            _ = await waiter.wait(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
+        }
+    }
+
+    private var request: ClaimRequest {
+        ClaimRequest(kinds: options.kinds, owner: options.owner, leaseMilliseconds: options.leaseMilliseconds)
+    }
+
+    /// Runs one job and records its result; returns the next job when the completion could claim it in the
+    /// same transaction.
+    private func process(_ claim: Claim) async throws -> Claim? {
+        let context = JobContext(claim: claim, queue: queue)
+        options.log?("claimed \(claim.jobID) (\(claim.kind) '\(claim.name)', attempt \(claim.attempt))")
+        let task = Task { [body] in try await body(claim, context) }
+        state.withLock { $0.tasks[claim.jobID] = task }
+        monitor.watch(context) { task.cancel() }
+        // A stop request that arrived between the claim and the registration above must still reach this job.
+        if state.withLock({ $0.stopRequests >= 2 }) { context.markStopNow(); task.cancel() }
+        let result = await task.result
+        monitor.forget(claim.jobID)
+        state.withLock { _ = $0.tasks.removeValue(forKey: claim.jobID) }
+        defer { waiter.noteLocalWrite() }
+        do {
+            return try record(result, of: claim, context: context)
+        } catch JobQueueError.leaseLost {
+            count { $0.leaseLost += 1 }
+            options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
+            return nil
+        }
+    }
+
+    /// Turns the body's result into the one fenced write it calls for.
+    private func record(_ result: Result<JobResult, Error>, of claim: Claim, context: JobContext) throws -> Claim? {
+        let flags = context.snapshot
+        if flags.leaseLost { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
+        if case let .success(.completed(output, extra)) = result {
+            // Finished work is recorded even when a stop or a cancellation arrived meanwhile.
+            let hook = extra.map { hook in { (db: Database) throws in try hook(db) } }
+            var next: Claim?
+            if isStopping {
+                try queue.complete(claim, output: output, alsoInTransaction: hook)
+            } else {
+                next = try queue.complete(claim, output: output, alsoInTransaction: hook, thenClaim: request)
+            }
+            count { $0.succeeded += 1 }
+            options.log?("completed \(claim.jobID)")
+            return next
+        }
+        if flags.runCancelled {
+            try queue.acknowledgeCancellation(claim, reason: "run cancelled while attempt \(claim.attempt) ran")
+            count { $0.cancelled += 1 }
+            options.log?("cancelled \(claim.jobID): its run was cancelled")
+            return nil
+        }
+        if flags.stopNow {
+            try queue.release(claim, reason: "worker \(options.owner) stopped")
+            count { $0.released += 1 }
+            options.log?("released \(claim.jobID)")
+            return nil
+        }
+        switch result {
+        case .success(.completed):
+            preconditionFailure("handled above")
+        case let .success(.retry(error, after)):
+            try failed(claim, error: error, retryable: true, after: after)
+        case let .success(.discard(error)):
+            try failed(claim, error: error, retryable: false, after: nil)
+        case let .success(.snooze(until)):
+            try queue.snooze(claim, until: until)
+            count { $0.snoozed += 1 }
+        case let .success(.cancel(reason)):
+            try queue.acknowledgeCancellation(claim, reason: reason)
+            count { $0.cancelled += 1 }
+        case let .failure(error):
+            try failed(claim, error: "\(error)",
+                       retryable: !(error is CancellationError), after: nil)
+        }
+        return nil
+    }
+
+    private func failed(_ claim: Claim, error: String, retryable: Bool, after: Int64?) throws {
+        let state = try queue.fail(claim, error: error, retryable: retryable, retryAfter: after)
+        count { state == .discarded ? ($0.discarded += 1) : state == .cancelled ? ($0.cancelled += 1) : ($0.failed += 1) }
+        options.log?("\(claim.jobID) attempt \(claim.attempt) failed → \(state)")
+    }
+
+    private func count(_ change: (inout WorkerSummary) -> Void) {
+        state.withLock { change(&$0.summary) }
+    }
+}

@@ -1,0 +1,187 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import JobQueue
+import Storage
+
+/// The read-only job commands: `runs`, `jobs`, `show`, `events`.
+extension JobCommands {
+    static let runs = Command(
+        "runs", summary: "list runs, newest first",
+        options: [OptionSpec("limit", value: "N", help: "how many (default 50)"), .json]
+    ) { invocation in
+        let limit = try invocation.arguments.int("limit", default: 50, in: 1...1_000_000)
+        let runs = try queue(invocation).runs(limit: limit)
+        if invocation.arguments.flag("json") { Console.print(JSON.pretty(runs)); return }
+        var table = Table("ID", "KIND", "NAME", "STATE", "DONE", "ATTEMPT", "CREATED", "UPDATED")
+        for run in runs {
+            let done = (run.counts[.succeeded] ?? 0)
+            table.append([run.id.description, run.kind, run.name, run.state, "\(done)/\(run.total)", "\(run.attempt)",
+                          Timestamp.iso8601(run.createdAt), Timestamp.iso8601(run.updatedAt)])
+        }
+        Console.print(runs.isEmpty ? "no runs; 'adapt enqueue noop --count 3' makes one" : table.render())
+    }
+
+    static let jobs = Command(
+        "jobs", summary: "list jobs (the newest N matching, oldest first)",
+        options: [
+            OptionSpec("run", value: "ID", help: "only this run's jobs"),
+            OptionSpec("state", value: "S", help: "only jobs in this state (\(JobState.allCases.map(\.rawValue).joined(separator: ", ")))"),
+            OptionSpec("kind", value: "K", help: "only jobs of this kind"),
+            OptionSpec("limit", value: "N", help: "how many (default 100)"),
+            .json,
+        ]
+    ) { invocation in
+        let a = invocation.arguments
+        let state = try a.choice("state", JobState.allCases.map(\.rawValue)).flatMap(JobState.init(rawValue:))
+        let run = try a.string("run").map { try runID($0, option: "--run") }
+        let queue = try queue(invocation)
+        if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
+        let filter = JobQueue.JobFilter(run: run, state: state, kind: a.string("kind"),
+                                        limit: try a.int("limit", default: 100, in: 1...10_000_000))
+        let jobs = try queue.jobs(matching: filter)
+        if a.flag("json") { Console.print(JSON.pretty(jobs)); return }
+        Console.print(jobs.isEmpty ? "no jobs match" : jobTable(jobs).render())
+    }
+
+    static func jobTable(_ jobs: [JobRecord]) -> Table {
+        var table = Table("ID", "RUN", "NAME", "KIND", "STATE", "ATTEMPT", "UPDATED", "ERROR")
+        for job in jobs {
+            table.append([job.id.description, job.runID.description, job.name, job.kind, job.state.rawValue,
+                          "\(job.attempt)/\(job.maxAttempts)", Timestamp.iso8601(job.updatedAt), oneLine(job.error ?? "", 60)])
+        }
+        return table
+    }
+
+    static let show = Command(
+        "show", summary: "show one run (with its manifest and jobs) or one job (with input, output and events)",
+        options: [.json], positionals: [PositionalSpec("ID", help: "run-N or job-N")]
+    ) { invocation in
+        let text = try invocation.arguments.required("ID")
+        guard let identifier = Identifier.parse(text) else {
+            throw UsageError("ID expects run-N or job-N, got '\(text.prefix(40))'")
+        }
+        let queue = try queue(invocation)
+        let json = invocation.arguments.flag("json")
+        switch identifier {
+        case let .run(id): try showRun(id, queue: queue, json: json)
+        case let .job(id): try showJob(id, queue: queue, json: json)
+        case let .number(n):
+            let isRun = try queue.runExists(RunID(n)), isJob = try queue.jobExists(JobID(n))
+            if isRun && isJob { throw UsageError(JobQueueError.ambiguousIdentifier(n).description) }
+            if isRun { try showRun(RunID(n), queue: queue, json: json) }
+            else if isJob { try showJob(JobID(n), queue: queue, json: json) }
+            else { throw JobQueueError.unknownIdentifier(text) }
+        }
+    }
+
+    static func showRun(_ id: RunID, queue: JobQueue, json: Bool) throws {
+        let run = try queue.run(id)
+        let jobs = try queue.jobs(matching: .init(run: id, limit: Int.max))
+        if json {
+            var fields = try object(run)
+            fields["manifest"] = run.manifest
+            fields["jobs"] = .array(try jobs.map { .object(try object($0)) })
+            Console.print(JSON.pretty(JSONValue.object(fields)))
+            return
+        }
+        var lines = ["run \(run.id): \(run.name) (\(run.kind))", "state: \(run.state)",
+                     "created: \(Timestamp.iso8601(run.createdAt))", "updated: \(Timestamp.iso8601(run.updatedAt))"]
+        if let key = run.uniqueKey { lines.append("unique key: \(key)") }
+        if let at = run.cancelledAt { lines.append("cancelled: \(Timestamp.iso8601(at))") }
+        lines.append("manifest: \(run.manifest)")
+        Console.print(lines.joined(separator: "\n") + "\n\n" + jobTable(jobs).render())
+    }
+
+    static func showJob(_ id: JobID, queue: JobQueue, json: Bool) throws {
+        let job = try queue.job(id)
+        let parents = try queue.parents(of: id)
+        let events = try queue.events(job: id)
+        if json {
+            var fields = try object(job)
+            fields["input"] = job.input
+            fields["output"] = job.output ?? .null
+            fields["depends_on"] = .array(parents.map { .string($0.description) })
+            fields["events"] = .array(try events.map { .object(try object($0)) })
+            Console.print(JSON.pretty(JSONValue.object(fields)))
+            return
+        }
+        var lines = ["job \(job.id): \(job.name) (\(job.kind)) in \(job.runID)", "state: \(job.state)",
+                     "attempt: \(job.attempt) of \(job.maxAttempts)", "priority: \(job.priority)",
+                     "run at: \(Timestamp.iso8601(job.runAt))",
+                     "depends on: \(parents.isEmpty ? "nothing" : parents.map(\.description).joined(separator: ", "))"]
+        if let owner = job.leaseOwner, let until = job.leaseExpiresAt {
+            lines.append("lease: \(owner) until \(Timestamp.iso8601(until))")
+        }
+        lines.append("input: \(job.input)")
+        if let output = job.output { lines.append("output: \(output)") }
+        if let error = job.error { lines.append("error: \(error)") }
+        Console.print(lines.joined(separator: "\n") + "\n\n" + eventTable(events).render())
+    }
+
+    static let events = Command(
+        "events", summary: "print the history of state changes (and progress notes)",
+        options: [
+            OptionSpec("run", value: "ID", help: "only this run's events"),
+            OptionSpec("job", value: "ID", help: "only this job's events"),
+            OptionSpec("limit", value: "N", help: "at most N events (default 10000)"),
+            .flag("follow", help: "keep printing new events (with --run: until the run finishes); JSON lines with --json"),
+            .json,
+        ]
+    ) { invocation in
+        let a = invocation.arguments
+        let run = try a.string("run").map { try runID($0, option: "--run") }
+        let job = try a.string("job").map { try jobID($0, option: "--job") }
+        let limit = try a.int("limit", default: 10_000, in: 1...100_000_000)
+        let queue = try queue(invocation)
+        if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
+        if let job, try !queue.jobExists(job) { throw JobQueueError.unknownJob(job) }
+        let json = a.flag("json")
+        guard a.flag("follow") else {
+            let events = try queue.events(run: run, job: job, limit: limit)
+            Console.print(json ? JSON.pretty(events) : events.isEmpty ? "no events" : eventTable(events).render())
+            return
+        }
+        var last: Int64 = 0
+        var header = !json
+        while true {
+            let version = try queue.database.dataVersion()
+            let events = try queue.events(run: run, job: job, afterID: last, limit: limit)
+            for event in events {
+                if json {
+                    Console.print(JSON.canonicalString(event))
+                } else {
+                    let table = eventTable([event]).render().split(separator: "\n")
+                    if header { Console.print(String(table[0])); header = false }
+                    Console.print(String(table[1]))
+                }
+            }
+            last = events.last?.id ?? last
+            if events.count == limit { continue }
+            if let run, try queue.run(run).isFinished { return }
+            while try queue.database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+
+    static func eventTable(_ events: [EventRecord]) -> Table {
+        var table = Table("EVENT", "AT", "JOB", "RUN", "ATTEMPT", "CHANGE", "MESSAGE")
+        for e in events {
+            let change = e.from == e.to ? "(progress)" : "\(e.from?.rawValue ?? "new") → \(e.to.rawValue)"
+            table.append(["\(e.id)", Timestamp.iso8601(e.at), e.jobID.description, e.runID.description, "\(e.attempt)",
+                          change, oneLine(e.message ?? "", 80)])
+        }
+        return table
+    }
+
+    // MARK: Helpers
+
+    /// A record's JSON fields, to extend with what `show` adds.
+    static func object<T: Encodable>(_ value: T) throws -> [String: JSONValue] {
+        try JSON.decode(JSONValue.self, from: JSON.canonical(value), context: "record").objectValue ?? [:]
+    }
+
+    static func oneLine(_ text: String, _ width: Int) -> String {
+        let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return flat.count > width ? String(flat.prefix(width - 1)) + "…" : flat
+    }
+}

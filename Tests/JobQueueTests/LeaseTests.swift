@@ -1,0 +1,134 @@
+import AdaptCore
+import JobQueue
+import Storage
+import Testing
+
+/// Leases, heartbeats and fencing tokens: a worker that lost its lease changes nothing.
+@Suite struct LeaseTests {
+    @Test func aClaimIsALeaseWithTheAttemptAsFencingToken() throws {
+        let fixture = try QueueFixture()
+        let run = try fixture.enqueue(["a"])
+        let claim = try #require(try fixture.claim(owner: "host/1", lease: 5_000))
+        #expect(claim.token == 1 && claim.owner == "host/1" && claim.input == .object(["name": .string("a")]))
+        #expect(claim.leaseExpiresAt == fixture.clock.nowMilliseconds() + 5_000)
+        let job = try fixture.queue.job(run.jobIDs[0])
+        #expect(job.state == .running && job.leaseOwner == "host/1" && job.leaseExpiresAt == claim.leaseExpiresAt)
+        #expect(try fixture.claim() == nil)
+    }
+
+    @Test func heartbeatExtendsTheLease() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a"])
+        let claim = try #require(try fixture.claim(lease: 1_000))
+        fixture.clock.advance(milliseconds: 900)
+        #expect(try fixture.queue.heartbeat(claim, leaseMilliseconds: 1_000) == .extended(until: fixture.clock.nowMilliseconds() + 1_000))
+        fixture.clock.advance(milliseconds: 900)
+        #expect(try fixture.queue.rescueExpiredLeases().isEmpty)
+        try fixture.queue.complete(claim, output: .null)
+    }
+
+    @Test func rescuesJobWhoseLeaseExpiredCountingTheLostAttempt() throws {
+        let fixture = try QueueFixture()
+        let run = try fixture.enqueue(["a"], maxAttempts: 2)
+        _ = try #require(try fixture.claim(lease: 1_000))
+        fixture.clock.advance(milliseconds: 1_000)
+        #expect(try fixture.queue.rescueExpiredLeases().isEmpty, "a lease is held up to and including its expiry")
+        fixture.clock.advance(milliseconds: 1)
+        #expect(try fixture.queue.rescueExpiredLeases() == [.init(job: run.jobIDs[0], attempt: 1, state: .ready)])
+        let again = try #require(try fixture.claim())
+        #expect(again.token == 2)
+        fixture.clock.advance(milliseconds: 1_001)
+        #expect(try fixture.queue.rescueExpiredLeases() == [.init(job: run.jobIDs[0], attempt: 2, state: .discarded)])
+        let job = try fixture.queue.job(run.jobIDs[0])
+        #expect(job.state == .discarded && job.error?.contains("expired") == true)
+    }
+
+    /// Every write of a stale holder is refused with `leaseLost` and leaves the database as it was.
+    @Test func aStaleTokenCannotCompleteFailHeartbeatOrReport() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a", "b"], dependsOn: ["b": ["a"]])
+        let stale = try #require(try fixture.claim(owner: "paused", lease: 1_000))
+        fixture.clock.advance(milliseconds: 1_001)
+        try fixture.queue.rescueExpiredLeases()
+        let fresh = try #require(try fixture.claim(owner: "fresh", lease: 1_000))
+        #expect(fresh.jobID == stale.jobID && fresh.token == 2)
+        let before = try fixture.snapshot()
+        let lost = JobQueueError.leaseLost(stale.jobID, token: 1)
+        #expect(throws: lost) { try fixture.queue.complete(stale, output: .string("stale")) }
+        #expect(throws: lost) { try fixture.queue.fail(stale, error: "stale") }
+        #expect(throws: lost) { try fixture.queue.heartbeat(stale, leaseMilliseconds: 1_000) }
+        #expect(throws: lost) { try fixture.queue.progress(stale, message: "stale") }
+        #expect(throws: lost) { try fixture.queue.release(stale, reason: "stale") }
+        #expect(throws: lost) { try fixture.queue.snooze(stale, until: 0) }
+        #expect(throws: lost) { try fixture.queue.acknowledgeCancellation(stale, reason: "stale") }
+        #expect(try fixture.snapshot() == before)
+        try fixture.queue.complete(fresh, output: .string("fresh"))
+        #expect(try fixture.queue.job(fresh.jobID).output == .string("fresh"))
+    }
+
+    @Test func anExpiredLeaseCannotWriteEvenBeforeItIsRescued() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a"])
+        let claim = try #require(try fixture.claim(lease: 1_000))
+        fixture.clock.advance(milliseconds: 1_001)
+        let before = try fixture.snapshot()
+        #expect(throws: JobQueueError.leaseLost(claim.jobID, token: 1)) { try fixture.queue.complete(claim, output: .null) }
+        #expect(throws: JobQueueError.leaseLost(claim.jobID, token: 1)) { try fixture.queue.heartbeat(claim, leaseMilliseconds: 1_000) }
+        #expect(try fixture.snapshot() == before)
+    }
+
+    @Test func completionHookCommitsWithTheCompletionOrNotAtAll() throws {
+        let fixture = try QueueFixture()
+        try fixture.database.execute("CREATE TABLE pointer (value TEXT)")
+        let run = try fixture.enqueue(["a", "b"], dependsOn: ["b": ["a"]])
+        let claim = try #require(try fixture.claim())
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try fixture.queue.complete(claim, output: .null) { db in
+                try db.run("INSERT INTO pointer VALUES ('v2')")
+                throw Refused()
+            }
+        }
+        #expect(try fixture.state(run.jobIDs[0]) == .running && fixture.state(run.jobIDs[1]) == .pending)
+        #expect(try fixture.count("SELECT count(*) FROM pointer") == 0)
+        try fixture.queue.complete(claim, output: .null) { db in try db.run("INSERT INTO pointer VALUES ('v2')") }
+        #expect(try fixture.state(run.jobIDs[0]) == .succeeded && fixture.state(run.jobIDs[1]) == .ready)
+        #expect(try fixture.count("SELECT count(*) FROM pointer") == 1)
+    }
+
+    @Test func progressAppendsAnEventWithoutChangingState() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a"])
+        let claim = try #require(try fixture.claim())
+        try fixture.queue.progress(claim, message: "step 10 loss 2.5")
+        let event = try #require(try fixture.queue.events(job: claim.jobID).last)
+        #expect(event.from == .running && event.to == .running && event.message == "step 10 loss 2.5" && event.attempt == 1)
+        #expect(try fixture.state(claim.jobID) == .running)
+    }
+
+    @Test func releaseGivesTheJobBackWithoutUsingAnAttempt() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a"], maxAttempts: 1)
+        let claim = try #require(try fixture.claim())
+        try fixture.queue.release(claim, reason: "shutting down")
+        let again = try #require(try fixture.claim())
+        #expect(again.token == 2 && again.maxAttempts == 2)
+    }
+
+    @Test func completingCanClaimTheNextJobInTheSameTransaction() throws {
+        let fixture = try QueueFixture()
+        let run = try fixture.enqueue(["a", "b", "c"], dependsOn: ["b": ["a"]])
+        let request = ClaimRequest(kinds: ["test"], owner: "w1", leaseMilliseconds: 1_000)
+        let a = try #require(try fixture.queue.claim(request))
+        let next = try #require(try fixture.queue.complete(a, output: .null, thenClaim: request))
+        // b became ready in the completion and is older than c, so it comes next.
+        #expect(next.jobID == run.jobIDs[1] && next.token == 1)
+        #expect(try fixture.state(run.jobIDs[0]) == .succeeded && fixture.state(run.jobIDs[1]) == .running)
+        let before = try fixture.snapshot()
+        fixture.clock.advance(milliseconds: 1_001)
+        #expect(throws: JobQueueError.leaseLost(next.jobID, token: 1)) {
+            try fixture.queue.complete(next, output: .null, thenClaim: request)
+        }
+        #expect(try fixture.snapshot() == before, "a refused completion claims nothing either")
+    }
+}

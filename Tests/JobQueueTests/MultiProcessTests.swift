@@ -1,0 +1,183 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Storage
+import Testing
+import TestSupport
+
+/// Real `adapt worker` processes sharing one state directory, sent real signals (SIGKILL, SIGSTOP/SIGCONT,
+/// SIGTERM). Serialized: each test wants the machine's cores to itself.
+@Suite(.serialized) struct MultiProcessTests {
+    let directory = TemporaryDirectory("adapt-mp")
+    var state: String { directory.file("state").path }
+    var databasePath: String { directory.file("state").appendingPathComponent("adapt.sqlite").path }
+
+    @discardableResult
+    func adapt(_ arguments: [String]) throws -> ProcessResult {
+        try Executables.run("adapt", ["--state", state, "--durability", "normal"] + arguments)
+    }
+
+    func worker(_ arguments: [String]) throws -> RunningProcess {
+        try Executables.start("adapt", ["--state", state, "--durability", "normal", "worker", "--kinds", "noop"] + arguments,
+                              outputIn: directory.url)
+    }
+
+    func database() throws -> Database { try Database(path: databasePath) }
+
+    func int(_ sql: String) throws -> Int { Int(try database().scalar(sql).integerValue ?? -1) }
+
+    func summary(_ process: RunningProcess) throws -> JSONValue {
+        try JSON.decode(JSONValue.self, from: process.stdout, context: "worker stdout")
+    }
+
+    /// Polls the database every 2 ms until `condition` holds.
+    func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw Timeout(what: what) }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+    }
+
+    struct Timeout: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "timed out waiting until \(what)" }
+    }
+
+    func jobState(_ id: Int) throws -> String {
+        try database().scalar("SELECT state FROM jobs WHERE id = ?", id) == .text("running") ? "running"
+            : (try database().queryOne("SELECT state FROM jobs WHERE id = ?", id)?.string("state") ?? "?")
+    }
+
+    @Test func fourWorkerProcessesDrainTenThousandJobsEachSucceedingExactlyOnce() throws {
+        #expect(try adapt(["enqueue", "noop", "--count", "10000"]).status == 0)
+        let started = ContinuousClock.now
+        let workers = try (0..<4).map { _ in try worker(["--exit-when-idle", "--json"]) }
+        let statuses = workers.map { $0.wait() }
+        let elapsed = ContinuousClock.now - started
+        #expect(statuses == [0, 0, 0, 0], "\(workers.map(\.stderr))")
+        let claimed = try workers.map { try summary($0)["succeeded"]?.intValue ?? -1 }
+        #expect(claimed.reduce(0, +) == 10_000, "per worker: \(claimed)")
+        #expect(try int("SELECT count(*) FROM jobs WHERE state = 'succeeded' AND attempt = 1") == 10_000)
+        #expect(try int("SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 10_000)
+        #expect(try int("SELECT count(DISTINCT job_id) FROM job_events WHERE to_state = 'succeeded'") == 10_000)
+        #expect(try int("SELECT count(*) FROM job_events WHERE to_state = 'running'") == 10_000)
+        #expect(elapsed < .seconds(60), "drained in \(elapsed)")
+        print("4 workers drained 10,000 noop jobs in \(elapsed) (per worker: \(claimed))")
+    }
+
+    @Test func aWorkerKilledMidJobIsRescuedAfterItsLeaseAndTheJobSucceedsOnce() throws {
+        try adapt(["enqueue", "noop", "--sleep-ms", "1500"])
+        let doomed = try worker(["--lease-ms", "600"])
+        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        doomed.send(SIGKILL)
+        #expect(doomed.wait() == 128 + SIGKILL)
+        let killedAt = Date()
+        let rescuer = try worker(["--lease-ms", "600", "--exit-when-idle", "--json"])
+        #expect(rescuer.wait() == 0, "\(rescuer.stderr)")
+        let db = try database()
+        let events = try db.query("SELECT from_state, to_state, attempt, at FROM job_events WHERE job_id = 1 ORDER BY id")
+        let moves = events.map { "\($0.string("from_state") ?? "new")>\($0.string("to_state") ?? "")@\($0.int("attempt") ?? -1)" }
+        #expect(moves == ["new>ready@0", "ready>running@1", "running>ready@1", "ready>running@2", "running>succeeded@2"])
+        #expect(try int("SELECT count(*) FROM jobs WHERE state = 'succeeded' AND attempt = 2") == 1)
+        // Running again within the lease plus a little: the dead worker's lease had at most 600 ms left.
+        let rerun = Double(events[3].int64("at") ?? 0) / 1000 - killedAt.timeIntervalSince1970
+        #expect(rerun < 1.5, "the job ran again \(rerun) s after the kill")
+        #expect(try summary(rescuer)["succeeded"] == .int(1))
+    }
+
+    @Test func aWorkerPausedPastItsLeaseCanNoLongerWriteItsJob() throws {
+        try adapt(["enqueue", "noop", "--sleep-ms", "1200"])
+        let paused = try worker(["--lease-ms", "400", "--exit-when-idle", "--json"])
+        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        paused.send(SIGSTOP)
+        Thread.sleep(forTimeInterval: 0.7)  // past the 400 ms lease
+        let rescued = try adapt(["rescue", "--json"])
+        #expect(try JSON.decode(JSONValue.self, from: rescued.stdout, context: "rescue")
+            == .array([.object(["job_id": .string("job-1"), "attempt": .int(1), "state": .string("ready")])]))
+        let eventsBefore = try int("SELECT count(*) FROM job_events")
+        paused.send(SIGCONT)
+        #expect(paused.wait() == 0, "\(paused.stderr)")
+        // Attempt 1 wrote nothing after the rescue: no heartbeat-driven change, no completion, no failure.
+        #expect(try int("SELECT count(*) FROM job_events WHERE attempt = 1 AND id > \(eventsBefore)") == 0)
+        #expect(try int("SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 1)
+        #expect(try int("SELECT attempt FROM jobs WHERE id = 1 AND state = 'succeeded'") == 2)
+        let summary = try summary(paused)
+        #expect(summary["lease_lost"] == .int(1) && summary["succeeded"] == .int(1))
+        #expect(paused.stderr.contains("lost the lease on job-1 (attempt 1)"))
+    }
+
+    @Test func sigtermLetsTheCurrentJobFinishAndClaimsNoMore() throws {
+        try adapt(["enqueue", "noop", "--count", "3", "--sleep-ms", "700"])
+        let process = try worker(["--json"])
+        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        process.send(SIGTERM)
+        #expect(process.wait() == 0, "\(process.stderr)")
+        #expect(try summary(process)["succeeded"] == .int(1))
+        #expect(try int("SELECT count(*) FROM jobs WHERE state = 'ready'") == 2)
+        #expect(try jobState(1) == "succeeded")
+    }
+
+    @Test func aSecondSignalReleasesTheRunningJobAtOnce() throws {
+        try adapt(["enqueue", "noop", "--sleep-ms", "60000"])
+        let process = try worker(["--json"])
+        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        let signalled = ContinuousClock.now
+        process.send(SIGINT)
+        Thread.sleep(forTimeInterval: 0.05)
+        process.send(SIGINT)
+        #expect(process.wait() == 0, "\(process.stderr)")
+        #expect(ContinuousClock.now - signalled < .seconds(5))
+        #expect(try summary(process)["released"] == .int(1))
+        #expect(try jobState(1) == "ready")
+        #expect(try int("SELECT count(*) FROM job_events WHERE from_state = 'running' AND to_state = 'ready'") == 1)
+    }
+
+    @Test func concurrentEnqueuersWithOneUniqueKeyMakeOneRun() throws {
+        try adapt(["runs"])  // create and migrate the database first
+        let processes = try (0..<6).map { _ in
+            try Executables.start("adapt", ["--state", state, "enqueue", "noop", "--count", "5", "--unique-key", "night", "--json"],
+                                  outputIn: directory.url)
+        }
+        #expect(processes.map { $0.wait() } == Array(repeating: 0, count: 6))
+        let results = try processes.map { try JSON.decode(JSONValue.self, from: $0.stdout, context: "enqueue") }
+        #expect(Set(results.compactMap { $0["run_id"]?.stringValue }) == ["run-1"])
+        #expect(results.filter { $0["existing"] == .bool(false) }.count == 1)
+        #expect(try int("SELECT count(*) FROM job_runs") == 1 && int("SELECT count(*) FROM jobs") == 5)
+    }
+
+    @Test func anIdleWorkerBarelyUsesTheCPU() throws {
+        try adapt(["runs"])
+        let process = try worker([])
+        Thread.sleep(forTimeInterval: 0.5)
+        let before = try cpuSeconds(process.pid)
+        Thread.sleep(forTimeInterval: 2)
+        let used = try cpuSeconds(process.pid) - before
+        process.send(SIGTERM)
+        process.wait()
+        // Polling data_version every millisecond costs a few percent of one core at most.
+        #expect(used < 0.2, "an idle worker used \(used) s of CPU in 2 s")
+        print("idle worker: \(used) s CPU in 2 s (\(used / 2 * 100) % of a core)")
+    }
+
+    /// User plus system CPU time of a process, from /proc/PID/stat (fields 14 and 15, in clock ticks).
+    func cpuSeconds(_ pid: Int32) throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return (Double(fields[11])! + Double(fields[12])!) / ticks
+    }
+
+    @Test func eventsFollowPrintsEventsAsTheyHappenAndEndsWithTheRun() throws {
+        try adapt(["enqueue", "noop", "--count", "3", "--chain", "--sleep-ms", "100"])
+        let follower = try Executables.start("adapt", ["--state", state, "events", "--run", "run-1", "--follow", "--json"],
+                                             outputIn: directory.url)
+        let process = try worker(["--exit-when-idle"])
+        #expect(process.wait() == 0)
+        #expect(follower.wait() == 0)
+        let lines = follower.stdout.split(separator: "\n")
+        #expect(lines.count == 11)
+        let last = try JSON.decode(JSONValue.self, from: String(lines.last ?? ""), context: "follow")
+        #expect(last["job_id"] == .string("job-3") && last["to"] == .string("succeeded"))
+    }
+}
