@@ -22,9 +22,12 @@ let package = Package(
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
         .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),
+        .target(name: "Evaluation", dependencies: ["AdaptCore"]),
+        .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
+            "Evaluation", "Registry",
         ]),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
@@ -37,5 +40,8 @@ let package = Package(
                     exclude: ["Fixtures"]),
         // Links only the job engine (and test support): proof that it needs no ML code.
         .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
+        .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
+                    exclude: ["Fixtures"]),
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
     ]
 )

@@ -6,4 +6,6 @@ enum AllCommands {
         + PipelineCommands.all + ScheduleCommands.all + DeviceCommands.all
         + DataCommands.all
         + JobCommands.all
+        + GateCommands.all
+        + RegistryCommands.all
 }

@@ -1,0 +1,97 @@
+/// The three verdicts of the gate (DESIGN.md, "Evaluation and promotion"). Only `better` promotes.
+public enum GateOutcome: String, Sendable, Codable, CaseIterable {
+    /// The candidate's losses are significantly lower.
+    case better
+    /// Neither direction is significant, or there are too few pairs: keep the current adapter.
+    case notEnoughEvidence = "not_enough_evidence"
+    /// The candidate's losses are significantly higher: keep the current adapter, and say so.
+    case worse
+}
+
+/// Decides whether a candidate adapter beats the incumbent on paired per-example losses (lower is better).
+///
+/// The decision is two one-sided signed-rank tests at level α on `candidate − baseline`: `better` when the
+/// `less` test has p < α, `worse` when the `greater` test has p < α (for α ≤ 0.5 at most one can hold: the
+/// two one-sided p-values of a discrete or continuity-corrected test add up to at least 1). With
+/// `alternative: .twoSided` the two-sided p-value decides significance and the sign of R+ − R− the
+/// direction. The report carries the test the caller asked for.
+public struct PromotionGate: Sendable, Equatable {
+    public static let defaultAlpha = 0.05
+    public static let defaultMinimumPairs = 10
+
+    public var alpha: Double
+    /// Below this many pairs (zeros included) the outcome is `not_enough_evidence`, whatever the p-value.
+    public var minimumPairs: Int
+    public var options: WilcoxonOptions
+
+    public init(alpha: Double = PromotionGate.defaultAlpha, minimumPairs: Int = PromotionGate.defaultMinimumPairs,
+                options: WilcoxonOptions = WilcoxonOptions()) throws {
+        guard alpha > 0, alpha <= 0.5 else { throw EvaluationError.invalidAlpha(alpha) }
+        self.alpha = alpha
+        self.minimumPairs = max(0, minimumPairs)
+        self.options = options
+    }
+
+    /// Judges paired scores: `candidate[i]` and `baseline[i]` are the same held-out example's mean NLL.
+    /// Throws only for malformed input (unequal lengths, non-finite scores); an empty or all-zero comparison
+    /// is a `not_enough_evidence` report with its reason.
+    public func evaluate(candidate: [Double], baseline: [Double]) throws -> GateReport {
+        try evaluate(differences: WilcoxonSignedRank.differences(candidate: candidate, baseline: baseline))
+    }
+
+    public func evaluate(_ comparison: HeldOutComparison) throws -> GateReport {
+        try evaluate(differences: comparison.differences)
+    }
+
+    public func evaluate(differences d: [Double]) throws -> GateReport {
+        if let bad = d.firstIndex(where: { !$0.isFinite }) {
+            throw EvaluationError.nonFiniteScore(side: "difference", index: bad)
+        }
+        let result: WilcoxonResult
+        do {
+            result = try WilcoxonSignedRank.test(differences: d, options: options)
+        } catch let error as EvaluationError {
+            switch error {
+            case .noPairs, .undefinedNormalApproximation, .permutationNeedsTwoPairs:
+                return GateReport(gate: self, differences: d, result: nil, outcome: .notEnoughEvidence,
+                                  reason: error.description)
+            default: throw error
+            }
+        }
+        if d.count < minimumPairs {
+            return GateReport(gate: self, differences: d, result: result, outcome: .notEnoughEvidence,
+                              reason: "\(d.count) pairs is below the minimum of \(minimumPairs)")
+        }
+        if result.zeros == d.count {
+            return GateReport(gate: self, differences: d, result: result, outcome: .notEnoughEvidence,
+                              reason: "every difference is zero")
+        }
+        let outcome: GateOutcome
+        switch options.alternative {
+        case .twoSided:
+            if result.pValue < alpha {
+                outcome = result.rankSumPositive < result.rankSumNegative ? .better : .worse
+            } else {
+                outcome = .notEnoughEvidence
+            }
+        case .less, .greater:
+            let lower = try pValue(result, .less, d), higher = try pValue(result, .greater, d)
+            outcome = lower < alpha ? .better : (higher < alpha ? .worse : .notEnoughEvidence)
+        }
+        let reason: String
+        switch outcome {
+        case .better: reason = "the candidate's losses are significantly lower at alpha \(alpha)"
+        case .worse: reason = "the candidate's losses are significantly higher at alpha \(alpha)"
+        case .notEnoughEvidence: reason = "no significant difference at alpha \(alpha)"
+        }
+        return GateReport(gate: self, differences: d, result: result, outcome: outcome, reason: reason)
+    }
+
+    /// The p-value of `result`'s data under `alternative`, reusing `result` when it already is that test.
+    private func pValue(_ result: WilcoxonResult, _ alternative: Alternative, _ d: [Double]) throws -> Double {
+        if result.options.alternative == alternative { return result.pValue }
+        var other = options
+        other.alternative = alternative
+        return try WilcoxonSignedRank.test(differences: d, options: other).pValue
+    }
+}

@@ -1,0 +1,100 @@
+import AdaptCore
+import Storage
+
+/// Promotion and rollback: the active pointer and its history, moved together in one transaction.
+extension AdapterRegistry {
+    /// The result of a promotion or rollback; `move` is nil when the target was already active.
+    public struct PointerChange: Sendable, Equatable {
+        public let lineage: ShortIdentifier
+        public let from: AdapterVersion?
+        public let to: AdapterVersion?
+        public let move: PointerMove?
+        /// What a forced promotion bypassed, nil when nothing was.
+        public let bypassed: String?
+    }
+
+    /// Makes `reference` the active version of its lineage.
+    ///
+    /// With `.gate` the version must carry a `better` gate verdict in its metrics; `.force` skips that
+    /// check and records what it bypassed. Either way the adapter file is verified first: a missing or
+    /// corrupt file refuses the promotion and changes nothing. Runs in one transaction (a savepoint inside
+    /// the caller's), so the pointer and its history row commit together with whatever else the caller does.
+    @discardableResult
+    public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate,
+                        actor: ShortIdentifier = ShortIdentifier("cli")!) throws -> PointerChange {
+        precondition(reason != .rollback, "use rollback(lineage:) to roll back")
+        return try database.transaction {
+            let target = try version(reference)
+            _ = try adapterData(target)
+            let outcome = target.metrics.gate?.outcome
+            var bypassed: String? = nil
+            if outcome != .better {
+                let verdict = outcome?.rawValue ?? "none"
+                guard reason == .force else {
+                    throw RegistryError.notApprovedByGate(lineage: target.lineage.value, version: target.name, outcome: verdict)
+                }
+                bypassed = "gate outcome '\(verdict)' (promotion requires 'better')"
+            }
+            let current = try active(lineage: target.lineage)
+            guard current?.id != target.id else {
+                return PointerChange(lineage: target.lineage, from: current, to: target, move: nil, bypassed: nil)
+            }
+            let move = try flip(target.lineage, from: current, to: target, reason: reason, bypassed: bypassed, actor: actor)
+            return PointerChange(lineage: target.lineage, from: current, to: target, move: move, bypassed: bypassed)
+        }
+    }
+
+    /// `promote` on the caller's connection, for use inside the caller's `db.transaction { }`.
+    @discardableResult
+    public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate,
+                        actor: ShortIdentifier = ShortIdentifier("pipeline")!, in db: Database) throws -> PointerChange {
+        try on(db).promote(reference, reason: reason, actor: actor)
+    }
+
+    /// Moves `lineage` back to the version that was active before the current one was promoted (following
+    /// promotions, not earlier rollbacks, so repeated rollbacks walk back through the promotion chain), or
+    /// to the base model when there was none. The target's file is verified first.
+    @discardableResult
+    public func rollback(lineage: ShortIdentifier, actor: ShortIdentifier = ShortIdentifier("cli")!) throws -> PointerChange {
+        try database.transaction {
+            guard try database.queryOne("SELECT 1 FROM registry_versions WHERE lineage = ?", lineage.value) != nil else {
+                throw RegistryError.unknownLineage(lineage.value)
+            }
+            guard let current = try active(lineage: lineage) else {
+                throw RegistryError.nothingToRollBack(lineage: lineage.value)
+            }
+            let previousID = try database.queryOne(
+                "SELECT from_version_id FROM registry_history WHERE lineage = ? AND to_version_id = ? "
+                    + "AND reason <> 'rollback' ORDER BY id DESC LIMIT 1",
+                lineage.value, current.id)?.int64("from_version_id")
+            let target = try previousID.map { try version(id: $0) }
+            if let target { _ = try adapterData(target) }
+            let move = try flip(lineage, from: current, to: target, reason: .rollback, bypassed: nil, actor: actor)
+            return PointerChange(lineage: lineage, from: current, to: target, move: move, bypassed: nil)
+        }
+    }
+
+    @discardableResult
+    public func rollback(lineage: ShortIdentifier, actor: ShortIdentifier = ShortIdentifier("pipeline")!,
+                         in db: Database) throws -> PointerChange {
+        try on(db).rollback(lineage: lineage, actor: actor)
+    }
+
+    /// The pointer update and its history row; callers hold the transaction.
+    private func flip(_ lineage: ShortIdentifier, from: AdapterVersion?, to: AdapterVersion?, reason: PointerMoveReason,
+                      bypassed: String?, actor: ShortIdentifier) throws -> PointerMove {
+        let now = clock.nowMilliseconds()
+        try database.run(
+            "INSERT INTO registry_active (lineage, version_id, updated_at) VALUES (?, ?, ?) "
+                + "ON CONFLICT (lineage) DO UPDATE SET version_id = excluded.version_id, updated_at = excluded.updated_at",
+            lineage.value, to?.id, now)
+        try database.run(
+            "INSERT INTO registry_history (lineage, from_version_id, to_version_id, reason, bypassed, actor, at) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            lineage.value, from?.id, to?.id, reason.rawValue, bypassed, actor.value, now)
+        let row = try database.queryOne(
+            "SELECT id, lineage, from_version_id, to_version_id, reason, bypassed, actor, at FROM registry_history WHERE id = ?",
+            database.lastInsertRowID)
+        return try PointerMove(row: row!)
+    }
+}

@@ -1,0 +1,27 @@
+import AdaptCore
+
+/// Rehashing every adapter file (`adapt registry verify`).
+extension AdapterRegistry {
+    public enum BlobState: String, Sendable, Codable {
+        case ok, missing, corrupt
+    }
+
+    public struct Verification: Sendable, Equatable {
+        public let version: AdapterVersion
+        public let state: BlobState
+    }
+
+    /// Reads and rehashes the adapter of every version (of `lineage` when given). Changes nothing.
+    public func verify(lineage: ShortIdentifier? = nil) throws -> [Verification] {
+        try versions(lineage: lineage).map { version in
+            do {
+                _ = try blobs.get(version.adapterDigest)
+                return Verification(version: version, state: .ok)
+            } catch CoreError.blobMissing {
+                return Verification(version: version, state: .missing)
+            } catch CoreError.blobCorrupt {
+                return Verification(version: version, state: .corrupt)
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import AdaptCore
+import Foundation
+import Storage
+
+/// Adapter versions per lineage, their content-addressed files, and the active pointer.
+///
+/// Adapter bytes live in the `BlobStore` under their SHA-256 and are never rewritten; rows refer to them by
+/// digest and every read verifies the digest. The active pointer moves only by `promote` and `rollback`,
+/// each one transaction that updates the pointer and appends to the history together.
+///
+/// Every method runs its SQL on `database` inside `database.transaction { }`, which becomes a savepoint
+/// when the caller already holds a transaction on that connection: a job engine can complete its job and
+/// flip the pointer in one commit by building the registry on its own connection (or passing `in:`).
+public struct AdapterRegistry: Sendable {
+    public let database: Database
+    public let blobs: BlobStore
+    public let clock: any Clock
+
+    /// Opens the registry on `database`, creating or upgrading its tables.
+    public init(database: Database, blobs: BlobStore, clock: any Clock = SystemClock()) throws {
+        try database.migrate(RegistrySchema.schema)
+        self.database = database
+        self.blobs = blobs
+        self.clock = clock
+    }
+
+    /// The same registry on another connection to the same database (e.g. the caller's transaction).
+    public func on(_ other: Database) -> AdapterRegistry {
+        AdapterRegistry(unchecked: other, blobs: blobs, clock: clock)
+    }
+
+    private init(unchecked database: Database, blobs: BlobStore, clock: any Clock) {
+        self.database = database
+        self.blobs = blobs
+        self.clock = clock
+    }
+
+    // MARK: Registering
+
+    /// Stores the adapter bytes (content-addressed) and records a new version `v(N+1)` of `lineage`.
+    ///
+    /// The blob is written before the row, so a crash in between leaves an unreferenced blob, never a row
+    /// without its file. Registering the same bytes twice makes two versions that share one file.
+    @discardableResult
+    public func register(adapterData: Data, lineage: ShortIdentifier, parent: VersionReference? = nil,
+                         metadata: AdapterMetadata, metrics: VersionMetrics = VersionMetrics()) throws -> AdapterVersion {
+        guard !adapterData.isEmpty else { throw RegistryError.emptyAdapter }
+        let parentRow = try parent.map { try version(VersionReference(lineage: $0.lineage ?? lineage, number: $0.number)) }
+        if let parentRow, parentRow.lineage != lineage {
+            throw RegistryError.parentInAnotherLineage(parent: parentRow.reference.description, lineage: lineage.value)
+        }
+        let digest = try blobs.put(adapterData)
+        let now = clock.nowMilliseconds()
+        return try database.transaction {
+            let next = Int(try database.scalar(
+                "SELECT coalesce(max(number), 0) + 1 FROM registry_versions WHERE lineage = ?", lineage.value).integerValue ?? 1)
+            try database.run(
+                "INSERT INTO registry_versions (lineage, number, parent_id, adapter_digest, size, metadata, metrics, created_at) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                lineage.value, next, parentRow?.id, digest, adapterData.count,
+                JSON.canonicalString(metadata), JSON.canonicalString(metrics), now)
+            return try version(id: database.lastInsertRowID)
+        }
+    }
+
+    /// Replaces the measurements of a version (e.g. the eval step's gate verdict). Metadata and the adapter
+    /// file never change.
+    public func recordMetrics(_ metrics: VersionMetrics, for reference: VersionReference) throws {
+        try database.transaction {
+            let row = try version(reference)
+            try database.run("UPDATE registry_versions SET metrics = ? WHERE id = ?", JSON.canonicalString(metrics), row.id)
+        }
+    }
+
+    // MARK: Reading
+
+    /// Every version, by lineage then number; only `lineage`'s when given.
+    public func versions(lineage: ShortIdentifier? = nil) throws -> [AdapterVersion] {
+        let rows = try lineage.map {
+            try database.query("SELECT \(AdapterVersion.columns) FROM registry_versions WHERE lineage = ? ORDER BY number", $0.value)
+        } ?? database.query("SELECT \(AdapterVersion.columns) FROM registry_versions ORDER BY lineage, number")
+        return try rows.map(AdapterVersion.init(row:))
+    }
+
+    public func lineages() throws -> [ShortIdentifier] {
+        try database.query("SELECT DISTINCT lineage FROM registry_versions ORDER BY lineage")
+            .compactMap { $0.string("lineage").flatMap(ShortIdentifier.init) }
+    }
+
+    /// Finds a version; a bare `vN` must be unique across lineages.
+    public func version(_ reference: VersionReference) throws -> AdapterVersion {
+        if let lineage = reference.lineage {
+            guard let row = try database.queryOne(
+                "SELECT \(AdapterVersion.columns) FROM registry_versions WHERE lineage = ? AND number = ?",
+                lineage.value, reference.number) else {
+                if try database.queryOne("SELECT 1 FROM registry_versions WHERE lineage = ?", lineage.value) == nil {
+                    throw RegistryError.unknownLineage(lineage.value)
+                }
+                throw RegistryError.unknownVersion(lineage: lineage.value, version: reference.name)
+            }
+            return try AdapterVersion(row: row)
+        }
+        let rows = try database.query(
+            "SELECT \(AdapterVersion.columns) FROM registry_versions WHERE number = ? ORDER BY lineage", reference.number)
+        guard rows.count == 1 else {
+            if rows.isEmpty { throw RegistryError.unknownVersion(lineage: "(any)", version: reference.name) }
+            throw RegistryError.ambiguousVersion(version: reference.name, lineages: rows.compactMap { $0.string("lineage") })
+        }
+        return try AdapterVersion(row: rows[0])
+    }
+
+    public func version(id: Int64) throws -> AdapterVersion {
+        guard let row = try database.queryOne("SELECT \(AdapterVersion.columns) FROM registry_versions WHERE id = ?", id) else {
+            throw RegistryError.corruptRow(table: "registry_versions", reason: "version id \(id) is referenced but missing")
+        }
+        return try AdapterVersion(row: row)
+    }
+
+    /// The adapter's bytes, verified against its digest.
+    public func adapterData(_ version: AdapterVersion) throws -> Data {
+        do { return try blobs.get(version.adapterDigest) } catch let error as CoreError {
+            throw RegistryError.adapterUnavailable(lineage: version.lineage.value, version: version.name, reason: error.description)
+        }
+    }
+
+    /// The active version of `lineage`, or nil when it uses the base model.
+    public func active(lineage: ShortIdentifier) throws -> AdapterVersion? {
+        guard let id = try database.scalar(
+            "SELECT version_id FROM registry_active WHERE lineage = ?", lineage.value).integerValue else { return nil }
+        return try version(id: id)
+    }
+
+    /// Ids of the active version of every lineage that has one.
+    public func activeIDs() throws -> Set<Int64> {
+        Set(try database.query("SELECT version_id FROM registry_active WHERE version_id IS NOT NULL").compactMap { $0.int64("version_id") })
+    }
+
+    /// Pointer moves, oldest first.
+    public func history(lineage: ShortIdentifier? = nil) throws -> [PointerMove] {
+        let sql = "SELECT id, lineage, from_version_id, to_version_id, reason, bypassed, actor, at FROM registry_history"
+        let rows = try lineage.map { try database.query(sql + " WHERE lineage = ? ORDER BY id", $0.value) }
+            ?? database.query(sql + " ORDER BY id")
+        return try rows.map(PointerMove.init(row:))
+    }
+}

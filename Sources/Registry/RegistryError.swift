@@ -1,0 +1,44 @@
+import AdaptCore
+
+/// Failures of the adapter registry and the score cache. Descriptions name lineages, versions and digests
+/// (identifiers checked by `ShortIdentifier`), never adapter contents or a user's text.
+public enum RegistryError: Error, Equatable, CustomStringConvertible {
+    case invalidIdentifier(field: String)
+    case invalidVersionReference
+    case unknownLineage(String)
+    case unknownVersion(lineage: String, version: String)
+    case ambiguousVersion(version: String, lineages: [String])
+    case parentInAnotherLineage(parent: String, lineage: String)
+    case notApprovedByGate(lineage: String, version: String, outcome: String)
+    case nothingToRollBack(lineage: String)
+    case adapterUnavailable(lineage: String, version: String, reason: String)
+    case emptyAdapter
+    case corruptRow(table: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .invalidIdentifier(field):
+            return "\(field) must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        case .invalidVersionReference:
+            return "a version is written vN (e.g. v3) or LINEAGE/vN (e.g. mail/v3)"
+        case let .unknownLineage(lineage):
+            return "lineage \(lineage) has no registered adapter; see 'adapt registry list'"
+        case let .unknownVersion(lineage, version):
+            return "lineage \(lineage) has no version \(version); see 'adapt registry list --lineage \(lineage)'"
+        case let .ambiguousVersion(version, lineages):
+            return "\(version) exists in lineages \(lineages.joined(separator: ", ")); pass --lineage or write LINEAGE/\(version)"
+        case let .parentInAnotherLineage(parent, lineage):
+            return "parent \(parent) does not belong to lineage \(lineage); pass a parent from the same lineage"
+        case let .notApprovedByGate(lineage, version, outcome):
+            return "\(lineage)/\(version) has gate outcome '\(outcome)', not 'better'; run the gate, or pass --force to promote it anyway (recorded in the history)"
+        case let .nothingToRollBack(lineage):
+            return "lineage \(lineage) already uses the base model; there is nothing to roll back"
+        case let .adapterUnavailable(lineage, version, reason):
+            return "the adapter of \(lineage)/\(version) cannot be used: \(reason); nothing was changed"
+        case .emptyAdapter:
+            return "the adapter file is empty; pass the file the train step wrote"
+        case let .corruptRow(table, reason):
+            return "a row of \(table) is unreadable (\(reason)); the database was modified outside adapt"
+        }
+    }
+}

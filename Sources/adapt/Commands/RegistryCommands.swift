@@ -1,0 +1,268 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import Registry
+import Storage
+
+/// `adapt registry …`: adapter versions, the active pointer per lineage, promotion, rollback, verification.
+enum RegistryCommands {
+    static let all: [Command] = [list, show, add, promote, rollback, history, verify]
+
+    static let lineageOption = OptionSpec("lineage", value: "L", help: "the lineage (e.g. mail)")
+
+    static func registry(_ invocation: Invocation) throws -> AdapterRegistry {
+        let state = GlobalOptions.stateDirectory(invocation)
+        return try AdapterRegistry(database: try GlobalOptions.database(invocation), blobs: state.blobs)
+    }
+
+    static func lineage(_ invocation: Invocation) throws -> ShortIdentifier? {
+        try invocation.arguments.string("lineage").map { text in
+            guard let id = ShortIdentifier(text) else {
+                throw UsageError("--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")
+            }
+            return id
+        }
+    }
+
+    /// `VERSION` is `vN` or `LINEAGE/vN`; `--lineage` fills in a bare `vN`.
+    static func reference(_ invocation: Invocation) throws -> VersionReference {
+        let text = try invocation.arguments.required("VERSION")
+        let parsed: VersionReference
+        do { parsed = try VersionReference(parsing: text) } catch { throw UsageError("\(error)") }
+        let option = try lineage(invocation)
+        if let option, let given = parsed.lineage, option != given {
+            throw UsageError("VERSION names lineage \(given) but --lineage says \(option)")
+        }
+        return VersionReference(lineage: parsed.lineage ?? option, number: parsed.number)
+    }
+
+    // MARK: JSON shapes (DESIGN.md: `registry list` prints {version, lineage, digest, active, created_at, metrics})
+
+    struct VersionJSON: Encodable {
+        let version: String
+        let lineage: String
+        let digest: String
+        let active: Bool
+        let created_at: String
+        let metrics: VersionMetrics
+        let parent: String?
+        let size: Int
+        let metadata: AdapterMetadata?
+
+        init(_ v: AdapterVersion, active: Bool, parent: AdapterVersion?, full: Bool) {
+            version = v.name
+            lineage = v.lineage.value
+            digest = v.adapterDigest.hex
+            self.active = active
+            created_at = Timestamp.iso8601(v.createdAt)
+            metrics = v.metrics
+            self.parent = parent?.name
+            size = v.size
+            metadata = full ? v.metadata : nil
+        }
+    }
+
+    struct MoveJSON: Encodable {
+        let lineage: String
+        let from: String?
+        let to: String?
+        let reason: String
+        let bypassed: String?
+        let actor: String
+        let at: String
+        let changed: Bool
+
+        enum CodingKeys: String, CodingKey { case lineage, from, to, reason, bypassed, actor, at, changed }
+
+        // `from`/`to` are null for the base model: written out so the shape never changes.
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(lineage, forKey: .lineage)
+            try c.encode(from, forKey: .from)
+            try c.encode(to, forKey: .to)
+            try c.encode(reason, forKey: .reason)
+            try c.encode(bypassed, forKey: .bypassed)
+            try c.encode(actor, forKey: .actor)
+            try c.encode(at, forKey: .at)
+            try c.encode(changed, forKey: .changed)
+        }
+    }
+
+    static func moveJSON(_ change: AdapterRegistry.PointerChange) -> MoveJSON {
+        MoveJSON(lineage: change.lineage.value, from: change.from?.name, to: change.to?.name,
+                 reason: change.move?.reason.rawValue ?? "none", bypassed: change.bypassed,
+                 actor: change.move?.actor.value ?? "-", at: change.move.map { Timestamp.iso8601($0.at) } ?? "-",
+                 changed: change.move != nil)
+    }
+
+    // MARK: Commands
+
+    static let list = Command(
+        "registry list", summary: "List adapter versions and which one is active per lineage",
+        options: [lineageOption, .json]
+    ) { invocation in
+        let registry = try registry(invocation)
+        let versions = try registry.versions(lineage: try lineage(invocation))
+        let active = try registry.activeIDs()
+        let byID = Dictionary(uniqueKeysWithValues: versions.map { ($0.id, $0) })
+        let rows = versions.map { v in
+            VersionJSON(v, active: active.contains(v.id), parent: v.parentID.flatMap { byID[$0] }, full: false)
+        }
+        if invocation.arguments.flag("json") { Console.print(JSON.pretty(rows)); return }
+        if rows.isEmpty { Console.error("no adapter versions registered"); return }
+        var table = Table("LINEAGE", "VERSION", "ACTIVE", "DIGEST", "GATE", "CREATED")
+        for (row, v) in zip(rows, versions) {
+            table.append([row.lineage, row.version, row.active ? "*" : "", v.adapterDigest.short,
+                          v.metrics.gate?.outcome.rawValue ?? "-", row.created_at])
+        }
+        Console.print(table.render())
+    }
+
+    static let show = Command(
+        "registry show", summary: "Show one adapter version: digest, parent, metadata, metrics",
+        options: [lineageOption, .json], positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
+    ) { invocation in
+        let registry = try registry(invocation)
+        let version = try registry.version(try reference(invocation))
+        let active = try registry.active(lineage: version.lineage)
+        let parent = try version.parentID.map { try registry.version(id: $0) }
+        let json = VersionJSON(version, active: active?.id == version.id, parent: parent, full: true)
+        if invocation.arguments.flag("json") { Console.print(JSON.pretty(json)); return }
+        Console.print("""
+            \(json.lineage)/\(json.version)\(json.active ? " (active)" : "")
+            digest     \(json.digest)
+            size       \(json.size) bytes
+            parent     \(json.parent ?? "-")
+            created    \(json.created_at)
+            metadata   \(JSON.canonicalString(version.metadata))
+            metrics    \(JSON.canonicalString(version.metrics))
+            """)
+    }
+
+    static let add = Command(
+        "registry add", summary: "Register an adapter file as the next version of a lineage (not activated)",
+        discussion: """
+            The file is copied into the content-addressed blob store. --gate-report takes the JSON printed by \
+            'adapt gate --json'; its outcome is what 'registry promote' checks. Metadata holds only numbers, \
+            digests and identifiers.
+            """,
+        options: [
+            lineageOption,
+            OptionSpec("parent", value: "vN", help: "the version this one was trained from"),
+            OptionSpec("gate-report", value: "FILE", help: "record this gate report (adapt gate --json) as the version's gate metrics"),
+            OptionSpec("base-model", value: "DIGEST", help: "SHA-256 of the base model file"),
+            OptionSpec("chat-convention", value: "NAME", help: "chat formatting convention used in training (e.g. chatml)"),
+            .json,
+        ],
+        positionals: [PositionalSpec("FILE", help: "the adapter file")]
+    ) { invocation in
+        let args = invocation.arguments
+        guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
+        let path = try args.required("FILE")
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CoreError.fileUnreadable(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file")
+        }
+        var metadata = AdapterMetadata()
+        if let text = args.string("base-model") {
+            guard let digest = Digest(hex: text) else { throw UsageError("--base-model expects a 64-digit SHA-256") }
+            metadata.baseModel = digest
+        }
+        if let text = args.string("chat-convention") {
+            guard let id = ShortIdentifier(text) else { throw UsageError("--chat-convention must be a short identifier") }
+            metadata.chatConvention = id
+        }
+        var metrics = VersionMetrics()
+        if let reportPath = args.string("gate-report") {
+            guard let reportData = FileManager.default.contents(atPath: reportPath) else {
+                throw CoreError.fileUnreadable(path: reportPath, reason: "no such file or not readable")
+            }
+            metrics.gate = try JSON.decode(GateSummary.self, from: reportData, context: reportPath)
+        }
+        let parent: VersionReference?
+        do { parent = try args.string("parent").map(VersionReference.init(parsing:)) } catch { throw UsageError("--parent: \(error)") }
+        let registry = try registry(invocation)
+        let version = try registry.register(adapterData: data, lineage: lineage, parent: parent, metadata: metadata, metrics: metrics)
+        if args.flag("json") {
+            Console.print(JSON.pretty(VersionJSON(version, active: false, parent: nil, full: true)))
+        } else {
+            Console.print("registered \(version.lineage)/\(version.name) (\(version.adapterDigest.short), \(version.size) bytes)")
+        }
+    }
+
+    static let promote = Command(
+        "registry promote", summary: "Make a version the active adapter of its lineage (a pointer flip)",
+        discussion: """
+            Refuses unless the version's recorded gate outcome is 'better'. --force promotes anyway, says what \
+            it bypassed, and records 'force' in the history. The adapter file is verified first.
+            """,
+        options: [lineageOption, .flag("force", help: "promote without a 'better' gate outcome (recorded)"), .json],
+        positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
+    ) { invocation in
+        let registry = try registry(invocation)
+        let force = invocation.arguments.flag("force")
+        let change = try registry.promote(try reference(invocation), reason: force ? .force : .gate)
+        if let bypassed = change.bypassed { Console.error("adapt: --force bypassed: \(bypassed); recorded in the history") }
+        if invocation.arguments.flag("json") { Console.print(JSON.pretty(moveJSON(change))); return }
+        if change.move == nil {
+            Console.print("\(change.lineage)/\(change.to?.name ?? "base") is already active")
+        } else {
+            Console.print("\(change.lineage): \(change.from?.name ?? "base") → \(change.to?.name ?? "base")")
+        }
+    }
+
+    static let rollback = Command(
+        "registry rollback", summary: "Point a lineage back to the version active before the current one (or the base model)",
+        options: [lineageOption, .json]
+    ) { invocation in
+        guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
+        let change = try registry(invocation).rollback(lineage: lineage)
+        if invocation.arguments.flag("json") { Console.print(JSON.pretty(moveJSON(change))); return }
+        Console.print("\(lineage): \(change.from?.name ?? "base") → \(change.to?.name ?? "base")")
+    }
+
+    static let history = Command(
+        "registry history", summary: "List every move of the active pointer, oldest first",
+        options: [lineageOption, .json]
+    ) { invocation in
+        let registry = try registry(invocation)
+        let moves = try registry.history(lineage: try lineage(invocation))
+        let names = Dictionary(uniqueKeysWithValues: try registry.versions().map { ($0.id, $0.name) })
+        let rows = moves.map { m in
+            MoveJSON(lineage: m.lineage.value, from: m.fromVersionID.flatMap { names[$0] }, to: m.toVersionID.flatMap { names[$0] },
+                     reason: m.reason.rawValue, bypassed: m.bypassed, actor: m.actor.value, at: Timestamp.iso8601(m.at), changed: true)
+        }
+        if invocation.arguments.flag("json") { Console.print(JSON.pretty(rows)); return }
+        var table = Table("AT", "LINEAGE", "FROM", "TO", "REASON", "BY", "BYPASSED")
+        for r in rows { table.append([r.at, r.lineage, r.from ?? "base", r.to ?? "base", r.reason, r.actor, r.bypassed ?? ""]) }
+        Console.print(table.render())
+    }
+
+    struct VerificationJSON: Encodable {
+        let version: String
+        let lineage: String
+        let digest: String
+        let state: String
+    }
+
+    static let verify = Command(
+        "registry verify", summary: "Rehash every adapter file; exit 1 if any is missing or corrupt",
+        options: [lineageOption, .json]
+    ) { invocation in
+        let results = try registry(invocation).verify(lineage: try lineage(invocation))
+        let rows = results.map {
+            VerificationJSON(version: $0.version.name, lineage: $0.version.lineage.value, digest: $0.version.adapterDigest.hex, state: $0.state.rawValue)
+        }
+        if invocation.arguments.flag("json") {
+            Console.print(JSON.pretty(rows))
+        } else {
+            var table = Table("LINEAGE", "VERSION", "DIGEST", "STATE")
+            for r in rows { table.append([r.lineage, r.version, String(r.digest.prefix(12)), r.state]) }
+            Console.print(table.render())
+        }
+        let bad = results.filter { $0.state != .ok }
+        if !bad.isEmpty {
+            Console.error("adapt: \(bad.count) of \(results.count) adapter files failed verification; restore them from a backup or re-run the train step")
+            throw ExitCode.failure
+        }
+    }
+}

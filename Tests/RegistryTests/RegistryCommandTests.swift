@@ -1,0 +1,112 @@
+import AdaptCore
+import Foundation
+import Testing
+import TestSupport
+
+/// `adapt registry …` run as real processes against one temporary state directory.
+struct RegistryCLI {
+    let dir = TemporaryDirectory("registry-cli")
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> ProcessResult {
+        try Executables.run("adapt", ["--state", dir.state.root.path] + arguments)
+    }
+
+    func file(_ name: String, _ data: Data) throws -> String {
+        try data.write(to: dir.file(name))
+        return dir.file(name).path
+    }
+
+    func json(_ arguments: [String]) throws -> JSONValue {
+        let result = try run(arguments + ["--json"])
+        #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        return try JSONDecoder().decode(JSONValue.self, from: Data(result.stdout.utf8))
+    }
+
+    /// A gate report as `adapt gate --json` prints it, from real score files.
+    func gateReport(better: Bool) throws -> String {
+        let baseline = try file("b.txt", Data((0..<12).map { "\(2.0 + Double($0) * 0.1)" }.joined(separator: "\n").utf8))
+        let candidate = try file("c.txt", Data((0..<12).map { "\(2.0 + Double($0) * 0.1 + (better ? -0.05 : 0.05))" }.joined(separator: "\n").utf8))
+        let report = try Executables.run("adapt", ["gate", "--candidate", candidate, "--baseline", baseline, "--json"])
+        #expect(report.status == 0)
+        return try file(better ? "better.json" : "worse.json", Data(report.stdout.utf8))
+    }
+}
+
+@Test func registryListPrintsTheDocumentedFields() throws {
+    let cli = RegistryCLI()
+    let adapter = try cli.file("a.bin", Data(repeating: 3, count: 100))
+    #expect(try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: true),
+                         "--chat-convention", "chatml"]).status == 0)
+    #expect(try cli.run(["registry", "promote", "mail/v1"]).status == 0)
+    let list = try #require(try cli.json(["registry", "list"]).arrayValue)
+    #expect(list.count == 1)
+    let row = try #require(list[0].objectValue)
+    for key in ["version", "lineage", "digest", "active", "created_at", "metrics"] { #expect(row[key] != nil, "missing \(key)") }
+    #expect(row["version"] == .string("v1") && row["lineage"] == .string("mail") && row["active"] == .bool(true))
+    #expect(row["digest"] == .string(Digest.sha256(Data(repeating: 3, count: 100)).hex))
+    #expect(row["metrics"]?["gate"]?["outcome"] == .string("better"))
+    let shown = try cli.json(["registry", "show", "v1", "--lineage", "mail"])
+    #expect(shown["metadata"]?["chat_convention"] == .string("chatml"))
+}
+
+@Test func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded() throws {
+    let cli = RegistryCLI()
+    let adapter = try cli.file("a.bin", Data(repeating: 4, count: 100))
+    try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: false)])
+    let refused = try cli.run(["registry", "promote", "v1", "--lineage", "mail"])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("gate outcome 'worse'") && refused.stderr.contains("--force"))
+    #expect(try #require(try cli.json(["registry", "list"]).arrayValue)[0]["active"] == .bool(false))
+    let forced = try cli.run(["registry", "promote", "v1", "--lineage", "mail", "--force"])
+    #expect(forced.status == 0)
+    #expect(forced.stderr.contains("--force bypassed: gate outcome 'worse'"))
+    let history = try #require(try cli.json(["registry", "history", "--lineage", "mail"]).arrayValue)
+    #expect(history.count == 1)
+    #expect(history[0]["reason"] == .string("force"))
+    #expect(history[0]["bypassed"]?.stringValue?.contains("worse") == true)
+}
+
+@Test func rollbackGoesBackThenToBase() throws {
+    let cli = RegistryCLI()
+    let report = try cli.gateReport(better: true)
+    for i in 1...2 {
+        try cli.run(["registry", "add", try cli.file("a\(i).bin", Data(repeating: UInt8(i), count: 64)), "--lineage", "mail", "--gate-report", report])
+        #expect(try cli.run(["registry", "promote", "mail/v\(i)"]).status == 0)
+    }
+    #expect(try cli.json(["registry", "rollback", "--lineage", "mail"])["to"] == .string("v1"))
+    #expect(try cli.json(["registry", "rollback", "--lineage", "mail"])["to"] == .null)
+    let again = try cli.run(["registry", "rollback", "--lineage", "mail"])
+    #expect(again.status == 1 && again.stderr.contains("nothing to roll back"))
+    #expect(try cli.run(["registry", "rollback"]).status == 2)
+}
+
+@Test func badRegistryInputIsAClearErrorAndChangesNothing() throws {
+    let cli = RegistryCLI()
+    let report = try cli.gateReport(better: true)
+    let adapter = try cli.file("a.bin", Data(repeating: 5, count: 64))
+    try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", report])
+    try cli.run(["registry", "add", try cli.file("b.bin", Data(repeating: 6, count: 64)), "--lineage", "mail", "--gate-report", report])
+    #expect(try cli.run(["registry", "promote", "mail/v1"]).status == 0)
+    let before = try cli.run(["registry", "list", "--json"]).stdout
+
+    let unknown = try cli.run(["registry", "promote", "mail/v9"])
+    #expect(unknown.status == 1 && unknown.stderr.contains("no version v9"))
+    let lineage = try cli.run(["registry", "promote", "news/v1"])
+    #expect(lineage.status == 1 && lineage.stderr.contains("lineage news"))
+    #expect(try cli.run(["registry", "promote", "version-one"]).status == 2)
+    #expect(try cli.run(["registry", "add", cli.dir.file("absent.bin").path, "--lineage", "mail"]).status == 1)
+    #expect(try cli.run(["registry", "add", try cli.file("empty.bin", Data()), "--lineage", "mail"]).status == 1)
+    #expect(try cli.run(["registry", "add", adapter, "--lineage", "Dear Ms. Okafor"]).status == 2)
+
+    // Corrupt v2's file: promotion is refused, verify names it, nothing moves.
+    let digest = Digest.sha256(Data(repeating: 6, count: 64))
+    try Data("corrupted".utf8).write(to: cli.dir.state.blobs.url(for: digest))
+    let corrupt = try cli.run(["registry", "promote", "mail/v2"])
+    #expect(corrupt.status == 1 && corrupt.stderr.contains("corrupt") && corrupt.stderr.contains("nothing was changed"))
+    #expect(try cli.run(["registry", "list", "--json"]).stdout == before)
+    let verify = try cli.run(["registry", "verify", "--json"])
+    #expect(verify.status == 1)
+    let states = try JSONDecoder().decode(JSONValue.self, from: Data(verify.stdout.utf8)).arrayValue?.compactMap { $0["state"]?.stringValue }
+    #expect(states == ["ok", "corrupt"])
+}
