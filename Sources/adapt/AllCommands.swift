@@ -8,4 +8,7 @@ enum AllCommands {
         + JobCommands.all
         + GateCommands.all
         + RegistryCommands.all
+        + ModelCommands.all
+        + TokenizeCommands.all
+        + TrainCommands.all
 }

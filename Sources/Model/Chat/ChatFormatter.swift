@@ -1,0 +1,181 @@
+import AdaptCore
+import Foundation
+
+/// Formats conversations into prompt text exactly as the model's chat template renders them.
+///
+/// Training and generation both go through this one type, so a prompt the adapter was trained on and
+/// a prompt it is asked at run time cannot drift apart. It is not a Jinja engine: it recognises the
+/// template's family (`ChatConvention`) and reads what varies within a family off the template text
+/// itself: the default system line a ChatML template inserts when the conversation has none
+/// (SmolLM2, Qwen2.5), and whether the template has a thinking switch (`enable_thinking`, Qwen3).
+/// BOS is never part of the text: the tokenizer adds it when the model asks for it.
+public struct ChatFormatter: Sendable {
+    public let convention: ChatConvention
+    /// SHA-256 (hex) of the template text, for adapters to record next to `convention`.
+    public let templateDigest: String
+    /// The system line used when a conversation starts without one, read from the template.
+    public let defaultSystem: String?
+    /// Whether the template honours `enable_thinking` (Qwen3: an empty `<think>` block when off).
+    public let supportsThinking: Bool
+
+    /// Detects the convention of a GGUF `tokenizer.chat_template`.
+    public init(template: String) throws {
+        guard let convention = ChatConvention(template: template) else {
+            throw ModelError.unknownChatTemplate(digest: Digest.sha256(template).hex)
+        }
+        self.convention = convention
+        self.templateDigest = Digest.sha256(template).hex
+        self.defaultSystem = convention == .chatml ? Self.defaultSystemLine(in: template) : nil
+        self.supportsThinking = convention == .chatml && template.contains("enable_thinking")
+    }
+
+    /// A formatter for a named convention without a template (for models that lack one); the digest is
+    /// that of the empty template.
+    public init(convention: ChatConvention) {
+        self.convention = convention
+        self.templateDigest = Digest.sha256("").hex
+        self.defaultSystem = nil
+        self.supportsThinking = false
+    }
+
+    /// The text of `messages`, followed by the opening of an assistant turn when
+    /// `addGenerationPrompt` is true. `enableThinking: false` closes an empty thinking block right
+    /// after that opening on templates that support it; elsewhere it has no effect.
+    public func format(_ messages: [ChatMessage], addGenerationPrompt: Bool = true,
+                       enableThinking: Bool = true) throws -> String {
+        var text = ""
+        switch convention {
+        case .chatml:
+            if let defaultSystem, let first = messages.first, first.role != "system" {
+                text += "<|im_start|>system\n" + defaultSystem + "<|im_end|>\n"
+            }
+            for message in messages {
+                text += "<|im_start|>" + message.role + "\n" + message.content + "<|im_end|>\n"
+            }
+        case .llama3:
+            for message in messages {
+                text += "<|start_header_id|>" + message.role + "<|end_header_id|>\n\n"
+                    + Self.trimmed(message.content) + "<|eot_id|>"
+            }
+        case .gemma:
+            var turns = messages[...]
+            var prefix = ""
+            if let first = turns.first, first.role == "system" {
+                prefix = first.content + "\n\n"
+                turns = turns.dropFirst()
+            }
+            for (index, message) in turns.enumerated() {
+                guard (message.role == "user") == (index % 2 == 0) else {
+                    throw ModelError.invalidChatMessages(
+                        reason: "gemma turns must alternate user and assistant after an optional system turn (turn \(index + 1) is \(message.role))")
+                }
+                guard message.role == "user" || message.role == "assistant" else {
+                    throw ModelError.invalidChatMessages(reason: "gemma knows the roles system, user and assistant, not \(message.role)")
+                }
+                let role = message.role == "assistant" ? "model" : message.role
+                text += "<start_of_turn>" + role + "\n" + (index == 0 ? prefix : "")
+                    + Self.trimmed(message.content) + "<end_of_turn>\n"
+            }
+        }
+        if addGenerationPrompt {
+            text += generationPrompt
+            if supportsThinking && !enableThinking { text += "<think>\n\n</think>\n\n" }
+        }
+        return text
+    }
+
+    /// The opening of an assistant turn.
+    public var generationPrompt: String {
+        switch convention {
+        case .chatml: return "<|im_start|>assistant\n"
+        case .llama3: return "<|start_header_id|>assistant<|end_header_id|>\n\n"
+        case .gemma: return "<start_of_turn>model\n"
+        }
+    }
+
+    /// What closes an assistant turn after its content: a completion used for training ends with it.
+    public var endOfTurn: String {
+        switch convention {
+        case .chatml: return "<|im_end|>\n"
+        case .llama3: return "<|eot_id|>"
+        case .gemma: return "<end_of_turn>\n"
+        }
+    }
+
+    /// The control token that ends an assistant turn; generation stops on it.
+    public var endOfTurnToken: String {
+        switch convention {
+        case .chatml: return "<|im_end|>"
+        case .llama3: return "<|eot_id|>"
+        case .gemma: return "<end_of_turn>"
+        }
+    }
+
+    /// Checks that `tokenizer` has the convention's control tokens.
+    public func validate(against tokenizer: Tokenizer) throws {
+        for marker in convention.markers where tokenizer.id(of: marker) == nil {
+            throw ModelError.chatConventionMissingToken(convention: convention.rawValue, token: marker)
+        }
+    }
+
+    /// Jinja's `trim`: Python's `str.strip()`, which removes Unicode white space at both ends (and the
+    /// four ASCII separators U+001C…U+001F, which Python counts as space too).
+    static func trimmed(_ text: String) -> String {
+        func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.properties.isWhitespace || (0x1C...0x1F).contains(scalar.value)
+        }
+        let scalars = text.unicodeScalars
+        guard let start = scalars.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = scalars.lastIndex(where: { !isSpace($0) })!
+        return String(scalars[start...end])
+    }
+
+    /// The literal system text a ChatML template writes when the first message is not a system one:
+    /// the string constant that follows `<|im_start|>system` (after a real or escaped newline) up to
+    /// `<|im_end|>`, provided it contains no template expression.
+    static func defaultSystemLine(in template: String) -> String? {
+        var search = template[...]
+        while let open = search.range(of: "<|im_start|>system") {
+            var rest = template[open.upperBound...]
+            if rest.hasPrefix("\n") {
+                rest = rest.dropFirst()
+            } else if rest.hasPrefix("\\n") {
+                rest = rest.dropFirst(2)
+            } else {
+                search = template[open.upperBound...]
+                continue
+            }
+            if let close = rest.range(of: "<|im_end|>") {
+                let raw = String(rest[..<close.lowerBound])
+                if !raw.isEmpty && !raw.contains("'") && !raw.contains("\"") && !raw.contains("{") && !raw.contains("}") {
+                    return unescapeJinja(raw)
+                }
+            }
+            search = template[open.upperBound...]
+        }
+        return nil
+    }
+
+    /// Resolves the backslash escapes of a Jinja string literal (`\n`, `\t`, `\\`).
+    private static func unescapeJinja(_ text: String) -> String {
+        guard text.contains("\\") else { return text }
+        var result = ""
+        var escaping = false
+        for character in text {
+            if escaping {
+                switch character {
+                case "n": result.append("\n")
+                case "t": result.append("\t")
+                case "r": result.append("\r")
+                default: result.append(character)
+                }
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,46 @@
+/// One turn of a conversation: `system`, `user` or `assistant`, and its text.
+public struct ChatMessage: Sendable, Equatable, Hashable, Codable {
+    public var role: String
+    public var content: String
+
+    public init(role: String, content: String) {
+        self.role = role
+        self.content = content
+    }
+
+    public static func system(_ content: String) -> ChatMessage { ChatMessage(role: "system", content: content) }
+    public static func user(_ content: String) -> ChatMessage { ChatMessage(role: "user", content: content) }
+    public static func assistant(_ content: String) -> ChatMessage { ChatMessage(role: "assistant", content: content) }
+}
+
+/// The turn formats the formatter knows, named as adapters record them.
+public enum ChatConvention: String, Sendable, CaseIterable, Codable {
+    /// `<|im_start|>role\n…<|im_end|>\n` (SmolLM, Qwen).
+    case chatml
+    /// `<|start_header_id|>role<|end_header_id|>\n\n…<|eot_id|>` (Llama 3).
+    case llama3
+    /// `<start_of_turn>role\n…<end_of_turn>\n`, the assistant called `model`, no system turn (Gemma).
+    case gemma
+
+    /// Recognises the family of a Jinja chat template by the turn markers it writes.
+    public init?(template: String) {
+        if template.contains("<|im_start|>") {
+            self = .chatml
+        } else if template.contains("<|start_header_id|>") {
+            self = .llama3
+        } else if template.contains("<start_of_turn>") {
+            self = .gemma
+        } else {
+            return nil
+        }
+    }
+
+    /// The control tokens the convention writes; a vocabulary without them cannot use it.
+    public var markers: [String] {
+        switch self {
+        case .chatml: return ["<|im_start|>", "<|im_end|>"]
+        case .llama3: return ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+        case .gemma: return ["<start_of_turn>", "<end_of_turn>"]
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import AdaptCore
+import Foundation
+
+// Shapes use the legend at the top of LlamaModel.swift.
+
+/// What one block computed, kept for the backward pass (a single instance is reused across blocks at inference).
+final class BlockActivations {
+    let xIn: FloatBuffer        // (T, C) residual stream entering the block
+    let rms1: FloatBuffer       // (T) inverse RMS of xIn
+    let xn1: FloatBuffer        // (T, C) attention input
+    let q: FloatBuffer          // (T, Cq) after RoPE
+    let k: FloatBuffer          // (T, Ckv) after RoPE
+    let v: FloatBuffer          // (T, Ckv)
+    let probs: FloatBuffer      // (H, T, S) attention probabilities
+    let att: FloatBuffer        // (T, Cq) attention output before the o projection
+    let xMid: FloatBuffer       // (T, C) residual stream after attention
+    let rms2: FloatBuffer       // (T)
+    let xn2: FloatBuffer        // (T, C) feed-forward input
+    let gate: FloatBuffer       // (T, F)
+    let up: FloatBuffer         // (T, F)
+    let hidden: FloatBuffer     // (T, F) silu(gate)·up
+    /// Per adapted projection: the adapter's input after dropout (nil when there is no dropout) and A·x (T, R_lora).
+    var lora: [Projection: (input: FloatBuffer?, ax: FloatBuffer)] = [:]
+
+    init(_ h: LlamaModel.Hyperparameters, tokens T: Int, span S: Int) {
+        xIn = FloatBuffer(T * h.width); rms1 = FloatBuffer(T); xn1 = FloatBuffer(T * h.width)
+        q = FloatBuffer(T * h.queryWidth); k = FloatBuffer(T * h.keyValueWidth); v = FloatBuffer(T * h.keyValueWidth)
+        probs = FloatBuffer(h.headCount * T * S); att = FloatBuffer(T * h.queryWidth)
+        xMid = FloatBuffer(T * h.width); rms2 = FloatBuffer(T); xn2 = FloatBuffer(T * h.width)
+        gate = FloatBuffer(T * h.ffnWidth); up = FloatBuffer(T * h.ffnWidth); hidden = FloatBuffer(T * h.ffnWidth)
+    }
+}
+
+/// Everything a pass produced: the final normalised states and, when recording, every block's activations.
+final class ForwardPass {
+    let tokens: Int
+    let xOut: FloatBuffer       // (T, C) residual stream after the last block
+    let rmsF: FloatBuffer       // (T)
+    let xnF: FloatBuffer        // (T, C) input of the output projection
+    var blocks: [BlockActivations] = []
+
+    init(_ h: LlamaModel.Hyperparameters, tokens T: Int) {
+        tokens = T
+        xOut = FloatBuffer(T * h.width); rmsF = FloatBuffer(T); xnF = FloatBuffer(T * h.width)
+    }
+}
+
+/// The seeded dropout of the adapter inputs: element e of token t of projection p in block b of sequence n
+/// at optimizer step s is kept with probability 1 − p, as a pure function of those numbers.
+struct LoRADropout {
+    let rng: CounterRNG
+    let step: UInt64
+    let sequence: Int
+    let probability: Float
+
+    /// Writes x (T, in) with dropped elements zeroed and kept ones scaled by 1/(1 − p) (inverted dropout).
+    func apply(_ x: UnsafePointer<Float>, rows: Int, width: Int, block: Int, projection: Projection, into y: UnsafeMutablePointer<Float>) {
+        precondition(step < 1 << 32 && width <= 1 << 16 && rows <= 1 << 20, "dropout counter out of range")
+        let projectionIndex = UInt64(Projection.allCases.firstIndex(of: projection)!)
+        let stream = ((UInt64(sequence) << 8 | UInt64(block)) << 3 | projectionIndex) << 34
+        let scale = 1 / (1 - probability)
+        for t in 0..<rows {
+            var e = 0
+            while e < width {
+                // One Philox block gives four words: elements e…e+3 of this row.
+                let counter = stream | UInt64(t) << 14 | UInt64(e / 4)
+                let w = rng.block(.dropout, step: step << 32 | counter >> 32, index: UInt32(truncatingIfNeeded: counter))
+                for (j, word) in [w.0, w.1, w.2, w.3].enumerated() where e + j < width {
+                    let u = Float(word >> 8) * 0x1p-24
+                    let i = t * width + e + j
+                    y[i] = u < probability ? 0 : x[i] * scale
+                }
+                e += 4
+            }
+        }
+    }
+}
+
+extension LlamaModel {
+    /// Logits of the last position (V) after feeding `tokens` on top of `cache`, which is extended.
+    public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
+        let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
+        return logits(pass, rows: [tokens.count - 1])
+    }
+
+    /// Logits of every new position: (T, V) row-major.
+    public func forwardAll(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
+        let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
+        return logits(pass, rows: Array(0..<tokens.count))
+    }
+
+    /// Logits (rows.count, V) = xnF[rows] · Wₒᵤₜᵀ.
+    func logits(_ pass: ForwardPass, rows: [Int]) -> [Float] {
+        let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
+        let selected = FloatBuffer(rows.count * C)   // (n, C)
+        for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
+        var out = [Float](repeating: 0, count: rows.count * V)
+        weights.withUnsafeBufferPointer { W in
+            out.withUnsafeMutableBufferPointer { o in
+                if rows.count == 1 {
+                    BLAS.sgemv(m: V, n: C, a: W.baseAddress! + outputOffset, x: selected.pointer, y: o.baseAddress!)
+                } else {
+                    BLAS.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
+                }
+            }
+        }
+        return out
+    }
+
+    /// The batched forward pass: T new tokens at positions P…P+T−1 attend to the P cached ones and to each
+    /// other causally. With `record`, every block's activations are kept for `backward`.
+    func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?) -> ForwardPass {
+        let h = hyperparameters
+        let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
+        let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
+        let S = P + T
+        precondition(T > 0, "a forward pass needs at least one token")
+        precondition(tokens.allSatisfy { $0 >= 0 && $0 < h.vocabularySize }, "token id outside the vocabulary")
+        if let lora { lora.validate(for: h) }
+        let slots = lora?.slots(blockCount: h.blockCount)
+        let pass = ForwardPass(h, tokens: T)
+        let scale = 1 / Float(D).squareRoot()
+        let group = H / G
+
+        weights.withUnsafeBufferPointer { Wbuf in
+            let W = Wbuf.baseAddress!
+            let x = FloatBuffer(T * C)             // (T, C) residual stream
+            for (t, id) in tokens.enumerated() { (x.pointer + t * C).update(from: W + embeddingOffset + id * C, count: C) }
+            let shared = record ? nil : BlockActivations(h, tokens: T, span: S)
+            let projected = FloatBuffer(T * C)     // (T, C) output of o and down
+
+            // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
+            func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
+                let (out, inp) = h.shape(of: p)
+                BLAS.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                guard let lora, let slot = slots?[b][p] else { return }
+                let r = lora.config.rank
+                var source = input
+                var dropped: FloatBuffer? = nil
+                if let dropout, dropout.probability > 0 {
+                    let buffer = FloatBuffer(T * inp)
+                    dropout.apply(input, rows: T, width: inp, block: b, projection: p, into: buffer.pointer)
+                    source = UnsafePointer(buffer.pointer)
+                    dropped = buffer
+                }
+                let ax = FloatBuffer(T * r)        // (T, r) = drop(x) · Aᵀ
+                lora.values[slot.a].withUnsafeBufferPointer { A in
+                    BLAS.sgemm(transposeB: true, m: T, n: r, k: inp, a: source, b: A.baseAddress!, c: ax.pointer)
+                }
+                lora.values[slot.b].withUnsafeBufferPointer { B in
+                    BLAS.sgemm(transposeB: true, m: T, n: out, k: r, alpha: lora.config.scale, a: ax.pointer, b: B.baseAddress!, beta: 1, c: y)
+                }
+                if record { acts.lora[p] = (dropped, ax) }
+            }
+
+            for b in 0..<h.blockCount {
+                let layout = blocks[b]
+                let a = shared ?? BlockActivations(h, tokens: T, span: S)
+                if record { pass.blocks.append(a) }
+                a.xIn.pointer.update(from: x.pointer, count: T * C)
+
+                // Attention: RMSNorm, projections, RoPE, cache append, causal GQA softmax(q·kᵀ/√D)·v, o.
+                Kernels.rmsNorm(x.pointer, weight: W + layout.attentionNorm, rows: T, width: C, epsilon: h.rmsEpsilon,
+                                into: a.xn1.pointer, inverseRMS: a.rms1.pointer)
+                linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
+                linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
+                linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
+                Kernels.rope(a.q.pointer, rows: T, heads: H, headDim: D, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
+                Kernels.rope(a.k.pointer, rows: T, heads: G, headDim: D, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
+                cache.append(block: b, keys: a.k.pointer, values: a.v.pointer, floats: T * Ckv, blockCount: h.blockCount)
+                cache.keys[b].withUnsafeBufferPointer { K in           // (S, Ckv)
+                    cache.values[b].withUnsafeBufferPointer { V in     // (S, Ckv)
+                        for head in 0..<H {
+                            let kv = head / group
+                            let scores = a.probs.pointer + head * T * S   // (T, S)
+                            BLAS.sgemm(transposeB: true, m: T, n: S, k: D, alpha: scale,
+                                       a: a.q.pointer + head * D, lda: Cq, b: K.baseAddress! + kv * D, ldb: Ckv, c: scores)
+                            Kernels.maskedSoftmax(scores, rows: T, width: S) { P + $0 + 1 }
+                            BLAS.sgemm(m: T, n: D, k: S, a: scores, b: V.baseAddress! + kv * D, ldb: Ckv,
+                                       c: a.att.pointer + head * D, ldc: Cq)
+                        }
+                    }
+                }
+                linear(.o, block: b, a.att.pointer, into: projected.pointer, acts: a)
+                for i in 0..<(T * C) { x.pointer[i] += projected.pointer[i] }
+                a.xMid.pointer.update(from: x.pointer, count: T * C)
+
+                // Feed-forward: RMSNorm, SwiGLU, down.
+                Kernels.rmsNorm(x.pointer, weight: W + layout.ffnNorm, rows: T, width: C, epsilon: h.rmsEpsilon,
+                                into: a.xn2.pointer, inverseRMS: a.rms2.pointer)
+                linear(.gate, block: b, a.xn2.pointer, into: a.gate.pointer, acts: a)
+                linear(.up, block: b, a.xn2.pointer, into: a.up.pointer, acts: a)
+                Kernels.swiglu(gate: a.gate.pointer, up: a.up.pointer, count: T * F, into: a.hidden.pointer)
+                linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
+                for i in 0..<(T * C) { x.pointer[i] += projected.pointer[i] }
+            }
+            cache.advance(by: T)
+            pass.xOut.pointer.update(from: x.pointer, count: T * C)
+            Kernels.rmsNorm(x.pointer, weight: W + outputNormOffset, rows: T, width: C, epsilon: h.rmsEpsilon,
+                            into: pass.xnF.pointer, inverseRMS: pass.rmsF.pointer)
+        }
+        return pass
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+// Shapes use the legend at the top of LlamaModel.swift.
+
+extension LlamaModel {
+    /// The slow, obvious forward pass: one position at a time, plain loops with Double accumulators, no BLAS,
+    /// an adapter applied as written in the LoRA paper (no dropout). The test oracle for `forwardAll`.
+    /// Returns the logits of every position (T, V).
+    public func referenceForward(tokens: [Int], lora: LoRAParameters? = nil) -> [Float] {
+        let h = hyperparameters
+        let (C, F, V, H, D) = (h.width, h.ffnWidth, h.vocabularySize, h.headCount, h.headDimension)
+        let slots = lora?.slots(blockCount: h.blockCount)
+        var keys = [[[Float]]](repeating: [], count: h.blockCount)    // [block][position] (Ckv)
+        var values = [[[Float]]](repeating: [], count: h.blockCount)
+        var logits: [Float] = []
+
+        func weight(_ offset: Int, _ count: Int) -> ArraySlice<Float> { weights[offset..<(offset + count)] }
+        // y (out) = W (out, in) · x (in) [+ scale · B (out, r) · (A (r, in) · x)]
+        func matvec(_ p: Projection?, block: Int, offset: Int, out: Int, _ x: [Float]) -> [Float] {
+            var y = (0..<out).map { o -> Float in
+                var s: Double = 0
+                for i in x.indices { s += Double(weights[offset + o * x.count + i]) * Double(x[i]) }
+                return Float(s)
+            }
+            if let p, let lora, let slot = slots?[block][p] {
+                let (A, B, r) = (lora.values[slot.a], lora.values[slot.b], lora.config.rank)
+                let ax = (0..<r).map { j -> Double in (0..<x.count).reduce(0) { $0 + Double(A[j * x.count + $1]) * Double(x[$1]) } }
+                for o in 0..<out {
+                    let delta = (0..<r).reduce(0.0) { $0 + Double(B[o * r + $1]) * ax[$1] }
+                    y[o] += Float(Double(lora.config.scale) * delta)
+                }
+            }
+            return y
+        }
+        func rmsNorm(_ x: [Float], _ offset: Int) -> [Float] {
+            let ms = x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)
+            let r = 1 / (ms + Double(h.rmsEpsilon)).squareRoot()
+            return x.indices.map { Float(Double(x[$0]) * r) * weights[offset + $0] }
+        }
+        // Adjacent pairs within each head (GGML_ROPE_TYPE_NORM).
+        func rope(_ v: inout [Float], heads: Int, position: Int) {
+            for head in 0..<heads {
+                for i in 0..<(h.ropeDimensions / 2) {
+                    let angle = Double(position) * pow(Double(h.ropeBase), -Double(2 * i) / Double(h.ropeDimensions))
+                    let (a, b) = (Double(v[head * D + 2 * i]), Double(v[head * D + 2 * i + 1]))
+                    v[head * D + 2 * i] = Float(a * cos(angle) - b * sin(angle))
+                    v[head * D + 2 * i + 1] = Float(a * sin(angle) + b * cos(angle))
+                }
+            }
+        }
+
+        for (position, token) in tokens.enumerated() {
+            var x = Array(weight(embeddingOffset + token * C, C))
+            for (b, layout) in blocks.enumerated() {
+                let xn = rmsNorm(x, layout.attentionNorm)
+                var q = matvec(.q, block: b, offset: layout.q, out: h.queryWidth, xn)
+                var k = matvec(.k, block: b, offset: layout.k, out: h.keyValueWidth, xn)
+                let v = matvec(.v, block: b, offset: layout.v, out: h.keyValueWidth, xn)
+                rope(&q, heads: H, position: position)
+                rope(&k, heads: h.kvHeadCount, position: position)
+                keys[b].append(k)
+                values[b].append(v)
+                var att = [Float](repeating: 0, count: h.queryWidth)
+                for head in 0..<H {
+                    let kv = head / (H / h.kvHeadCount)
+                    // Causal: position attends to 0…position, all of which are in the cache now.
+                    let scores = (0...position).map { j -> Double in
+                        (0..<D).reduce(0.0) { $0 + Double(q[head * D + $1]) * Double(keys[b][j][kv * D + $1]) } / Double(D).squareRoot()
+                    }
+                    let m = scores.max()!
+                    let e = scores.map { exp($0 - m) }
+                    let z = e.reduce(0, +)
+                    for d in 0..<D {
+                        att[head * D + d] = Float((0...position).reduce(0.0) { $0 + e[$1] / z * Double(values[b][$1][kv * D + d]) })
+                    }
+                }
+                let o = matvec(.o, block: b, offset: layout.o, out: C, att)
+                for i in 0..<C { x[i] += o[i] }
+                let xn2 = rmsNorm(x, layout.ffnNorm)
+                let g = matvec(.gate, block: b, offset: layout.gate, out: F, xn2)
+                let u = matvec(.up, block: b, offset: layout.up, out: F, xn2)
+                let hidden = (0..<F).map { Float(Double(g[$0]) / (1 + exp(-Double(g[$0]))) * Double(u[$0])) }
+                let d = matvec(.down, block: b, offset: layout.down, out: C, hidden)
+                for i in 0..<C { x[i] += d[i] }
+            }
+            let xn = rmsNorm(x, outputNormOffset)
+            logits += matvec(nil, block: 0, offset: outputOffset, out: V, xn)
+        }
+        return logits
+    }
+}

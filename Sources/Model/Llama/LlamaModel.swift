@@ -1,0 +1,168 @@
+import Foundation
+
+// Dimension legend (llama family; figures for SmolLM2-135M):
+//   V  vocabulary size (49152)          C  width, embedding_length (576)
+//   L  block count (30)                 F  feed-forward width (1536)
+//   H  query heads (9)                  G  key/value heads (3); query head h reads kv head h / (H / G)
+//   D  head dimension C / H (64)        R  rotated dimensions per head, rope.dimension_count (64)
+//   Cq = H·D (576)                      Ckv = G·D (192)
+//   T  tokens in this pass              P  tokens already in the KV cache      S = P + T
+// Every weight W of a linear map is kept dequantized as (out, in) row-major — GGUF stores it with
+// dimensions [in, out], ne[0] fastest, which is the same memory order — so y (T, out) = x (T, in) · Wᵀ.
+
+/// A llama-family transformer in f32 on OpenBLAS, its weights dequantized once at load.
+///
+/// Immutable after `init`, so one instance can serve many threads; every pass allocates its own buffers.
+public final class LlamaModel: Sendable {
+    public struct Hyperparameters: Sendable, Equatable, Codable {
+        public var vocabularySize: Int   // V
+        public var contextLength: Int
+        public var width: Int            // C
+        public var blockCount: Int       // L
+        public var ffnWidth: Int         // F
+        public var headCount: Int        // H
+        public var kvHeadCount: Int      // G
+        public var headDimension: Int    // D
+        public var ropeDimensions: Int   // R
+        public var ropeBase: Float
+        public var rmsEpsilon: Float
+
+        public var queryWidth: Int { headCount * headDimension }      // Cq
+        public var keyValueWidth: Int { kvHeadCount * headDimension } // Ckv
+
+        /// (out, in) of a projection's weight.
+        public func shape(of projection: Projection) -> (output: Int, input: Int) {
+            switch projection {
+            case .q: return (queryWidth, width)
+            case .k, .v: return (keyValueWidth, width)
+            case .o: return (width, queryWidth)
+            case .gate, .up: return (ffnWidth, width)
+            case .down: return (width, ffnWidth)
+            }
+        }
+
+        /// Reads `<arch>.*` keys (llama.cpp's LLM_KV names) and checks that they fit together.
+        public init(file: GGUFFile) throws {
+            let arch = file.string("general.architecture") ?? ""
+            guard arch == "llama" else { throw ModelError.unsupportedArchitecture(arch) }
+            func int(_ key: String) throws -> Int {
+                guard let v = file.int("llama." + key) else { throw ModelError.missingMetadata(key: "llama." + key) }
+                return v
+            }
+            width = try int("embedding_length")
+            blockCount = try int("block_count")
+            ffnWidth = try int("feed_forward_length")
+            headCount = try int("attention.head_count")
+            kvHeadCount = file.int("llama.attention.head_count_kv") ?? headCount
+            contextLength = try int("context_length")
+            guard width > 0, blockCount > 0, ffnWidth > 0, headCount > 0, kvHeadCount > 0, contextLength > 0 else {
+                throw ModelError.invalidHyperparameters(reason: "sizes must be positive")
+            }
+            guard width % headCount == 0 else {
+                throw ModelError.invalidHyperparameters(reason: "width \(width) is not a multiple of the \(headCount) heads")
+            }
+            guard headCount % kvHeadCount == 0 else {
+                throw ModelError.invalidHyperparameters(reason: "\(headCount) query heads do not share \(kvHeadCount) key/value heads evenly")
+            }
+            headDimension = width / headCount
+            ropeDimensions = file.int("llama.rope.dimension_count") ?? headDimension
+            guard ropeDimensions > 0, ropeDimensions <= headDimension, ropeDimensions % 2 == 0 else {
+                throw ModelError.invalidHyperparameters(reason: "rope.dimension_count \(ropeDimensions) must be even and at most the head dimension \(headDimension)")
+            }
+            ropeBase = Float(file.double("llama.rope.freq_base") ?? 10000)
+            rmsEpsilon = Float(file.double("llama.attention.layer_norm_rms_epsilon") ?? 1e-5)
+            guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
+                throw ModelError.missingTensor(name: "token_embd.weight")
+            }
+            vocabularySize = file.int("llama.vocab_size") ?? embedding.dimensions[1]
+        }
+    }
+
+    /// Where each weight sits in `weights` (offsets in floats).
+    struct BlockLayout: Sendable {
+        var attentionNorm = 0, q = 0, k = 0, v = 0, o = 0, ffnNorm = 0, gate = 0, up = 0, down = 0
+
+        func offset(of projection: Projection) -> Int {
+            switch projection {
+            case .q: return q
+            case .k: return k
+            case .v: return v
+            case .o: return o
+            case .gate: return gate
+            case .up: return up
+            case .down: return down
+            }
+        }
+    }
+
+    public let hyperparameters: Hyperparameters
+    /// Whether the output projection is the token embedding (no `output.weight` in the file).
+    public let tiedOutput: Bool
+    /// Every weight, dequantized, in one allocation.
+    let weights: [Float]
+    let embeddingOffset: Int     // (V, C)
+    let outputOffset: Int        // (V, C); equals embeddingOffset when tied
+    let outputNormOffset: Int    // (C)
+    let blocks: [BlockLayout]
+
+    /// Loads and dequantizes a llama-family GGUF.
+    public convenience init(url: URL) throws {
+        try self.init(file: GGUFFile(url: url))
+    }
+
+    public init(file: GGUFFile) throws {
+        let h = try Hyperparameters(file: file)
+        hyperparameters = h
+        let (C, F, V) = (h.width, h.ffnWidth, h.vocabularySize)
+        var plan: [(info: GGUFTensorInfo, offset: Int)] = []
+        var total = 0
+        // Finds a tensor, checks its GGML shape [in, out] (or [n] for a norm) and reserves its place.
+        func place(_ name: String, _ dimensions: [Int]) throws -> Int {
+            guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }
+            guard info.dimensions == dimensions else { throw ModelError.tensorShapeMismatch(name: name, expected: dimensions, actual: info.dimensions) }
+            plan.append((info, total))
+            defer { total += info.elementCount }
+            return total
+        }
+        embeddingOffset = try place("token_embd.weight", [C, V])
+        outputNormOffset = try place("output_norm.weight", [C])
+        if file.tensor(named: "output.weight") != nil {
+            outputOffset = try place("output.weight", [C, V])
+            tiedOutput = false
+        } else {
+            outputOffset = embeddingOffset
+            tiedOutput = true
+        }
+        var blocks: [BlockLayout] = []
+        for i in 0..<h.blockCount {
+            var b = BlockLayout()
+            b.attentionNorm = try place("blk.\(i).attn_norm.weight", [C])
+            b.q = try place("blk.\(i).attn_q.weight", [C, h.queryWidth])
+            b.k = try place("blk.\(i).attn_k.weight", [C, h.keyValueWidth])
+            b.v = try place("blk.\(i).attn_v.weight", [C, h.keyValueWidth])
+            b.o = try place("blk.\(i).attn_output.weight", [h.queryWidth, C])
+            b.ffnNorm = try place("blk.\(i).ffn_norm.weight", [C])
+            b.gate = try place("blk.\(i).ffn_gate.weight", [C, F])
+            b.up = try place("blk.\(i).ffn_up.weight", [C, F])
+            b.down = try place("blk.\(i).ffn_down.weight", [F, C])
+            blocks.append(b)
+        }
+        self.blocks = blocks
+        weights = [Float](unsafeUninitializedCapacity: total) { buffer, initialized in
+            for (info, offset) in plan {
+                file.dequantize(info, into: UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + info.elementCount)]))
+            }
+            initialized = total
+        }
+    }
+
+    /// Bytes held by the dequantized weights.
+    public var weightBytes: Int { weights.count * MemoryLayout<Float>.size }
+
+    /// Throws if a token id is outside the vocabulary (the passes themselves treat that as a programmer error).
+    public func validate(tokens: [Int]) throws {
+        if let bad = tokens.first(where: { $0 < 0 || $0 >= hyperparameters.vocabularySize }) {
+            throw ModelError.invalidToken(id: bad, vocabulary: hyperparameters.vocabularySize)
+        }
+    }
+}

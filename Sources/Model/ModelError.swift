@@ -1,0 +1,92 @@
+import Foundation
+
+/// Everything that can go wrong reading, writing or running a model.
+///
+/// Descriptions name the offending value and the way out; they never contain a user's text (tensor and
+/// metadata names come from the model file, not from a person).
+public enum ModelError: Error, Equatable, CustomStringConvertible {
+    case fileUnreadable(path: String, reason: String)
+    case fileUnwritable(path: String, reason: String)
+    /// The file ends before a field that starts at `offset` and needs `need` bytes.
+    case truncated(offset: Int, need: Int)
+    case badMagic(UInt32)
+    case unsupportedVersion(UInt32)
+    case unknownValueType(key: String, type: UInt32)
+    case invalidString(offset: Int)
+    case countTooLarge(what: String, count: UInt64, offset: Int)
+    case badAlignment(UInt64)
+    case duplicateKey(String)
+    case duplicateTensor(String)
+    case unsupportedTensorType(name: String, type: UInt32)
+    case badTensorShape(name: String, reason: String)
+    case tensorOutOfBounds(name: String)
+    case missingMetadata(key: String)
+    case missingTensor(name: String)
+    case unsupportedArchitecture(String)
+    case invalidHyperparameters(reason: String)
+    case tensorShapeMismatch(name: String, expected: [Int], actual: [Int])
+    case invalidToken(id: Int, vocabulary: Int)
+    case unsupportedTokenizer(model: String)
+    case unsupportedPreTokenizer(String)
+    case invalidVocabulary(reason: String)
+    case unknownChatTemplate(digest: String)
+    case chatConventionMissingToken(convention: String, token: String)
+    case invalidChatMessages(reason: String)
+
+    public var description: String {
+        switch self {
+        case let .fileUnreadable(path, reason):
+            return "cannot read model file \(path): \(reason); check the path (scripts/fetch-model fetches the default model)"
+        case let .fileUnwritable(path, reason):
+            return "cannot write \(path): \(reason); check that the directory exists and is writable"
+        case let .truncated(offset, need):
+            return "GGUF file is truncated: a field at byte \(offset) needs \(need) more bytes; the download is incomplete, fetch the model again"
+        case let .badMagic(magic):
+            return "not a GGUF file (magic 0x\(String(magic, radix: 16)), expected 0x46554747 \"GGUF\"); pass a .gguf model file"
+        case let .unsupportedVersion(version):
+            return "GGUF version \(version) is not supported (versions 2 and 3 are); convert the model with a current llama.cpp"
+        case let .unknownValueType(key, type):
+            return "GGUF metadata key \(key) has unknown value type \(type); the file is corrupt or from a newer GGUF revision"
+        case let .invalidString(offset):
+            return "GGUF string at byte \(offset) is not valid UTF-8; the file is corrupt"
+        case let .countTooLarge(what, count, offset):
+            return "GGUF \(what) at byte \(offset) is \(count), more than the file can hold; the file is corrupt"
+        case let .badAlignment(value):
+            return "GGUF general.alignment is \(value), expected a power of two; the file is corrupt"
+        case let .duplicateKey(key):
+            return "GGUF metadata key \(key) appears twice; the file is corrupt"
+        case let .duplicateTensor(name):
+            return "GGUF tensor \(name) appears twice; the file is corrupt"
+        case let .unsupportedTensorType(name, type):
+            return "tensor \(name) has GGML type \(type), which this reader cannot dequantize (F32, F16, BF16, Q8_0, Q4_0, Q4_1 are supported); re-quantize the model to one of those"
+        case let .badTensorShape(name, reason):
+            return "tensor \(name) has an invalid shape: \(reason); the file is corrupt"
+        case let .tensorOutOfBounds(name):
+            return "tensor \(name) extends past the end of the file; the file is truncated, fetch the model again"
+        case let .missingMetadata(key):
+            return "the model has no metadata key \(key); it is not a complete llama-family GGUF"
+        case let .missingTensor(name):
+            return "the model has no tensor \(name); it is not a complete llama-family GGUF"
+        case let .unsupportedArchitecture(arch):
+            return "model architecture \(arch) is not supported (llama is); pick a llama-family GGUF"
+        case let .invalidHyperparameters(reason):
+            return "the model's hyperparameters are inconsistent: \(reason)"
+        case let .tensorShapeMismatch(name, expected, actual):
+            return "tensor \(name) has shape \(actual), expected \(expected); the file does not match its own metadata"
+        case let .invalidToken(id, vocabulary):
+            return "token id \(id) is outside the vocabulary of \(vocabulary) tokens"
+        case let .unsupportedTokenizer(model):
+            return "tokenizer model \(model) is not supported (gpt2, byte-level BPE, is); pick a model whose tokenizer.ggml.model is gpt2"
+        case let .unsupportedPreTokenizer(name):
+            return "pre-tokenizer \(name) is not supported (gpt2, smollm, llama-bpe, qwen2 and their aliases are); pick a model that uses one of those"
+        case let .invalidVocabulary(reason):
+            return "the tokenizer vocabulary is invalid: \(reason); the model file is corrupt or not a byte-level BPE model"
+        case let .unknownChatTemplate(digest):
+            return "the model's chat template (sha256 \(digest.prefix(12))) is not a known convention (chatml, llama3, gemma); name one explicitly or use a model with one of those templates"
+        case let .chatConventionMissingToken(convention, token):
+            return "the \(convention) chat convention needs the token \(token), which this vocabulary lacks; pick the convention that matches the model"
+        case let .invalidChatMessages(reason):
+            return "the chat messages cannot be formatted: \(reason)"
+        }
+    }
+}

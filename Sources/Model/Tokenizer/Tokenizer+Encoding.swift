@@ -1,0 +1,156 @@
+extension Tokenizer {
+    /// The ids of `text`, without BOS unless `addBOS` is true.
+    ///
+    /// With `parseSpecial`, control-token texts such as `<|im_start|>` become their ids; without, they
+    /// are tokenized as plain text (user-defined tokens are matched either way, as llama.cpp does).
+    public func encode(_ text: String, parseSpecial: Bool = false, addBOS: Bool = false) -> [Int] {
+        var output: [Int32] = []
+        if addBOS, let bos { output.append(Int32(bos)) }
+        var utf8 = Array(text.utf8)
+        utf8.withUnsafeMutableBufferPointer { bytes in
+            var session = Session(tokenizer: self)
+            for fragment in partition(UnsafeBufferPointer(bytes), parseSpecial: parseSpecial) {
+                switch fragment {
+                case let .special(id):
+                    output.append(id)
+                case let .text(range):
+                    session.encode(UnsafeBufferPointer(rebasing: bytes[range]), into: &output)
+                }
+            }
+        }
+        return output.map(Int.init)
+    }
+
+    enum Fragment: Equatable {
+        case text(Range<Int>)
+        case special(Int32)
+    }
+
+    /// Cuts special tokens out of the text: each special in turn (longest first) splits every text
+    /// fragment left by the ones before it, as llama.cpp's `tokenizer_st_partition` does.
+    func partition(_ bytes: UnsafeBufferPointer<UInt8>, parseSpecial: Bool) -> [Fragment] {
+        guard !bytes.isEmpty else { return [] }
+        var fragments: [Fragment] = [.text(0..<bytes.count)]
+        for special in parseSpecial ? specialsParsed : specialsAlways {
+            let needle = special.bytes
+            let first = needle[0]
+            var rebuilt: [Fragment] = []
+            var changed = false
+            for fragment in fragments {
+                guard case let .text(range) = fragment, range.count >= needle.count else {
+                    rebuilt.append(fragment)
+                    continue
+                }
+                var start = range.lowerBound
+                var index = range.lowerBound
+                let last = range.upperBound - needle.count
+                while index <= last {
+                    if bytes[index] == first && matches(needle, bytes, at: index) {
+                        if start < index { rebuilt.append(.text(start..<index)) }
+                        rebuilt.append(.special(special.id))
+                        index += needle.count
+                        start = index
+                        changed = true
+                    } else {
+                        index += 1
+                    }
+                }
+                if start < range.upperBound { rebuilt.append(.text(start..<range.upperBound)) }
+            }
+            if changed { fragments = rebuilt }
+        }
+        return fragments
+    }
+
+    private func matches(_ needle: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        for offset in 1..<needle.count where bytes[index + offset] != needle[offset] { return false }
+        return true
+    }
+}
+
+/// The working buffers of one encode call.
+struct Session {
+    let tokenizer: Tokenizer
+    var merger: BytePairMerger
+    var scalars: [UInt32] = []
+    var classes: [UInt8] = []
+    var offsets: [Int] = []   // byte offset of each scalar, plus the end
+    var ends: [Int] = []
+    var symbols: [Int32] = []
+    var merged: [Int32] = []
+
+    init(tokenizer: Tokenizer) {
+        self.tokenizer = tokenizer
+        self.merger = tokenizer.merger
+    }
+
+    /// Pre-tokenizes and merges one stretch of text free of special tokens (valid UTF-8).
+    mutating func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [Int32]) {
+        scalars.removeAll(keepingCapacity: true)
+        classes.removeAll(keepingCapacity: true)
+        offsets.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        decodeScalars(bytes)
+        let rule = tokenizer.preTokenizer
+        scalars.withUnsafeBufferPointer { s in
+            classes.withUnsafeBufferPointer { k in
+                rule.split(s, k, 0..<s.count, into: &ends)
+            }
+        }
+        var start = 0
+        for end in ends {
+            let word = UnsafeBufferPointer(rebasing: bytes[offsets[start]..<offsets[end]])
+            encodeWord(word, into: &output)
+            start = end
+        }
+    }
+
+    private mutating func decodeScalars(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let b0 = UInt32(bytes[i])
+            var value: UInt32
+            var length: Int
+            if b0 < 0x80 {
+                value = b0; length = 1
+            } else if b0 < 0xE0 {
+                value = (b0 & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F); length = 2
+            } else if b0 < 0xF0 {
+                value = (b0 & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F); length = 3
+            } else {
+                value = (b0 & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6
+                    | UInt32(bytes[i + 3] & 0x3F)
+                length = 4
+            }
+            scalars.append(value)
+            classes.append(ScalarClass.of(value).rawValue)
+            offsets.append(i)
+            i += length
+        }
+        offsets.append(n)
+    }
+
+    private mutating func encodeWord(_ word: UnsafeBufferPointer<UInt8>, into output: inout [Int32]) {
+        if tokenizer.preTokenizer.ignoresMerges, let id = tokenizer.ids[ByteLevel.encode(word)] {
+            output.append(id)
+            return
+        }
+        symbols.removeAll(keepingCapacity: true)
+        for byte in word { symbols.append(tokenizer.byteSymbols[Int(byte)]) }
+        merged.removeAll(keepingCapacity: true)
+        symbols.withUnsafeBufferPointer { merger.merge($0, into: &merged) }
+        let vocabulary = Int32(tokenizer.count)
+        for id in merged {
+            if id < vocabulary {
+                output.append(id)
+            } else {
+                // Not a token: fall back to the one-byte tokens of its text, skipping what has none
+                // (llama.cpp looks each byte of the symbol's text up on its own).
+                for scalar in tokenizer.syntheticTexts[Int(id - vocabulary)].unicodeScalars where scalar.isASCII {
+                    if let single = tokenizer.ids[String(scalar)] { output.append(single) }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+extension Tokenizer {
+    /// The tokenizer a GGUF model file describes (`tokenizer.ggml.*`).
+    ///
+    /// Only byte-level BPE (`tokenizer.ggml.model` = `gpt2`) is supported; any other model type is a
+    /// typed error naming it.
+    public convenience init(gguf: GGUFFile) throws {
+        guard let model = gguf.string("tokenizer.ggml.model") else {
+            throw ModelError.missingMetadata(key: "tokenizer.ggml.model")
+        }
+        guard model == "gpt2" else { throw ModelError.unsupportedTokenizer(model: model) }
+        guard let tokens = gguf.stringArray("tokenizer.ggml.tokens") else {
+            throw ModelError.missingMetadata(key: "tokenizer.ggml.tokens")
+        }
+        guard let merges = gguf.stringArray("tokenizer.ggml.merges") else {
+            throw ModelError.missingMetadata(key: "tokenizer.ggml.merges")
+        }
+        // llama.cpp falls back to the plain GPT-2 rule when a file predates tokenizer.ggml.pre.
+        try self.init(tokens: tokens, merges: merges,
+                      tokenTypes: gguf.intArray("tokenizer.ggml.token_type") ?? [],
+                      preTokenizer: gguf.string("tokenizer.ggml.pre") ?? "gpt2",
+                      bos: gguf.int("tokenizer.ggml.bos_token_id"),
+                      eos: gguf.int("tokenizer.ggml.eos_token_id"),
+                      addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? false)
+    }
+}
+
+extension ChatFormatter {
+    /// The formatter for the chat template a GGUF model carries (`tokenizer.chat_template`).
+    public init(gguf: GGUFFile) throws {
+        guard let template = gguf.string("tokenizer.chat_template") else {
+            throw ModelError.missingMetadata(key: "tokenizer.chat_template")
+        }
+        try self.init(template: template)
+    }
+}

@@ -1,0 +1,103 @@
+import AdaptCore
+import Foundation
+import Model
+
+/// A LoRA training run on a GGUF model, ready to go: the model loaded, examples formatted through the
+/// model's chat template and tokenized, the adapter initialised. Both `adapt train` and the train worker
+/// use it, so the two compute the same numbers from the same inputs.
+public struct LoRATrainingRun: Sendable {
+    public let model: LlamaModel
+    public let baseModelDigest: Digest
+    public let formatter: ChatFormatter
+    public let lora: LoRAConfig
+    public let configuration: TrainingConfiguration
+    public let training: [TrainingSequence]
+    public let heldOut: [TrainingSequence]
+    /// Examples cut to `maxLength`.
+    public let truncatedCount: Int
+    /// Examples with nothing to learn from (empty completion, zero weight, prompt filling `maxLength`).
+    public let droppedCount: Int
+
+    /// Loads the model at `modelURL` and prepares `examples` (and `heldOut` for early stopping).
+    /// `configuration.adapter` is replaced by `lora`'s settings.
+    public init(modelURL: URL, examples: [TrainingExample], heldOut: [TrainingExample] = [], lora: LoRAConfig,
+                configuration: TrainingConfiguration) throws {
+        let file = try GGUFFile(url: modelURL)
+        let model = try LlamaModel(file: file)
+        let tokenizer = try Tokenizer(gguf: file)
+        let formatter = try ChatFormatter(gguf: file)
+        try formatter.validate(against: tokenizer)
+        var configuration = configuration
+        configuration.adapter = LoRAGradientSource.settings(lora)
+        try configuration.validate()
+        var builder = SequenceBuilder(maxLength: min(configuration.maxLength, model.hyperparameters.contextLength))
+        let training = try Self.sequences(examples, tokenizer: tokenizer, formatter: formatter, builder: &builder)
+        var heldBuilder = SequenceBuilder(maxLength: builder.maxLength)
+        let held = try Self.sequences(heldOut, tokenizer: tokenizer, formatter: formatter, builder: &heldBuilder)
+        guard !training.isEmpty else {
+            throw TrainingError.emptyDataset(reason: "all \(examples.count) examples were dropped (empty completion, zero weight or a prompt longer than \(builder.maxLength) tokens)")
+        }
+        self.model = model
+        self.baseModelDigest = try Digest.sha256(fileAt: modelURL)
+        self.formatter = formatter
+        self.lora = lora
+        self.configuration = configuration
+        self.training = training
+        self.heldOut = held
+        self.truncatedCount = builder.truncatedCount + heldBuilder.truncatedCount
+        self.droppedCount = builder.droppedCount + heldBuilder.droppedCount
+    }
+
+    /// Token ids of an example: the prompt formatted as a user turn followed by the opening of the assistant's
+    /// turn (exactly what generation feeds the model), then the completion and the end-of-turn marker, which the
+    /// adapter must learn to produce. The completion's own text never turns into control tokens.
+    public static func tokens(of example: TrainingExample, tokenizer: Tokenizer, formatter: ChatFormatter) throws
+        -> (prompt: [Int], completion: [Int]) {
+        let formatted = try formatter.format([.user(example.prompt)], addGenerationPrompt: true)
+        let prompt = tokenizer.encode(formatted, parseSpecial: true, addBOS: tokenizer.addBOS)
+        let completion = tokenizer.encode(example.completion, parseSpecial: false)
+            + tokenizer.encode(formatter.endOfTurn, parseSpecial: true)
+        return (prompt, completion)
+    }
+
+    static func sequences(_ examples: [TrainingExample], tokenizer: Tokenizer, formatter: ChatFormatter,
+                          builder: inout SequenceBuilder) throws -> [TrainingSequence] {
+        var sequences: [TrainingSequence] = []
+        for example in examples {
+            let (prompt, completion) = try tokens(of: example, tokenizer: tokenizer, formatter: formatter)
+            if let sequence = builder.append(prompt: prompt, completion: completion, weight: example.weight) {
+                sequences.append(sequence)
+            }
+        }
+        return sequences
+    }
+
+    /// The trainer for this run, checkpointing into `store`. Sets OpenBLAS to `configuration.threads`
+    /// (a process-wide setting; results depend on it in the last bits).
+    public func trainer(store: (any CheckpointStore)?, clock: any Clock = SystemClock()) throws -> Trainer {
+        BLAS.threads = configuration.threads
+        return try Trainer(configuration: configuration,
+                           source: LoRAGradientSource(model: model, config: lora, seed: configuration.seed),
+                           data: training, heldOut: heldOut,
+                           initial: LoRAGradientSource.initialParameters(for: model, config: lora, seed: configuration.seed),
+                           baseModelDigest: baseModelDigest, store: store, clock: clock)
+    }
+
+    /// The adapter file for a finished state: its best (or last) weights and metadata, no user text.
+    public func adapter(from state: TrainingState) -> AdapterFile {
+        var metrics: [String: Double] = [:]
+        if let last = state.losses.last { metrics["final_loss"] = last }
+        if let best = state.bestEvaluation {
+            metrics["best_held_out_loss"] = best.loss
+            metrics["best_step"] = Double(best.step)
+        }
+        let metadata = AdapterMetadata(
+            baseModelDigest: baseModelDigest, chatConvention: formatter.convention.rawValue,
+            templateDigest: Digest(hex: formatter.templateDigest), targets: lora.targets.map(\.rawValue),
+            rank: lora.rank, alpha: lora.alpha, steps: state.step, trainingExamples: training.count,
+            heldOutExamples: heldOut.count, truncatedExamples: truncatedCount, trainingTokens: state.tokens,
+            metrics: metrics, trainingConfiguration: configuration.numericSettings,
+            trainingConfigurationDigest: configuration.digest)
+        return AdapterFile(metadata: metadata, tensors: state.result)
+    }
+}

@@ -1,0 +1,53 @@
+import AdaptCore
+import Foundation
+
+/// One example to learn from, as a person wrote it: a prompt, the completion the model should give, and how
+/// much it counts.
+public struct TrainingExample: Sendable, Equatable {
+    public var prompt: String
+    public var completion: String
+    public var weight: Float
+
+    public init(prompt: String, completion: String, weight: Float = 1) {
+        self.prompt = prompt
+        self.completion = completion
+        self.weight = weight
+    }
+
+    /// Parses JSON Lines of `{"prompt": …, "completion": …, "weight": …}` (weight optional, default 1; other
+    /// fields ignored; blank lines skipped). Errors name the file and line, never the line's text.
+    public static func parseJSONLines(_ data: Data, name: String) throws -> [TrainingExample] {
+        struct Line: Decodable {
+            var prompt: String
+            var completion: String
+            var weight: Double?
+        }
+        var examples: [TrainingExample] = []
+        var lineNumber = 0
+        for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            let parsed: Line
+            do { parsed = try JSONDecoder().decode(Line.self, from: Data(line)) } catch let error as DecodingError {
+                throw TrainingError.invalidDataset(file: name, line: lineNumber, reason: Self.reason(error))
+            }
+            let weight = parsed.weight ?? 1
+            guard weight.isFinite, weight >= 0 else {
+                throw TrainingError.invalidDataset(file: name, line: lineNumber, reason: "weight must be a non-negative number, got \(weight)")
+            }
+            examples.append(TrainingExample(prompt: parsed.prompt, completion: parsed.completion, weight: Float(weight)))
+        }
+        return examples
+    }
+
+    /// A description of a decoding failure that names fields, not values.
+    static func reason(_ error: DecodingError) -> String {
+        switch error {
+        case let .keyNotFound(key, _): return "missing field \"\(key.stringValue)\""
+        case let .typeMismatch(_, context): return "field \"\(context.codingPath.last?.stringValue ?? "?")\" has the wrong type"
+        case let .valueNotFound(_, context): return "field \"\(context.codingPath.last?.stringValue ?? "?")\" is null"
+        case .dataCorrupted: return "not a JSON object"
+        @unknown default: return "not a JSON object"
+        }
+    }
+}

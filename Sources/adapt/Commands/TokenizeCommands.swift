@@ -1,0 +1,78 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import Model
+
+/// `adapt tokenize`: the ids and pieces of a text under a model's tokenizer.
+enum TokenizeCommands {
+    static let all: [Command] = [tokenize]
+
+    static let defaultModelName = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+    static let tokenize = Command(
+        "tokenize",
+        summary: "Show the token ids and pieces of a text under a model's tokenizer",
+        discussion: """
+            TEXT may be empty; put it after -- when it starts with a dash. Pieces are the text each token \
+            stands for; a byte that is only part of a character is shown as <0xNN>. BOS is never added.
+            --json prints {"ids": [Int], "pieces": [String]}.
+            """,
+        options: [
+            OptionSpec("model", value: "FILE",
+                       help: "GGUF model (default: models/\(defaultModelName) in the state directory)"),
+            .flag("special", help: "match control tokens such as <|im_start|> in TEXT"),
+            .json,
+        ],
+        positionals: [PositionalSpec("TEXT", help: "the text to tokenize")]
+    ) { invocation in
+        let arguments = invocation.arguments
+        let tokenizer = try loadTokenizer(invocation)
+        let ids = tokenizer.encode(try arguments.required("TEXT"), parseSpecial: arguments.flag("special"))
+        let pieces = try ids.map { try tokenizer.piece($0) }
+        if arguments.flag("json") {
+            let document: JSONValue = .object(["ids": .array(ids.map { .int($0) }),
+                                               "pieces": .array(pieces.map { .string($0) })])
+            Console.print(JSON.canonicalString(document))
+            return
+        }
+        var table = Table("ID", "PIECE")
+        for (id, piece) in zip(ids, pieces) { table.append([String(id), visible(piece)]) }
+        Console.print(table.render())
+        Console.error("\(ids.count) tokens")
+    }
+
+    /// The model's tokenizer; a missing default model says how to fetch it.
+    static func loadTokenizer(_ invocation: Invocation) throws -> Tokenizer {
+        let url: URL
+        if let path = invocation.arguments.string("model") {
+            url = URL(fileURLWithPath: path)
+        } else {
+            url = GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(defaultModelName)
+        }
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw ModelError.fileUnreadable(path: url.path, reason: "no such file")
+        }
+        return try Tokenizer(gguf: try GGUFFile(url: url))
+    }
+
+    /// A piece on one table line, quoted so leading blanks show, with control characters escaped.
+    static func visible(_ piece: String) -> String {
+        var result = "\""
+        for scalar in piece.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default:
+                if scalar.properties.generalCategory == .control {
+                    result += "\\u{" + String(scalar.value, radix: 16) + "}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Model
+import Testing
+
+/// The default model, when it has been fetched (scripts/fetch-model); tests that need it skip otherwise.
+enum RealModel {
+    static let path = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("state/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+
+    /// The file's URL, or nil after printing why the calling test is skipped.
+    static var url: URL? {
+        if FileManager.default.fileExists(atPath: path.path) { return path }
+        print("skipped: \(path.lastPathComponent) is absent; run scripts/fetch-model to fetch it")
+        return nil
+    }
+
+    /// For `@Test(.enabled(if: RealModel.isPresent, RealModel.absentReason))`.
+    static let isPresent = FileManager.default.fileExists(atPath: path.path)
+    static let absentReason: Comment = "the real model is absent; run scripts/fetch-model to fetch it"
+
+    /// The real model's tokenizer, read once for all tests.
+    static let tokenizer: Tokenizer? = {
+        guard isPresent, let file = try? GGUFFile(url: path) else { return nil }
+        return try? Tokenizer(gguf: file)
+    }()
+
+    /// The real model's chat template text.
+    static let chatTemplate: String? = {
+        guard isPresent, let file = try? GGUFFile(url: path) else { return nil }
+        return file.string("tokenizer.chat_template")
+    }()
+
+    /// A committed fixture of this test target.
+    static func fixture(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
+    }
+}
+
+extension RealModel {
+    /// The default model loaded once per test run (nil when the file is absent).
+    static let model: LlamaModel? = url.map { try! LlamaModel(url: $0) }
+}

@@ -1,0 +1,139 @@
+import AdaptCore
+import Foundation
+import Model
+import TestSupport
+import Testing
+@testable import Training
+
+/// `adapt train` as a real process: killed with SIGKILL part-way, resumed, and compared with an uninterrupted run.
+@Suite(.serialized) struct TrainCommandTests {
+    /// A tiny model and a small dataset in a fresh directory.
+    static func fixture() throws -> (TemporaryDirectory, model: String, data: String) {
+        let directory = TemporaryDirectory("adapt-train")
+        let model = directory.file("tiny.gguf")
+        try TinyModel(seed: 3).write(to: model)
+        let pairs = [("hello there", "hello world, it is a fine day"), ("what is the time", "it is the time to rest"),
+                     ("say hello", "hello hello hello"), ("tell me a fact", "the sea is wide and the world is old"),
+                     ("and then", "then the rest of the story"), ("one two", "12 and 00 and 12"),
+                     ("who are you", "a tiny test model, at your service"), ("end", "that is the end")]
+        let lines = pairs.enumerated().map { i, pair in
+            JSON.canonicalString(JSONValue.object(["prompt": .string(pair.0), "completion": .string(pair.1),
+                                                    "weight": .double(i % 3 == 0 ? 2 : 1)]))
+        }
+        try Data(lines.joined(separator: "\n").utf8).write(to: directory.file("data.jsonl"))
+        return (directory, model.path, directory.file("data.jsonl").path)
+    }
+
+    static func arguments(model: String, data: String, out: String) -> [String] {
+        ["train", "--data", data, "--model", model, "--out", out, "--steps", "30", "--rank", "4", "--targets", "q,v,o,down",
+         "--lr", "0.01", "--batch-size", "2", "--checkpoint-every", "4", "--seed", "9", "--threads", "1", "--json"]
+    }
+
+    struct Result: Decodable, Equatable {
+        var adapter: String
+        var digest: String
+        var steps: Int
+        var losses: [Double]
+    }
+
+    /// Runs `adapt` until it reports step `step` on stderr, then kills it with SIGKILL. Returns the step it
+    /// resumed from (if it did), the first and last steps it reported, and whether the signal ended it.
+    static func runAndKill(_ arguments: [String], atStep step: Int)
+        throws -> (resumedFrom: Int?, firstStep: Int?, lastStep: Int, killed: Bool) {
+        let process = Process()
+        process.executableURL = Executables.url("adapt")
+        process.arguments = arguments
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var buffer = Data(), lastStep = 0
+        var resumedFrom: Int?, firstStep: Int?
+        reading: while true {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer = Data(buffer[(newline + 1)...])
+                guard let event = try? JSONDecoder().decode(JSONValue.self, from: Data(line)) else { continue }
+                if event["event"] == .string("resumed") { resumedFrom = event["step"]?.intValue }
+                guard event["event"] == .string("step"), let reported = event["step"]?.intValue else { continue }
+                if firstStep == nil { firstStep = reported }
+                lastStep = reported
+                if reported >= step {
+                    kill(process.processIdentifier, SIGKILL)
+                    break reading
+                }
+            }
+        }
+        process.waitUntilExit()
+        return (resumedFrom, firstStep, lastStep, process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
+    }
+
+    @Test func aRunKilledAtSeveralStepsAndResumedEndsBitIdentical() throws {
+        let (directory, model, data) = try Self.fixture()
+        let reference = try Executables.run("adapt", Self.arguments(model: model, data: data, out: directory.file("ref.lora").path))
+        #expect(reference.status == 0, "\(reference.stderr)")
+        let expected = try JSON.decode(Result.self, from: reference.stdout, context: "adapt train --json")
+        #expect(expected.steps == 30 && expected.losses.count == 30)
+
+        let out = directory.file("run.lora").path
+        let resumeArguments = Self.arguments(model: model, data: data, out: out) + ["--resume"]
+        var killedAt: [Int] = []
+        for (i, step) in [6, 13, 22].enumerated() {
+            let run = try Self.runAndKill(i == 0 ? Self.arguments(model: model, data: data, out: out) : resumeArguments, atStep: step)
+            #expect(run.killed, "the run should still have been training at step \(step)")
+            if i > 0 {
+                // It continued from the newest checkpoint the killed run before it had written (every 4 steps).
+                let resumedFrom = try #require(run.resumedFrom)
+                // (The step event comes before that step's checkpoint, so the kill may land before or after it.)
+                let killed = killedAt.last!
+                #expect(resumedFrom % 4 == 0 && resumedFrom >= (killed / 4 - 1) * 4 && resumedFrom <= killed + 1)
+                #expect(run.firstStep == resumedFrom + 1)
+            }
+            killedAt.append(run.lastStep)
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: out + ".checkpoints")) ?? []).filter { $0.hasSuffix(".ckpt") }
+            #expect(files.count <= 2)
+        }
+        let resumed = try Executables.run("adapt", resumeArguments)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let result = try JSON.decode(Result.self, from: resumed.stdout, context: "adapt train --json")
+        #expect(result.digest == expected.digest, "killed at steps \(killedAt)")
+        #expect(result.losses.map(\.bitPattern) == expected.losses.map(\.bitPattern))
+        #expect(resumed.stderr.contains("\"event\":\"resumed\""))
+        let (adapter, digest) = try AdapterFile.read(from: URL(fileURLWithPath: out))
+        #expect(digest.hex == expected.digest && adapter.metadata.rank == 4 && adapter.metadata.steps == 30)
+    }
+
+    @Test func refusesToResumeWithAnotherRankNamingTheWayOut() throws {
+        let (directory, model, data) = try Self.fixture()
+        let out = directory.file("a.lora").path
+        var arguments = Self.arguments(model: model, data: data, out: out)
+        arguments[arguments.firstIndex(of: "30")!] = "4"
+        #expect(try Executables.run("adapt", arguments).status == 0)
+        var other = arguments + ["--resume"]
+        other[other.firstIndex(of: "--rank")! + 1] = "8"
+        let refused = try Executables.run("adapt", other)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("was written for rank 4, this run uses rank 8; pass --rank 4 or start fresh"))
+        #expect(refused.stdout.isEmpty)
+    }
+
+    @Test func fallsBackPastACorruptCheckpointAndSaysSo() throws {
+        let (directory, model, data) = try Self.fixture()
+        let out = directory.file("c.lora").path
+        let arguments = Self.arguments(model: model, data: data, out: out)
+        let full = try Executables.run("adapt", arguments)
+        let expected = try JSON.decode(Result.self, from: full.stdout, context: "adapt train --json")
+        let newest = URL(fileURLWithPath: out + ".checkpoints/step-00000030.ckpt")
+        var bytes = try Data(contentsOf: newest)
+        bytes[bytes.count - 10] ^= 0xFF
+        try bytes.write(to: newest)
+        let resumed = try Executables.run("adapt", arguments + ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("skipped checkpoint step-00000030.ckpt"))
+        let result = try JSON.decode(Result.self, from: resumed.stdout, context: "adapt train --json")
+        #expect(result.digest == expected.digest && result.losses == expected.losses)
+    }
+}
