@@ -5,7 +5,7 @@ enum AllCommands {
     static let list: [Command] = []
         + PipelineCommands.all + ScheduleCommands.all + DeviceCommands.all
         + DataCommands.all
-        + JobCommands.all
+        + JobCommands.all + NightlyCommands.all
         + GateCommands.all
         + RegistryCommands.all
         + ModelCommands.all
