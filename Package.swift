@@ -60,6 +60,9 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "StepsTests", dependencies: [
+            "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Training", "TestSupport",
+        ]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
     ]
 )

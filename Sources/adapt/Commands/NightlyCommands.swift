@@ -90,6 +90,7 @@ enum NightlyCommands {
         options: [
             OptionSpec("workers", value: "K[,K]", help: "kinds to run (default prune,sample,train,eval,promote)"),
             .flag("exit-when-idle", help: "exit once the queue has no work of these kinds"),
+            OptionSpec("lease-ms", value: "MS", help: "passed to every worker (default: each kind's own, 60000 or 120000)"),
             .json,
         ]
     ) { invocation in
@@ -102,6 +103,7 @@ enum NightlyCommands {
         let (_, queue) = try environment(invocation)
         var workerArguments = ["--state", GlobalOptions.stateDirectory(invocation).root.path]
         if let durability = invocation.global.string("durability") { workerArguments += ["--durability", durability] }
+        if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: 30...86_400_000))] }
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let supervisor = WorkerSupervisor(
             options: .init(kinds: kinds, directory: Self.executableDirectory(fallback: directory), workerArguments: workerArguments,

@@ -1,0 +1,80 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Testing
+import TestSupport
+
+/// The whole pipeline on the tiny model, with the five worker executables as separate processes.
+@Suite(.serialized) struct NightlyPipelineTests {
+    @Test func nightlyRunCompletesThroughSeparateWorkerProcesses() throws {
+        let fixture = try PipelineFixture()
+        let run = try fixture.enqueue()
+        let work = try fixture.adapt(["work", "--exit-when-idle", "--json"])
+        try fixture.expectSuccess(work)
+        for kind in ["prune", "sample", "train", "eval", "promote"] {
+            #expect(work.stderr.contains("started \(kind) worker"), "no \(kind) worker process was started")
+        }
+
+        let queue = try fixture.queue()
+        let record = try queue.run(try #require(RunID.parse(run)))
+        #expect(record.isFinished && record.counts[.succeeded] == 5)
+        let outputs = try fixture.outputs(run)
+        // Every step recorded its digests in the job output and in the run's manifest.
+        for name in ["prune", "sample", "train", "eval", "promote"] {
+            let digests = try #require(outputs[name]?["digests"])
+            #expect(record.manifest["step_digests"]?[name] == digests)
+        }
+        #expect(record.manifest["base_model"]?["digest"]?.stringValue == outputs["train"]?["inputs"]?["base_model"]?.stringValue)
+        #expect(outputs["train"]?["steps"]?.intValue == 16)
+        #expect(outputs["train"]?["losses"]?.arrayValue?.count == 16)
+        let gate = try #require(outputs["eval"]?["gate"])
+        for field in ["n", "statistic", "p_value", "method", "zero_method", "alternative", "median_difference", "effect_size", "outcome"] {
+            #expect(gate[field] != nil, "the gate report lacks \(field)")
+        }
+        #expect(gate["alternative"]?.stringValue == "less")
+        let outcome = try #require(outputs["eval"]?["outcome"]?.stringValue)
+        #expect(outputs["promote"]?["promoted"]?.boolValue == (outcome == "better"))
+
+        // The candidate is registered whatever the verdict; active only when better.
+        let list = try fixture.adapt(["registry", "list", "--json"])
+        try fixture.expectSuccess(list)
+        let versions = try #require(try JSON.decode(JSONValue.self, from: list.stdout, context: "registry list").arrayValue)
+        #expect(versions.count == 1)
+        #expect(versions.first?["active"]?.boolValue == (outcome == "better"))
+    }
+
+    @Test func enqueueingTheSameNightTwiceReturnsTheFirstRun() throws {
+        let fixture = try PipelineFixture(importData: false)
+        let first = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
+        let second = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
+        try fixture.expectSuccess(first)
+        try fixture.expectSuccess(second)
+        let a = try JSON.decode(JSONValue.self, from: first.stdout, context: "first")
+        let b = try JSON.decode(JSONValue.self, from: second.stdout, context: "second")
+        #expect(a["existing"]?.boolValue == false && b["existing"]?.boolValue == true)
+        #expect(a["run_id"] == b["run_id"] && a["job_ids"] == b["job_ids"])
+        #expect(a["job_ids"]?.arrayValue?.count == 5)
+    }
+
+    @Test func enqueueWithAMissingModelStoresNothing() throws {
+        let fixture = try PipelineFixture(importData: false)
+        let result = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "absent.gguf", "--json"])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("absent.gguf"))
+        #expect(try fixture.queue().runs().isEmpty)
+    }
+
+    @Test func theManifestRecordsPipelineSeedThreadsAndModel() throws {
+        let fixture = try PipelineFixture(importData: false)
+        let run = try fixture.enqueue(extra: ["--seed", "42"])
+        let manifest = try fixture.queue().run(try #require(RunID.parse(run))).manifest
+        #expect(manifest["seed"]?.intValue == 42)
+        #expect(manifest["blas_threads"]?.intValue == 1)
+        #expect(manifest["pipeline_digest"]?.stringValue?.count == 64)
+        #expect(manifest["base_model"]?["name"]?.stringValue == "tiny.gguf")
+        let model = fixture.directory.state.models.appendingPathComponent("tiny.gguf")
+        #expect(manifest["base_model"]?["digest"]?.stringValue == (try Digest.sha256(fileAt: model)).hex)
+        #expect(manifest["step_digests"] == .object([:]))
+    }
+}

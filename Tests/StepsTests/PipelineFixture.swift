@@ -1,0 +1,77 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Storage
+import Testing
+import TestSupport
+
+/// A scratch state directory holding the tiny model and the bundled `logbook` lineage, with a small pipeline
+/// file: what every pipeline test starts from. Everything runs through the built executables.
+final class PipelineFixture: Sendable {
+    let directory = TemporaryDirectory("adapt-steps")
+    let night = "2026-11-30"
+
+    /// Small enough for a few seconds of training on the tiny model; `steps` and the checkpoint interval vary.
+    static func pipeline(steps: Int = 16, checkpointInterval: Int = 4, device: String = #"{"min_available_memory_mb": 64}"#) -> String {
+        """
+        {"seed": 7,
+         "train": {"steps": \(steps), "checkpoint_interval": \(checkpointInterval), "batch_size": 2, "warmup_steps": 2,
+                   "max_length": 96, "early_stopping": null, "learning_rate": 0.01},
+         "device": \(device)}
+        """
+    }
+
+    /// The repository's root (for the bundled example lineage).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    var statePath: String { directory.state.root.path }
+    var pipelinePath: String { directory.file("pipeline.json").path }
+
+    init(pipeline: String = PipelineFixture.pipeline(), importData: Bool = true) throws {
+        try directory.state.create()
+        try FileManager.default.createDirectory(at: directory.state.models, withIntermediateDirectories: true)
+        try Data(pipeline.utf8).write(to: directory.file("pipeline.json"))
+        try expectSuccess(adapt(["model", "tiny", "--out", directory.state.models.appendingPathComponent("tiny.gguf").path]))
+        if importData {
+            for file in ["train.jsonl", "held_out.jsonl"] {
+                let path = Self.root.appendingPathComponent("pipelines/examples/logbook/\(file)").path
+                try expectSuccess(adapt(["data", "import", path, "--lineage", "logbook"]))
+            }
+        }
+    }
+
+    /// Runs `adapt --state <fixture> …`.
+    @discardableResult
+    func adapt(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
+        try Executables.run("adapt", ["--state", statePath] + arguments, environment: environment)
+    }
+
+    /// Enqueues the logbook run of the fixture's night; returns its run id.
+    func enqueue(extra: [String] = []) throws -> String {
+        let result = try adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", pipelinePath, "--model", "tiny.gguf",
+                                "--night", night, "--json"] + extra)
+        try expectSuccess(result)
+        let json = try JSON.decode(JSONValue.self, from: result.stdout, context: "enqueue output")
+        return try #require(json["run_id"]?.stringValue)
+    }
+
+    func queue() throws -> JobQueue {
+        try JobQueue(database: try Database(path: directory.state.database.path, durability: .normal))
+    }
+
+    /// The outputs of the run's jobs by step name.
+    func outputs(_ run: String) throws -> [String: JSONValue] {
+        let queue = try queue()
+        let jobs = try queue.jobs(matching: .init(run: try #require(RunID.parse(run))))
+        var out: [String: JSONValue] = [:]
+        for job in jobs { if let output = job.output { out[job.name] = output } }
+        return out
+    }
+
+    func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(result.status == 0, "exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
+        if result.status != 0 { throw ExitStatus(status: result.status) }
+    }
+
+    struct ExitStatus: Error { let status: Int32 }
+}
