@@ -14,6 +14,9 @@ final class HeartbeatMonitor: @unchecked Sendable {
     private var entries: [JobID: Entry] = [:]
     private var stopped = false
     private var thread: Thread?
+    /// When the thread will look next on its own; `watch` wakes it only for an earlier due time (a wake per
+    /// job would cost a context switch on every claim).
+    private var wakeAt: Int64 = .max
 
     struct Entry {
         let context: JobContext
@@ -44,9 +47,9 @@ final class HeartbeatMonitor: @unchecked Sendable {
 
     func watch(_ context: JobContext, interrupt: @escaping @Sendable () -> Void) {
         condition.withLock {
-            entries[context.claim.jobID] = Entry(context: context, interrupt: interrupt,
-                                                 due: queue.clock.nowMilliseconds() + interval)
-            condition.broadcast()
+            let due = queue.clock.nowMilliseconds() + interval
+            entries[context.claim.jobID] = Entry(context: context, interrupt: interrupt, due: due)
+            if due < wakeAt { condition.broadcast() }
         }
     }
 
@@ -67,8 +70,10 @@ final class HeartbeatMonitor: @unchecked Sendable {
                 if !due.isEmpty { break }
                 let next = entries.values.map(\.due).min()
                 // Real time: the clock may be a test's manual clock, so never wait long without a look.
-                let wait = next.map { Double(min(max($0 - now, 1), 1_000)) / 1000 } ?? 1
-                _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
+                let wait = next.map { min(max($0 - now, 1), 1_000) } ?? 1_000
+                wakeAt = now + wait
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(wait) / 1000))
+                wakeAt = .max
             }
             if stopped { condition.unlock(); return }
             for entry in due { entries[entry.context.claim.jobID]?.due = queue.clock.nowMilliseconds() + interval }

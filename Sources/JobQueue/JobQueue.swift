@@ -84,6 +84,7 @@ public final class JobQueue: Sendable {
 
     /// Cancels every job of `run` that has not started, and flags the run so running jobs stop at their
     /// next heartbeat. A finished run is left as it is.
+    @discardableResult
     public func cancel(run: RunID) throws -> CancelOutcome {
         let now = self.now
         return try database.transaction {
@@ -118,6 +119,7 @@ public final class JobQueue: Sendable {
     /// Puts a discarded, cancelled or failed job back to ready (or pending while a parent has not
     /// succeeded), with one more attempt than it has used, and its cancelled descendants back to pending.
     /// The run is no longer cancelled.
+    @discardableResult
     public func retry(job id: JobID) throws -> RetryOutcome {
         let now = self.now
         return try database.transaction {

@@ -53,7 +53,8 @@ final class WorkWaiter: @unchecked Sendable {
     func noteLocalWrite() {
         condition.withLock {
             localVersion += 1
-            condition.broadcast()
+            // Only a waiting sibling needs waking; the poll thread sleeps on the condition when none waits.
+            if !waiters.isEmpty { condition.broadcast() }
         }
     }
 

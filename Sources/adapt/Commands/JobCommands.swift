@@ -27,6 +27,8 @@ enum JobCommands {
             OptionSpec("priority", value: "N", help: "lower runs first (default 0)"),
             OptionSpec("unique-key", value: "K", help: "enqueue at most one run with this key; later calls return it"),
             .flag("chain", help: "make each job depend on the one before (a chain, for DAG demos)"),
+            .flag("separate-runs", help: "enqueue N runs of one job each, one transaction apiece (for benchmarks)"),
+            OptionSpec("interval-ms", value: "MS", help: "with --separate-runs: pause between runs (a trickle, for latency)"),
             .json,
         ]
     ) { invocation in
@@ -38,6 +40,25 @@ enum JobCommands {
         let maxAttempts = try a.int("max-attempts", default: RunDescription.defaultMaxAttempts, in: 1...1_000)
         let priority = try a.int("priority", default: 0, in: -1_000_000...1_000_000)
         let input = NoopJob.input(sleepMilliseconds: sleep, failRate: failRate)
+        if a.flag("separate-runs") {
+            guard !a.flag("chain"), !a.has("unique-key") else {
+                throw UsageError("--separate-runs makes independent runs; it does not combine with --chain or --unique-key")
+            }
+            let interval = try a.int("interval-ms", default: 0, in: 0...3_600_000)
+            let queue = try queue(invocation)
+            var results: [EnqueueResult] = []
+            for i in 1...count {
+                if i > 1 && interval > 0 { try await Task.sleep(for: .milliseconds(interval)) }
+                // The enqueue time in microseconds, for the noop body to report its start latency.
+                var stamped = input.objectValue ?? [:]
+                stamped["enqueued_at_us"] = .int(Int((Date().timeIntervalSince1970 * 1e6).rounded()))
+                results.append(try queue.enqueue(RunDescription(kind: "noop", name: "noop", steps: [
+                    .init(name: "noop", kind: NoopJob.kind, input: .object(stamped), priority: priority, maxAttempts: maxAttempts)])))
+            }
+            if a.flag("json") { Console.print(JSON.pretty(results)) } else { Console.print("enqueued \(count) runs of one noop job") }
+            return
+        }
+        if a.has("interval-ms") { throw UsageError("--interval-ms needs --separate-runs") }
         let width = String(count).count
         func name(_ i: Int) -> String { "noop-" + String(repeating: "0", count: width - String(i).count) + String(i) }
         let steps = (1...count).map { i in
