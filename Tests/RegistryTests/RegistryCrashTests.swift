@@ -5,7 +5,7 @@ import Storage
 import Testing
 import TestSupport
 
-/// Starts `adapt … registry promote|rollback` as a real process, and SIGKILLs it after `delay` unless it
+/// Starts `adapt … registry promote|rollback|add` as a real process, and SIGKILLs it after `delay` unless it
 /// finished first. Returns true when the kill landed on a running process.
 func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
     let process = Process()
@@ -21,7 +21,7 @@ func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
     return killed && process.terminationReason == .uncaughtSignal
 }
 
-@Test func killingPromoteAndRollbackAtRandomMomentsLeavesAConsistentRegistry() throws {
+@Test func killingPromoteRollbackAndAddAtRandomMomentsLeavesAConsistentRegistry() throws {
     let f = try RegistryFixture()
     let versions = try f.register(4)
     let state = f.dir.state.root.path
@@ -41,10 +41,21 @@ func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
     var previousHistory = try f.registry.history(lineage: lineage).count
     for iteration in 0..<60 {
         let before = try f.registry.active(lineage: lineage)?.id
-        let promote = rng.uniform(.test, step: UInt64(iteration), index: 0) < 0.6
+        let choice = rng.uniform(.test, step: UInt64(iteration), index: 0)
+        let promote = choice < 0.5, register = choice >= 0.85
         let target = 1 + Int(rng.below(4, .test, step: UInt64(iteration), index: 1))
-        let arguments = promote ? ["--state", state, "registry", "promote", "mail/v\(target)"]
-                                : ["--state", state, "registry", "rollback", "--lineage", "mail"]
+        let versionsBefore = try f.registry.versions().count
+        let arguments: [String]
+        if register {
+            // Registering writes the blob, then the row: a kill in between may leave a spare blob, never a row without one.
+            let file = f.dir.file("new-\(iteration).bin")
+            try Data("adapter bytes \(iteration)".utf8).write(to: file)
+            arguments = ["--state", state, "registry", "add", file.path, "--lineage", "mail"]
+        } else if promote {
+            arguments = ["--state", state, "registry", "promote", "mail/v\(target)"]
+        } else {
+            arguments = ["--state", state, "registry", "rollback", "--lineage", "mail"]
+        }
         let delay = typical * (1.3 * rng.uniform(.test, step: UInt64(iteration), index: 2))
         if try runAndKill(arguments, after: delay) { killedCount += 1 }
 
@@ -54,6 +65,10 @@ func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
         let reader = try AdapterRegistry(database: db, blobs: f.dir.state.blobs)
         let after = try reader.active(lineage: lineage)?.id
         let history = try reader.history(lineage: lineage)
+        let versionsAfter = try reader.versions().count
+        if !register { #expect(versionsAfter == versionsBefore) }
+        #expect(versionsAfter - versionsBefore <= 1)
+        if register { #expect(after == before) }
         if after != before {
             // Exactly one recorded move, from the old pointer to the new one.
             #expect(history.count == previousHistory + 1, "iteration \(iteration)")
@@ -62,7 +77,7 @@ func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
         } else {
             #expect(history.count == previousHistory, "iteration \(iteration): history moved without the pointer")
         }
-        if let after { #expect(ids.contains(after)) }
+        if let after { #expect(ids.contains(after), "only the four gated versions can become active") }
         #expect(history.last?.toVersionID == after)
         #expect(try reader.verify().allSatisfy { $0.state == .ok })
         previousHistory = history.count
