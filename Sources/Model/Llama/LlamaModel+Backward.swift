@@ -5,10 +5,11 @@ import Foundation
 // n = predicted positions with a non-zero weight, r = LoRA rank.
 //
 // Memory of a training pass, per token: every block keeps xIn, xn1, xMid, xn2 (4C), q and att (2Cq), k and v
-// (2Ckv), gate, up and hidden (3F), two inverse RMS values, the attention probabilities (H·T), and per
-// adapted projection A·x (r) plus, with dropout, its dropped input (in). For SmolLM2-135M with rank 8 on
-// q, k, v, o and dropout: 30 · (8448 + 9T + 2336 + 32) floats ≈ 1.3 MB per token plus 1 KB · T per token
-// (for T = 256: about 330 MB + 70 MB for the attention probabilities).
+// (2Ckv), gate, up and hidden (3F), two inverse RMS values and the attention probabilities (H·T); each adapted
+// projection adds A·x (r) and, with dropout, its dropped input (in); the predicted rows add their logits and
+// their gradient (2V). For SmolLM2-135M, rank 8 on q, k, v, o with dropout: 30 · (8450 + 2336) floats
+// ≈ 1.29 MB, plus 30 · 9 · T floats (1.08 KB · T) of attention, plus 393 KB of logits: about 2 MB per token
+// at T = 128–256 (measured: peak RSS grows by 2.0 MB per token between 128 and 256 tokens).
 
 extension LlamaModel {
     /// Mean over weighted target tokens of the cross-entropy, and its gradient with respect to every LoRA

@@ -132,7 +132,12 @@ extension LlamaModel {
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
                 let (out, inp) = h.shape(of: p)
-                BLAS.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                if T == 1 {
+                    // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
+                    BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
+                } else {
+                    BLAS.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                }
                 guard let lora, let slot = slots?[b][p] else { return }
                 let r = lora.config.rank
                 var source = input

@@ -3,13 +3,17 @@ import CommandLineKit
 import Foundation
 import Model
 
-/// `adapt model …`: model files.
+/// `adapt model tiny`, `adapt logits`, `adapt score`: running the model itself.
 enum ModelCommands {
-    static let all: [Command] = [tiny]
+    static let all: [Command] = [tiny, logits, score, bench]
+
+    static let modelOption = OptionSpec("model", value: "FILE",
+                                        help: "GGUF model (default: models/\(TokenizeCommands.defaultModelName) in the state directory)")
+    static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads (default: OpenBLAS's own choice)")
 
     static let tiny = Command(
         "model tiny",
-        summary: "write a tiny random-weight llama GGUF (2 blocks, width 64) for tests and CI",
+        summary: "Write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
         options: [
             OptionSpec("out", value: "FILE", help: "where to write the .gguf file"),
             OptionSpec("seed", value: "S", help: "weight seed (default 0)"),
@@ -20,5 +24,209 @@ enum ModelCommands {
         guard let seed = UInt64(seedText) else { throw UsageError("--seed expects a non-negative integer, got '\(seedText)'") }
         try TinyModel(seed: seed).write(to: out)
         Console.error("wrote \(out.path)")
+    }
+
+    static let logits = Command(
+        "logits",
+        summary: "Show the largest logits of the next token after a prompt",
+        discussion: """
+            The prompt is tokenized without BOS; --special lets it carry control tokens such as <|im_start|>.
+            --json prints {"ids": [Int], "top": [{"id", "logit"}]} for the last position.
+            """,
+        options: [
+            modelOption,
+            OptionSpec("prompt", value: "TEXT", help: "the prompt (must give at least one token)"),
+            OptionSpec("top", value: "K", help: "how many logits to show (default 10)"),
+            .flag("special", help: "match control tokens such as <|im_start|> in the prompt"),
+            threadsOption,
+            .json,
+        ]
+    ) { invocation in
+        let arguments = invocation.arguments
+        let k = try arguments.int("top", default: 10, in: 1...1_000_000)
+        let prompt = try arguments.required("prompt")
+        let (model, tokenizer) = try load(invocation)
+        let ids = tokenizer.encode(prompt, parseSpecial: arguments.flag("special"))
+        guard !ids.isEmpty else { throw UsageError("--prompt must give at least one token; it is empty") }
+        var cache = KVCache()
+        let top = LlamaModel.top(k, of: model.forward(tokens: ids, cache: &cache))
+        if arguments.flag("json") {
+            let document: JSONValue = .object([
+                "ids": .array(ids.map { .int($0) }),
+                "top": .array(top.map { .object(["id": .int($0.id), "logit": .double(Double($0.logit))]) }),
+            ])
+            Console.print(JSON.canonicalString(document))
+            return
+        }
+        var table = Table("RANK", "ID", "PIECE", "LOGIT")
+        for (rank, entry) in top.enumerated() {
+            table.append([String(rank + 1), String(entry.id), TokenizeCommands.visible(try tokenizer.piece(entry.id)),
+                          String(format: "%.4f", entry.logit)])
+        }
+        Console.print(table.render())
+        Console.error("\(ids.count) prompt tokens")
+    }
+
+    static let score = Command(
+        "score",
+        summary: "Score a completion under teacher forcing: per-token log-probabilities and mean negative log-likelihood",
+        discussion: """
+            Prompt and completion are tokenized separately and concatenated, the boundary training uses. --chat \
+            formats the prompt as a user turn with the model's chat template, followed by the assistant opening. \
+            With an empty prompt the first completion token has no context and is not scored.
+            --json prints {"prompt_ids", "completion_ids", "logprobs": [Double], "mean_nll"} (mean_nll is null \
+            when no token is scored).
+            """,
+        options: [
+            modelOption,
+            OptionSpec("prompt", value: "TEXT", help: "the prompt"),
+            OptionSpec("completion", value: "TEXT", help: "the completion to score"),
+            .flag("chat", help: "format the prompt as a user turn of the model's chat template"),
+            .flag("special", help: "match control tokens such as <|im_start|> in prompt and completion"),
+            threadsOption,
+            .json,
+        ]
+    ) { invocation in
+        let arguments = invocation.arguments
+        let prompt = try arguments.required("prompt")
+        let completion = try arguments.required("completion")
+        let (model, tokenizer) = try load(invocation)
+        let special = arguments.flag("special")
+        var promptText = prompt
+        if arguments.flag("chat") {
+            let formatter = try ChatFormatter(gguf: try GGUFFile(url: try modelURL(invocation)))
+            promptText = try formatter.format([.user(prompt)], addGenerationPrompt: true)
+        }
+        // A formatted prompt carries the template's control tokens, which must be matched as such.
+        let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments.flag("chat"))
+        let completionIDs = tokenizer.encode(completion, parseSpecial: special)
+        let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs)
+        let meanNLL: Double? = logprobs.isEmpty ? nil : -logprobs.reduce(0, +) / Double(logprobs.count)
+        if arguments.flag("json") {
+            let document: JSONValue = .object([
+                "prompt_ids": .array(promptIDs.map { .int($0) }),
+                "completion_ids": .array(completionIDs.map { .int($0) }),
+                "logprobs": .array(logprobs.map { .double($0) }),
+                "mean_nll": meanNLL.map { .double($0) } ?? .null,
+            ])
+            Console.print(JSON.canonicalString(document))
+            return
+        }
+        var table = Table("ID", "PIECE", "LOGPROB")
+        let scored = Array(completionIDs.suffix(logprobs.count))
+        for (id, lp) in zip(scored, logprobs) {
+            table.append([String(id), TokenizeCommands.visible(try tokenizer.piece(id)), String(format: "%.4f", lp)])
+        }
+        Console.print(table.render())
+        Console.print("mean NLL: " + (meanNLL.map { String(format: "%.4f", $0) } ?? "none (no token scored)"))
+        Console.error("\(promptIDs.count) prompt tokens, \(completionIDs.count) completion tokens")
+    }
+
+    static let bench = Command(
+        "model bench",
+        summary: "Measure model load time, prompt processing and single-token decode speed",
+        discussion: """
+            Feeds a fixed prompt of --prompt-tokens ids in one batch, then decodes --decode-tokens tokens one at a \
+            time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
+            --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
+            "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes"}.
+            """,
+        options: [
+            modelOption, threadsOption,
+            OptionSpec("prompt-tokens", value: "N", help: "prompt length (default 256)"),
+            OptionSpec("decode-tokens", value: "N", help: "tokens to decode (default 64)"),
+            OptionSpec("repeat", value: "N", help: "repetitions; the fastest counts (default 3)"),
+            OptionSpec("train-tokens", value: "N", help: "also time one LoRA loss-and-gradients pass (rank 8, q/k/v/o) over N tokens"),
+            .json,
+        ]
+    ) { invocation in
+        let arguments = invocation.arguments
+        let promptCount = try arguments.int("prompt-tokens", default: 256, in: 1...100_000)
+        let decodeCount = try arguments.int("decode-tokens", default: 64, in: 1...100_000)
+        let repeats = try arguments.int("repeat", default: 3, in: 1...100)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (model, _) = try load(invocation)
+        let loadMS = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        let V = model.hyperparameters.vocabularySize
+        let prompt = (0..<promptCount).map { ($0 * 7919 + 13) % V }
+        var bestPrompt = Double.infinity, bestDecode = Double.infinity
+        for _ in 0..<repeats {
+            var cache = KVCache()
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            var logits = model.forward(tokens: prompt, cache: &cache)
+            let t1 = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<decodeCount {
+                let next = LlamaModel.top(1, of: logits)[0].id
+                logits = model.forward(tokens: [next], cache: &cache)
+            }
+            let t2 = DispatchTime.now().uptimeNanoseconds
+            bestPrompt = min(bestPrompt, Double(t1 - t0) / 1e9)
+            bestDecode = min(bestDecode, Double(t2 - t1) / 1e9)
+        }
+        var result: [String: JSONValue] = [
+            "threads": .int(BLAS.threads),
+            "load_ms": .double(loadMS),
+            "prompt_tokens": .int(promptCount),
+            "prompt_tokens_per_second": .double(Double(promptCount) / bestPrompt),
+            "decode_tokens": .int(decodeCount),
+            "decode_tokens_per_second": .double(Double(decodeCount) / bestDecode),
+            "weight_bytes": .int(model.weightBytes),
+            "peak_rss_bytes": .int(peakResidentBytes()),
+        ]
+        if let trainTokens = try arguments.int("train-tokens") {
+            guard trainTokens >= 2 else { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
+            let tokens = (0..<trainTokens).map { ($0 * 7919 + 13) % V }
+            let sequence = TrainingSequence(tokens: tokens, weights: [Float](repeating: 1, count: trainTokens - 1))
+            let lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: 0.05), seed: 1)
+            var best = Double.infinity
+            for step in 0..<repeats {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                _ = model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
+                best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+            }
+            result["train_tokens"] = .int(trainTokens)
+            result["train_tokens_per_second"] = .double(Double(trainTokens) / best)
+            result["peak_rss_bytes"] = .int(peakResidentBytes())
+            if !arguments.flag("json") {
+                Console.print(String(format: "train: %.1f tokens/s (%d tokens, rank 8, q/k/v/o), peak RSS %.0f MB",
+                                     Double(trainTokens) / best, trainTokens, Double(peakResidentBytes()) / 1e6))
+            }
+        }
+        if arguments.flag("json") {
+            Console.print(JSON.canonicalString(JSONValue.object(result)))
+        } else {
+            Console.print(String(format: "threads %d, load %.0f ms, prompt %.1f tokens/s (%d tokens), decode %.1f tokens/s, peak RSS %.0f MB",
+                                 BLAS.threads, loadMS, Double(promptCount) / bestPrompt, promptCount,
+                                 Double(decodeCount) / bestDecode, Double(peakResidentBytes()) / 1e6))
+        }
+    }
+
+    /// The process's peak resident set (VmHWM in /proc/self/status), 0 where unavailable.
+    static func peakResidentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kb * 1024
+        }
+        return 0
+    }
+
+    static func modelURL(_ invocation: Invocation) throws -> URL {
+        let url = invocation.arguments.string("model").map { URL(fileURLWithPath: $0) }
+            ?? GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(TokenizeCommands.defaultModelName)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw ModelError.fileUnreadable(path: url.path, reason: "no such file")
+        }
+        return url
+    }
+
+    /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.
+    static func load(_ invocation: Invocation) throws -> (LlamaModel, Tokenizer) {
+        if let threads = try invocation.arguments.int("threads") {
+            guard threads >= 1 else { throw UsageError("--threads must be at least 1, got \(threads)") }
+            BLAS.threads = threads
+        }
+        let file = try GGUFFile(url: try modelURL(invocation))
+        return (try LlamaModel(file: file), try Tokenizer(gguf: file))
     }
 }
