@@ -16,7 +16,9 @@ public struct ChatFormatter: Sendable {
     /// The system line used when a conversation starts without one, read from the template.
     public let defaultSystem: String?
     /// Whether the template honours `enable_thinking` (Qwen3: an empty `<think>` block when off).
-    public let supportsThinking: Bool
+    public var supportsThinking: Bool { emptyThinking != nil }
+    /// What the template writes after the generation prompt when thinking is off.
+    public let emptyThinking: String?
 
     /// Detects the convention of a GGUF `tokenizer.chat_template`.
     public init(template: String) throws {
@@ -26,7 +28,7 @@ public struct ChatFormatter: Sendable {
         self.convention = convention
         self.templateDigest = Digest.sha256(template).hex
         self.defaultSystem = convention == .chatml ? Self.defaultSystemLine(in: template) : nil
-        self.supportsThinking = convention == .chatml && template.contains("enable_thinking")
+        self.emptyThinking = convention == .chatml ? Self.emptyThinkingBlock(in: template) : nil
     }
 
     /// A formatter for a named convention without a template (for models that lack one); the digest is
@@ -35,7 +37,7 @@ public struct ChatFormatter: Sendable {
         self.convention = convention
         self.templateDigest = Digest.sha256("").hex
         self.defaultSystem = nil
-        self.supportsThinking = false
+        self.emptyThinking = nil
     }
 
     /// The text of `messages`, followed by the opening of an assistant turn when
@@ -79,7 +81,7 @@ public struct ChatFormatter: Sendable {
         }
         if addGenerationPrompt {
             text += generationPrompt
-            if supportsThinking && !enableThinking { text += "<think>\n\n</think>\n\n" }
+            if let emptyThinking, !enableThinking { text += emptyThinking }
         }
         return text
     }
@@ -152,6 +154,25 @@ public struct ChatFormatter: Sendable {
                 }
             }
             search = template[open.upperBound...]
+        }
+        return nil
+    }
+
+    /// The string literal holding an empty `<think>…</think>` block that the template writes in the branch
+    /// it guards with `enable_thinking` (Qwen3 writes `<think>\n\n</think>\n\n`), or nil when the template
+    /// has no such switch.
+    static func emptyThinkingBlock(in template: String) -> String? {
+        guard let switchRange = template.range(of: "enable_thinking") else { return nil }
+        let rest = template[switchRange.upperBound...]
+        for quote in ["'", "\""] {
+            var search = rest
+            while let open = search.range(of: quote) {
+                let body = search[open.upperBound...]
+                guard let close = body.range(of: quote) else { break }
+                let literal = String(body[..<close.lowerBound])
+                if literal.hasPrefix("<think>") && literal.contains("</think>") { return unescapeJinja(literal) }
+                search = body[close.upperBound...]
+            }
         }
         return nil
     }

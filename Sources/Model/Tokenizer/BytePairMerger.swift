@@ -4,10 +4,11 @@
 /// result that is not itself a token. Merging follows llama.cpp (`llm_tokenizer_bpe_session`): take
 /// the adjacent pair with the lowest merge rank, the leftmost on a tie, merge it, repeat. The fast
 /// path keeps the pairs in a binary heap over a linked list of symbols, so a long word (a CJK run,
-/// a line of dashes) costs O(n log n), not O(n²); `mergeNaive` is the obvious reference.
+/// a line of dashes) costs O(n log n), not O(n²). Short words, nearly all of them, take a scan over
+/// cached pair ranks in stack memory instead. `mergeNaive` is the obvious reference for both.
 struct BytePairMerger {
     /// (left id << 32 | right id) → (rank << 32 | merged id).
-    let merges: [UInt64: UInt64]
+    let merges: MergeTable
 
     // Buffers reused across the words of one encode call.
     private var ids: [Int32] = []
@@ -20,7 +21,7 @@ struct BytePairMerger {
         var pair: UInt64  // left id << 32 | right id when the entry was pushed
     }
 
-    init(merges: [UInt64: UInt64]) { self.merges = merges }
+    init(merges: MergeTable) { self.merges = merges }
 
     @inline(__always) static func pairKey(_ left: Int32, _ right: Int32) -> UInt64 {
         UInt64(UInt32(bitPattern: left)) << 32 | UInt64(UInt32(bitPattern: right))
@@ -36,6 +37,10 @@ struct BytePairMerger {
             } else {
                 output.append(symbols[0]); output.append(symbols[1])
             }
+            return
+        }
+        if n <= Self.shortWord {
+            mergeShort(symbols, into: &output)
             return
         }
         ids.removeAll(keepingCapacity: true)
@@ -68,6 +73,37 @@ struct BytePairMerger {
         while i >= 0 {
             output.append(ids[i])
             i = Int(next[i])
+        }
+    }
+
+    /// Words up to this many bytes merge by scanning, longer ones through the heap.
+    static let shortWord = 48
+
+    /// Repeated scans for the lowest rank over ranks cached per adjacent pair; after a merge only the
+    /// two pairs touching the merged symbol are looked up again.
+    private func mergeShort(_ symbols: UnsafeBufferPointer<Int32>, into output: inout [Int32]) {
+        let n = symbols.count
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: n) { ids in
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: n) { ranks in
+                // ranks[i]: (rank << 32 | merged id) of the pair (i, i + 1), or all ones when it does not merge.
+                // Equal values mean the same pair, so the strict `<` below keeps the leftmost.
+                var count = n
+                for i in 0..<n { ids[i] = symbols[i] }
+                for i in 0..<(n - 1) { ranks[i] = merges[Self.pairKey(ids[i], ids[i + 1])] ?? .max }
+                while count > 1 {
+                    var best = 0
+                    for i in 1..<(count - 1) where ranks[i] < ranks[best] { best = i }
+                    let value = ranks[best]
+                    if value == .max { break }
+                    ids[best] = Int32(truncatingIfNeeded: value & 0xFFFF_FFFF)
+                    count -= 1
+                    for j in (best + 1)..<max(best + 1, count) { ids[j] = ids[j + 1] }
+                    for j in (best + 1)..<max(best + 1, count - 1) { ranks[j] = ranks[j + 1] }
+                    ranks[best] = best + 1 < count ? merges[Self.pairKey(ids[best], ids[best + 1])] ?? .max : .max
+                    if best > 0 { ranks[best - 1] = merges[Self.pairKey(ids[best - 1], ids[best])] ?? .max }
+                }
+                for i in 0..<count { output.append(ids[i]) }
+            }
         }
     }
 

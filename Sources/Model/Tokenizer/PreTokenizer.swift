@@ -20,13 +20,14 @@ public enum PreTokenizer: String, Sendable, CaseIterable {
     /// The rule for a `tokenizer.ggml.pre` value, using the names llama.cpp accepts for the same rule.
     public init?(ggufName: String) {
         switch ggufName {
-        case "gpt2", "gpt-2", "phi-2", "mpt", "olmo", "jais", "jina-es", "jina-de", "jina-v2-es", "jina-v2-de":
+        case "gpt2", "gpt-2", "phi-2", "mpt", "olmo", "jais", "jina-es", "jina-de", "jina-v2-es", "jina-v2-de",
+             "gigachat", "a.x-4.0", "mellum":
             self = .gpt2
         case "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b":
             self = .smollm
-        case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral":
+        case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2":
             self = .llama3
-        case "qwen2", "deepseek-r1-qwen", "stablelm2":
+        case "qwen2", "deepseek-r1-qwen", "kormo", "stablelm2":
             self = .qwen2
         default:
             return nil

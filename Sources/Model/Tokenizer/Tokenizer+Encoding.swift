@@ -106,27 +106,32 @@ struct Session {
     }
 
     private mutating func decodeScalars(_ bytes: UnsafeBufferPointer<UInt8>) {
-        var i = 0
         let n = bytes.count
-        while i < n {
-            let b0 = UInt32(bytes[i])
-            var value: UInt32
-            var length: Int
-            if b0 < 0x80 {
-                value = b0; length = 1
-            } else if b0 < 0xE0 {
-                value = (b0 & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F); length = 2
-            } else if b0 < 0xF0 {
-                value = (b0 & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F); length = 3
-            } else {
-                value = (b0 & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6
-                    | UInt32(bytes[i + 3] & 0x3F)
-                length = 4
+        scalars.reserveCapacity(n)
+        classes.reserveCapacity(n)
+        offsets.reserveCapacity(n + 1)
+        ScalarClassTable.basic.withUnsafeBufferPointer { table in
+            var i = 0
+            while i < n {
+                let b0 = UInt32(bytes[i])
+                var value: UInt32
+                var length: Int
+                if b0 < 0x80 {
+                    value = b0; length = 1
+                } else if b0 < 0xE0 {
+                    value = (b0 & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F); length = 2
+                } else if b0 < 0xF0 {
+                    value = (b0 & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F); length = 3
+                } else {
+                    value = (b0 & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6
+                        | UInt32(bytes[i + 3] & 0x3F)
+                    length = 4
+                }
+                scalars.append(value)
+                classes.append(value < 0x10000 ? table[Int(value)].rawValue : ScalarClass.compute(value).rawValue)
+                offsets.append(i)
+                i += length
             }
-            scalars.append(value)
-            classes.append(ScalarClass.of(value).rawValue)
-            offsets.append(i)
-            i += length
         }
         offsets.append(n)
     }

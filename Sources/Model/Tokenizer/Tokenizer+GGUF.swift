@@ -14,13 +14,15 @@ extension Tokenizer {
         guard let merges = gguf.stringArray("tokenizer.ggml.merges") else {
             throw ModelError.missingMetadata(key: "tokenizer.ggml.merges")
         }
-        // llama.cpp falls back to the plain GPT-2 rule when a file predates tokenizer.ggml.pre.
+        // A file that predates tokenizer.ggml.pre gets the plain GPT-2 rule. Without add_bos_token,
+        // llama.cpp adds BOS for the Llama-3 rule only.
+        let pre = gguf.string("tokenizer.ggml.pre") ?? "gpt2"
         try self.init(tokens: tokens, merges: merges,
                       tokenTypes: gguf.intArray("tokenizer.ggml.token_type") ?? [],
-                      preTokenizer: gguf.string("tokenizer.ggml.pre") ?? "gpt2",
+                      preTokenizer: pre,
                       bos: gguf.int("tokenizer.ggml.bos_token_id"),
                       eos: gguf.int("tokenizer.ggml.eos_token_id"),
-                      addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? false)
+                      addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? (PreTokenizer(ggufName: pre) == .llama3))
     }
 }
 

@@ -109,7 +109,7 @@ public final class Tokenizer: Sendable {
                 table[key] = UInt64(rank) << 32 | UInt64(UInt32(symbol(left + right)))
             }
         }
-        self.merger = BytePairMerger(merges: table)
+        self.merger = BytePairMerger(merges: MergeTable(table))
         self.byteSymbols = byteSymbols
         self.syntheticTexts = synthetic
 
