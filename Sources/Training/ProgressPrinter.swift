@@ -6,7 +6,8 @@ import Foundation
 ///
 /// It writes through the closure it is given (the CLI passes stderr, so `--json` keeps stdout for its one
 /// result document); the training loop itself never prints.
-public final class ProgressPrinter: @unchecked Sendable {  // used from the one thread that runs the loop
+/// Not `Sendable`: one printer belongs to the one thread that runs the loop.
+public final class ProgressPrinter {
     public enum Style: Sendable { case liveLine, jsonLines }
 
     public let style: Style
@@ -55,7 +56,8 @@ public final class ProgressPrinter: @unchecked Sendable {  // used from the one 
             return (warnings.map { "warning: \($0)" } + ["resumed at step \(step) from \(checkpoint)"]).joined(separator: "\n")
         case let .step(progress): return liveLine(progress)
         case let .evaluated(step, loss, best): return "held-out loss at step \(step): \(fixed(loss, 4))\(best ? " (best so far)" : "")"
-        case let .checkpointWritten(step, name): return "checkpoint at step \(step): \(name)"
+        case let .checkpointWritten(step, name, bytes, seconds):
+            return "checkpoint at step \(step): \(name) (\(String(format: "%.1f", Double(bytes) / 1e6)) MB in \(fixed(seconds, 2)) s)"
         case let .stoppedEarly(step, bestStep, bestLoss):
             return "stopped early at step \(step): held-out loss has not improved since step \(bestStep) (\(fixed(bestLoss, 4))); keeping those weights"
         }
@@ -76,8 +78,9 @@ public final class ProgressPrinter: @unchecked Sendable {  // used from the one 
                       "eta_seconds": p.etaSeconds.map(JSONValue.double) ?? .null]
         case let .evaluated(step, loss, best):
             fields = ["event": .string("evaluated"), "step": .int(step), "loss": .double(loss), "best": .bool(best)]
-        case let .checkpointWritten(step, name):
-            fields = ["event": .string("checkpoint"), "step": .int(step), "name": .string(name)]
+        case let .checkpointWritten(step, name, bytes, seconds):
+            fields = ["event": .string("checkpoint"), "step": .int(step), "name": .string(name), "bytes": .int(bytes),
+                      "seconds": .double(seconds)]
         case let .stoppedEarly(step, bestStep, bestLoss):
             fields = ["event": .string("stopped_early"), "step": .int(step), "best_step": .int(bestStep),
                       "best_loss": .double(bestLoss)]

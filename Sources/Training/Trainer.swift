@@ -166,20 +166,26 @@ public struct Trainer: Sendable {
         guard let store else { return }
         let checkpoint = Checkpoint(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, state: state)
-        let reference = try store.save(try checkpoint.encoded(), step: state.step)
-        report(.checkpointWritten(step: state.step, name: reference.name))
+        let start = clock.nowMilliseconds()
+        let data = try checkpoint.encoded()
+        let reference = try store.save(data, step: state.step)
+        report(.checkpointWritten(step: state.step, name: reference.name, bytes: data.count,
+                                  seconds: Double(clock.nowMilliseconds() - start) / 1000))
     }
 
     /// Trains from `state` until `configuration.steps` (or until `stopAfter` steps, for tests that stop a
     /// run part-way), or until early stopping, checkpointing every `checkpointEvery` steps and at the end.
-    public func run(from state: TrainingState, stopAfter: Int? = nil,
-                    progress: (TrainingEvent) -> Void = { _ in }) throws -> TrainingState {
+    ///
+    /// `shouldContinue` is asked before every step: a worker whose job was cancelled or whose lease was lost
+    /// returns false, and the loop returns the state so far without writing anything more.
+    public func run(from state: TrainingState, stopAfter: Int? = nil, progress: (TrainingEvent) -> Void = { _ in },
+                    shouldContinue: () -> Bool = { true }) throws -> TrainingState {
         var state = state
         var order = DataOrder(count: data.count, seed: configuration.seed)
         let startTime = clock.nowMilliseconds()
         let startTokens = state.tokens, startStep = state.step
         let last = min(configuration.steps, stopAfter ?? configuration.steps)
-        while state.step < last, !state.stoppedEarly {
+        while state.step < last, !state.stoppedEarly, shouldContinue() {
             let result = step(&state, order: &order)
             let elapsed = Double(clock.nowMilliseconds() - startTime) / 1000
             let stepsDone = state.step - startStep

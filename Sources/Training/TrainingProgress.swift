@@ -8,8 +8,8 @@ public enum TrainingEvent: Sendable, Equatable {
     case step(StepProgress)
     /// A held-out evaluation finished; `best` is true when it improved on every earlier one.
     case evaluated(step: Int, loss: Double, best: Bool)
-    /// A checkpoint was written.
-    case checkpointWritten(step: Int, name: String)
+    /// A checkpoint was written: its size and the wall time encoding and writing it took.
+    case checkpointWritten(step: Int, name: String, bytes: Int, seconds: Double)
     /// Early stopping ended the run; the weights of `bestStep` are the result.
     case stoppedEarly(step: Int, bestStep: Int, bestLoss: Double)
 }

@@ -66,10 +66,10 @@ import Testing
         let out = LockedBox("")
         let printer = ProgressPrinter(style: .liveLine) { text in out.update { $0 += text } }
         printer(.step(progress))
-        printer(.checkpointWritten(step: 12, name: "step-00000012.ckpt"))
+        printer(.checkpointWritten(step: 12, name: "step-00000012.ckpt", bytes: 13_800_000, seconds: 0.214))
         printer.finish()
         #expect(out.get() == "\rstep 12/100  loss 2.3141  avg 2.4000  lr 1.0e-04  1534 tok/s  0:12 elapsed  1:28 left\u{1B}[K\n"
-            + "checkpoint at step 12: step-00000012.ckpt\n")
+            + "checkpoint at step 12: step-00000012.ckpt (13.8 MB in 0.21 s)\n")
     }
 
     @Test func writesOneJSONObjectPerLineOtherwise() throws {

@@ -111,7 +111,14 @@ import Testing
         let out = directory.file("a.lora").path
         var arguments = Self.arguments(model: model, data: data, out: out)
         arguments[arguments.firstIndex(of: "30")!] = "4"
-        #expect(try Executables.run("adapt", arguments).status == 0)
+        let first = try Executables.run("adapt", arguments)
+        #expect(first.status == 0)
+        // The --json document has exactly the fields DESIGN.md lists.
+        let document = try JSON.decode(JSONValue.self, from: first.stdout, context: "adapt train --json")
+        #expect(document.objectValue.map { Set($0.keys) } == ["adapter", "digest", "steps", "losses", "tokens_per_second"])
+        // Running again without --resume would throw the checkpoints away: refused.
+        let again = try Executables.run("adapt", arguments)
+        #expect(again.status == 2 && again.stderr.contains("pass --resume to continue it"))
         var other = arguments + ["--resume"]
         other[other.firstIndex(of: "--rank")! + 1] = "8"
         let refused = try Executables.run("adapt", other)

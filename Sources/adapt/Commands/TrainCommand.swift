@@ -33,6 +33,9 @@ enum TrainCommands {
             OptionSpec("max-length", value: "L", help: "truncate sequences to L tokens (default 512)"),
             OptionSpec("checkpoint-every", value: "N", help: "checkpoint every N steps (default 10)"),
             OptionSpec("checkpoint-dir", value: "DIR", help: "checkpoint directory (default ADAPTER.checkpoints)"),
+            OptionSpec("held-out", value: "FILE", help: "JSON Lines never trained on: held-out loss for early stopping"),
+            OptionSpec("eval-every", value: "M", help: "with --held-out: evaluate every M steps (default 10)"),
+            OptionSpec("patience", value: "P", help: "with --held-out: stop after P evaluations without improvement (default 3); the best weights are kept"),
             OptionSpec("seed", value: "S", help: "seed of data order, dropout and initialisation (default 0)"),
             OptionSpec("threads", value: "T", help: "BLAS threads (default 1; on --resume, the checkpoint's)"),
             .flag("resume", help: "continue from the newest valid checkpoint"),
@@ -54,7 +57,7 @@ enum TrainCommands {
         var configuration = try trainingConfiguration(args)
         // A resumed run uses the thread count its checkpoints were made with, unless told otherwise (and then
         // the checkpoint check refuses a different one, naming --threads).
-        let existing = try store.loadNewest()
+        let existing = (try? store.loadNewest()) ?? nil
         if args.flag("resume"), args.string("threads") == nil, let existing {
             configuration.threads = existing.checkpoint.configuration.threads
         }
@@ -66,7 +69,19 @@ enum TrainCommands {
             throw TrainingError.io("cannot read \(dataURL.lastPathComponent); check the path")
         }
         let examples = try TrainingExample.parseJSONLines(data, name: dataURL.lastPathComponent)
-        let run = try LoRATrainingRun(modelURL: modelURL, examples: examples, lora: lora, configuration: configuration)
+        var heldOut: [TrainingExample] = []
+        if let path = args.string("held-out") {
+            guard let text = FileManager.default.contents(atPath: path) else {
+                throw TrainingError.io("cannot read \(URL(fileURLWithPath: path).lastPathComponent); check the path")
+            }
+            heldOut = try TrainingExample.parseJSONLines(text, name: URL(fileURLWithPath: path).lastPathComponent)
+            configuration.earlyStopping = EarlyStopping(every: try args.int("eval-every", default: 10, in: 1...10_000_000),
+                                                        patience: try args.int("patience", default: 3, in: 1...1_000_000))
+        } else if args.has("eval-every") || args.has("patience") {
+            throw UsageError("--eval-every and --patience need --held-out FILE")
+        }
+        let run = try LoRATrainingRun(modelURL: modelURL, examples: examples, heldOut: heldOut, lora: lora,
+                                      configuration: configuration)
         if run.truncatedCount > 0 {
             Console.error("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
         }
