@@ -61,14 +61,15 @@ public enum TrainBody {
         while state.step < configuration.steps, !state.stoppedEarly {
             let next = min(configuration.steps, (state.step / interval + 1) * interval)
             var checkpointNote: String?
-            state = try trainer.run(from: state, stopAfter: next) { event in
-                if case let .checkpointWritten(step, name) = event { checkpointNote = "checkpoint \(name) at step \(step)" }
-            }
+            // A cancelled run or a lost lease ends the loop before its next step: nothing it did would be recorded.
+            state = try trainer.run(from: state, stopAfter: next, progress: { event in
+                if case let .checkpointWritten(step, name, _, _) = event { checkpointNote = "checkpoint \(name) at step \(step)" }
+            }, shouldContinue: { !context.isCancelled() })
+            if context.isCancelled() { throw CancellationError() }
             let loss = state.losses.last.map { String(format: "%.4f", $0) } ?? "–"
             try context.progress("step \(state.step)/\(configuration.steps) loss \(loss)" + (checkpointNote.map { "; \($0)" } ?? ""))
             if state.step >= configuration.steps || state.stoppedEarly { break }
             // Safe points: the checkpoint of this step is written, so stopping here loses nothing.
-            if context.isCancelled() { throw CancellationError() }
             if context.isStopping() {
                 return .deferred(reason: "the worker is stopping; the step resumes from the checkpoint at step \(state.step)",
                                  retryAfterMilliseconds: 0)
