@@ -12,9 +12,20 @@ final class PipelineFixture: Sendable {
     let night = "2026-11-30"
 
     /// Small enough for a few seconds of training on the tiny model; `steps` and the checkpoint interval vary.
-    static func pipeline(steps: Int = 16, checkpointInterval: Int = 4, device: String = #"{"min_available_memory_mb": 64}"#) -> String {
-        """
-        {"seed": 7,
+    static func pipeline(steps: Int = 16, checkpointInterval: Int = 4, device: String = #"{"min_available_memory_mb": 64}"#,
+                         maxAttempts: Int? = nil) -> String {
+        // Every kill of a worker costs its step an attempt; the chaos test allows many.
+        var graph = ""
+        if let attempts = maxAttempts {
+            let kinds = ["prune", "sample", "train", "eval", "promote"]
+            let steps = kinds.enumerated().map { index, kind in
+                let parent = index == 0 ? "" : "\"" + kinds[index - 1] + "\""
+                return "{\"name\": \"\(kind)\", \"kind\": \"\(kind)\", \"depends_on\": [\(parent)], \"max_attempts\": \(attempts)}"
+            }
+            graph = "\"steps\": [" + steps.joined(separator: ", ") + "],"
+        }
+        return """
+        {"seed": 7, \(graph)
          "train": {"steps": \(steps), "checkpoint_interval": \(checkpointInterval), "batch_size": 2, "warmup_steps": 2,
                    "max_length": 96, "early_stopping": null, "learning_rate": 0.01},
          "device": \(device)}
