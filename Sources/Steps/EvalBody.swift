@@ -32,6 +32,10 @@ public enum EvalBody {
         let modelName = try context.manifestString("base_model", "name")
         let modelURL = try environment.modelURL(modelName)
         let baseDigest = try Digest.sha256(fileAt: modelURL)
+        if context.recorded == nil, let expected = Digest(hex: try context.manifestString("base_model", "digest")),
+           expected != baseDigest {
+            throw StepError.modelChanged(name: modelName, expected: expected, actual: baseDigest)
+        }
         let start = environment.clock.nowMilliseconds()
         let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength)
         let sequences = try scorer.sequences(try DatasetSnapshot.load(heldOutSnapshot, from: environment.blobs))
