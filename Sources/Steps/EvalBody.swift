@@ -16,7 +16,8 @@ import ReplayBuffer
 ///
 /// The output holds the whole gate report (`gate`), its `outcome`, both sides' per-example scores in
 /// example-id order and their means, and which incumbent was compared (`incumbent`: `{version, adapter_blob}`
-/// or null for the base model) so the promote step can check it is still the active one.
+/// or null for the base model) so the promote step can check it is still the active one. Scores are cached
+/// (Registry's `ScoreCache`): a promoted candidate's scores serve as the next night's incumbent scores.
 public enum EvalBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
         let environment = context.environment
@@ -44,8 +45,13 @@ public enum EvalBody {
         let incumbentWeights = try incumbent.map {
             try scorer.adapter(try environment.blobs.get($0.blob), name: $0.version, baseModelDigest: baseDigest)
         }
-        let candidateScores = scorer.score(sequences, adapter: candidateWeights)
-        let incumbentScores = scorer.score(sequences, adapter: incumbentWeights)
+        let cache = try ScoreCache(database: environment.database, clock: environment.clock)
+        let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)")
+        let (candidateScores, _) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
+                                                    cache: cache, modelKey: modelKey)
+        let (incumbentScores, cached) = try scorer.score(sequences, adapter: incumbentWeights,
+                                                         weights: incumbent.map { .adapter($0.blob) } ?? .base,
+                                                         cache: cache, modelKey: modelKey)
         let seconds = Double(environment.clock.nowMilliseconds() - start) / 1000
 
         let comparison = try HeldOutComparison(candidate: candidateScores, baseline: incumbentScores)
@@ -73,7 +79,7 @@ public enum EvalBody {
                 "base_model": .string(baseDigest.hex), "held_out_snapshot": .string(heldOutSnapshot.hex),
                 "candidate_adapter": .string(candidateBlob.hex), "incumbent_adapter": .string(incumbent?.blob.hex ?? "base"),
             ],
-            timing: ["seconds": .double(seconds)]))
+            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]))
     }
 
     /// The adapter to beat: in a live run the lineage's active version; in a replay the one recorded.

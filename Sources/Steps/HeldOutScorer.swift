@@ -2,6 +2,7 @@ import AdaptCore
 import Evaluation
 import Foundation
 import Model
+import Registry
 import ReplayBuffer
 import Training
 
@@ -59,6 +60,32 @@ struct HeldOutScorer {
             }
             return ExampleScore(exampleID: id, meanNLL: total / count)
         }
+    }
+
+    /// `score`, reusing the cache: the incumbent was usually scored on the same examples the night before (as
+    /// that night's candidate). Keys: `modelKey` (base model, BLAS threads: both change the low bits), the
+    /// adapter's blob digest, and each sequence's tokens and weights (so formatting and truncation are covered).
+    /// Returns the scores and how many came from the cache.
+    func score(_ sequences: [(id: String, sequence: TrainingSequence)], adapter: LoRAParameters?, weights: ScoreCache.Weights,
+               cache: ScoreCache, modelKey: Digest) throws -> (scores: [ExampleScore], cached: Int) {
+        let keys = sequences.map { Self.key($0.sequence) }
+        let hits = try cache.lookup(model: modelKey, weights: weights, examples: keys)
+        let missing = sequences.indices.filter { hits[keys[$0]] == nil }
+        let fresh = score(missing.map { sequences[$0] }, adapter: adapter)
+        try cache.store(model: modelKey, weights: weights, entries: zip(missing, fresh).map { index, score in
+            ScoreCache.Entry(example: keys[index], meanNLL: score.meanNLL, tokens: sequences[index].sequence.tokens.count)
+        })
+        var byIndex = Dictionary(uniqueKeysWithValues: zip(missing, fresh))
+        let scores = sequences.indices.map { index in
+            byIndex.removeValue(forKey: index) ?? ExampleScore(exampleID: sequences[index].id, meanNLL: hits[keys[index]]!.meanNLL)
+        }
+        return (scores, sequences.count - missing.count)
+    }
+
+    static func key(_ sequence: TrainingSequence) -> Digest {
+        var text = "seq/v1:" + sequence.tokens.map(String.init).joined(separator: ",") + ";"
+        text += sequence.weights.map { String($0.bitPattern, radix: 16) }.joined(separator: ",")
+        return Digest.sha256(text)
     }
 
     /// The LoRA weights of an adapter file, checked against this base model.

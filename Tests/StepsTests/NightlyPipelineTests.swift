@@ -43,6 +43,30 @@ import TestSupport
         #expect(versions.first?["active"]?.boolValue == (outcome == "better"))
     }
 
+    @Test func theNextNightComparesWithThePromotedAdapterFromCachedScoresAndReplays() throws {
+        let fixture = try PipelineFixture()
+        let first = try fixture.enqueue()
+        try fixture.expectSuccess(fixture.adapt(["work", "--exit-when-idle"]))
+        let night1 = try fixture.outputs(first)
+        try #require(night1["promote"]?["promoted"]?.boolValue == true, "the first night must promote for this test")
+
+        let result = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", fixture.pipelinePath,
+                                        "--model", "tiny.gguf", "--night", "2026-12-01", "--seed", "8", "--json"])
+        try fixture.expectSuccess(result)
+        let second = try #require(try JSON.decode(JSONValue.self, from: result.stdout, context: "enqueue")["run_id"]?.stringValue)
+        try fixture.expectSuccess(fixture.adapt(["work", "--exit-when-idle"]))
+        let eval = try #require(try fixture.outputs(second)["eval"])
+        #expect(eval["incumbent"]?["version"]?.stringValue == "logbook/v1")
+        #expect(eval["inputs"]?["incumbent_adapter"] == night1["train"]?["adapter_blob"])
+        // Last night's candidate scores are tonight's incumbent scores, read from the cache, not recomputed.
+        #expect(eval["timing"]?["incumbent_scores_cached"]?.intValue == eval["held_out_examples"]?.intValue)
+        #expect(eval["incumbent_scores"] == night1["eval"]?["candidate_scores"])
+
+        // Replay recomputes them in an empty scratch state and gets the same bits.
+        let replay = try fixture.adapt(["replay", second, "--check", "--json"])
+        #expect(replay.status == 0, "\(replay.stdout)")
+    }
+
     @Test func enqueueingTheSameNightTwiceReturnsTheFirstRun() throws {
         let fixture = try PipelineFixture(importData: false)
         let first = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
