@@ -8,9 +8,11 @@ extension JobQueue {
     /// Sets `manifest[section][key] = value` for `run` on `db`, the connection whose transaction the caller
     /// holds (a completion hook), so the record commits with the job's completion or not at all.
     ///
-    /// `section` and `key` must be plain names (letters, digits, `-`, `_`): they become a JSON path.
-    public static func recordInManifest(run: RunID, section: String, key: String, value: JSONValue, in db: Database) throws {
-        precondition(isPlainName(section) && isPlainName(key), "manifest keys are plain names")
+    /// `section` and `key` become a JSON path, so only plain names (letters, digits, `-`, `_`) are recorded;
+    /// returns false (and records nothing) for any other name.
+    @discardableResult
+    public static func recordInManifest(run: RunID, section: String, key: String, value: JSONValue, in db: Database) throws -> Bool {
+        guard isPlainName(section) && isPlainName(key) else { return false }
         // json_set creates the last path element only, so the section is created first when missing.
         try db.run("""
             UPDATE job_runs SET manifest = json_set(
@@ -19,6 +21,7 @@ extension JobQueue {
                 '$."\(section)"."\(key)"', json(?))
             WHERE id = ?
             """, JSON.canonicalString(value), run)
+        return true
     }
 
     private static func isPlainName(_ text: String) -> Bool {

@@ -22,6 +22,17 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     case adapterForAnotherModel(adapter: String, expected: Digest, actual: Digest)
     case replayNotPossible(run: String, reason: String)
 
+    /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
+    /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
+    public var isRetryable: Bool {
+        switch self {
+        case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible:
+            return false
+        case .modelNotFound, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
+            return true
+        }
+    }
+
     public var description: String {
         switch self {
         case let .missingAncestor(step, kind):

@@ -38,9 +38,8 @@ public enum StepRunner {
             let outcome: StepOutcome
             do {
                 outcome = try StepRunner.run(kind: claim.kind, context)
-            } catch let error as StepError {
-                if case .unknownKind = error { return .discard(error: error.description) }
-                throw error
+            } catch let error as StepError where !error.isRetryable {
+                return .discard(error: error.description)
             }
             switch outcome {
             case let .completed(output):
@@ -48,7 +47,7 @@ public enum StepRunner {
                 let digests = jobOutput["digests"] ?? .null
                 let finalize = output.finalize
                 return .completed(jobOutput, alsoInTransaction: { db in
-                    try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name,
+                    _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name,
                                                   value: digests, in: db)
                     try finalize?(db)
                 })

@@ -27,22 +27,22 @@ import TestSupport
     }
 
     @Test(arguments: [UInt64(11), 23])
-    func runSurvivesWorkersKilledAgainAndAgain(seed: UInt64) throws {
-        let calm = try PipelineFixture(pipeline: Self.pipeline)
-        let calmRun = try calm.enqueue()
-        try calm.expectSuccess(calm.adapt(["work", "--exit-when-idle"]))
+    func runSurvivesWorkersKilledAgainAndAgain(seed: UInt64) async throws {
+        let calm = try await PipelineFixture.make(pipeline: Self.pipeline)
+        let calmRun = try await calm.enqueue()
+        try calm.expectSuccess(await calm.adapt(["work", "--exit-when-idle"]))
         let expected = try finish(calm, calmRun)
         #expect(expected.adapter != nil && expected.gate != nil)
 
-        let fixture = try PipelineFixture(pipeline: Self.pipeline)
-        let run = try fixture.enqueue()
+        let fixture = try await PipelineFixture.make(pipeline: Self.pipeline)
+        let run = try await fixture.enqueue()
         let supervisor = try Executables.start("adapt", ["--state", fixture.statePath, "work", "--exit-when-idle", "--lease-ms", "1000"],
                                                outputIn: fixture.directory.url)
         let rng = CounterRNG(seed: seed)
         let queue = try fixture.queue()
         var kills = 0
         let deadline = Date().addingTimeInterval(180)
-        Thread.sleep(forTimeInterval: 0.3)
+        try await Task.sleep(for: .seconds(0.3))
         while supervisor.isRunning, kills < 10, Date() < deadline {
             // Mostly a worker in the middle of a step (its pid is in the lease owner `host/pid`), else any.
             let busy = try queue.jobs(matching: .init(state: .running)).compactMap { $0.leaseOwner?.split(separator: "/").last.flatMap { Int32($0) } }
@@ -53,11 +53,11 @@ import TestSupport
                 kill(victim, SIGKILL)
                 kills += 1
             }
-            Thread.sleep(forTimeInterval: 0.15 + 0.35 * rng.uniform(.test, step: UInt64(kills), index: 1))
+            try await Task.sleep(for: .seconds(0.15 + 0.35 * rng.uniform(.test, step: UInt64(kills), index: 1)))
         }
-        while supervisor.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        while supervisor.isRunning, Date() < deadline { try await Task.sleep(for: .seconds(0.1)) }
         if supervisor.isRunning { supervisor.send(SIGKILL) }
-        #expect(supervisor.wait() == 0, "\(supervisor.stderr)")
+        #expect(try await blocking { supervisor.wait() } == 0, "\(supervisor.stderr)")
         #expect(kills >= 3, "the run finished before the chaos got going (\(kills) kills)")
         #expect(supervisor.stderr.contains("restarting"), "no killed worker was restarted")
 
@@ -75,7 +75,7 @@ import TestSupport
         let actual = try finish(fixture, run)
         #expect(actual.adapter == expected.adapter)
         #expect(actual.gate == expected.gate)
-        let list = try fixture.adapt(["registry", "list", "--json"])
+        let list = try await fixture.adapt(["registry", "list", "--json"])
         #expect(try JSON.decode(JSONValue.self, from: list.stdout, context: "registry list").arrayValue?.count == 1)
     }
 }

@@ -18,21 +18,27 @@ import TestSupport
         let manifest: JSONValue
         let sample: JSONValue
 
-        init(steps: Int = 16) throws {
-            fixture = try PipelineFixture(pipeline: PipelineFixture.pipeline(steps: steps, checkpointInterval: 4,
-                                                                           device: #"{"min_available_memory_mb": 1024, "retry_after_minutes": 30}"#))
-            device = try FakeDevice(root: fixture.directory.file("device"))
-            run = try #require(RunID.parse(try fixture.enqueue()))
-            try fixture.expectSuccess(fixture.adapt(["work", "--workers", "prune,sample", "--exit-when-idle"]))
+        static func make(steps: Int = 16) async throws -> Sampled {
+            let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(
+                steps: steps, checkpointInterval: 4, device: #"{"min_available_memory_mb": 1024, "retry_after_minutes": 30}"#))
+            let device = try FakeDevice(root: fixture.directory.file("device"))
+            let run = try #require(RunID.parse(try await fixture.enqueue()))
+            try fixture.expectSuccess(await fixture.adapt(["work", "--workers", "prune,sample", "--exit-when-idle"]))
             let queue = try fixture.queue()
             let jobs = try queue.jobs(matching: .init(run: run))
-            train = try #require(jobs.first { $0.kind == "train" })
-            manifest = try queue.run(run).manifest
-            sample = try #require(jobs.first { $0.kind == "sample" }?.output)
+            return Sampled(fixture: fixture, device: device, run: run, train: try #require(jobs.first { $0.kind == "train" }),
+                           manifest: try queue.run(run).manifest, sample: try #require(jobs.first { $0.kind == "sample" }?.output))
         }
 
         /// Runs the train body in this process, as a worker would, with `pointer` as its checkpoint pointer.
-        func train(pointer: MemoryCheckpointPointer, progress: @escaping @Sendable (String) -> Void = { _ in }) throws -> StepOutcome {
+        func train(pointer: MemoryCheckpointPointer, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> StepOutcome {
+            let (fixture, device, train, manifest, sample) = (fixture, device, train, manifest, sample)
+            return try await blocking { try Self.train(fixture, device, train, manifest, sample, pointer, progress) }
+        }
+
+        static func train(_ fixture: PipelineFixture, _ device: FakeDevice, _ train: JobRecord, _ manifest: JSONValue,
+                          _ sample: JSONValue, _ pointer: MemoryCheckpointPointer,
+                          _ progress: @escaping @Sendable (String) -> Void) throws -> StepOutcome {
             let database = try Database(path: fixture.directory.state.database.path, durability: .normal)
             let environment = StepEnvironment(state: fixture.directory.state, database: database, deviceRoot: device.root)
             let context = StepContext(environment: environment, name: "train", input: train.input, manifest: manifest,
@@ -44,15 +50,15 @@ import TestSupport
     enum Condition: String, CaseIterable { case battery, heat, memory }
 
     @Test(arguments: Condition.allCases)
-    func trainDefersWhenTheMachineMayNotTrain(_ condition: Condition) throws {
-        let sampled = try Sampled()
+    func trainDefersWhenTheMachineMayNotTrain(_ condition: Condition) async throws {
+        let sampled = try await Sampled.make()
         switch condition {
         case .battery: try sampled.device.set(onMains: false, battery: 12, celsius: 45, availableMB: 8192)
         case .heat: try sampled.device.set(onMains: true, battery: 90, celsius: 97, availableMB: 8192)
         case .memory: try sampled.device.set(onMains: true, battery: 90, celsius: 45, availableMB: 300)
         }
         let pointer = MemoryCheckpointPointer()
-        guard case let .deferred(reason, after) = try sampled.train(pointer: pointer) else {
+        guard case let .deferred(reason, after) = try await sampled.train(pointer: pointer) else {
             Issue.record("train ran although the \(condition) reading forbids it")
             return
         }
@@ -62,23 +68,23 @@ import TestSupport
         #expect(try pointer.read().isEmpty, "nothing was trained, so nothing was checkpointed")
 
         try sampled.device.set(onMains: true, battery: 90, celsius: 45, availableMB: 8192)
-        guard case let .completed(output) = try sampled.train(pointer: pointer) else {
+        guard case let .completed(output) = try await sampled.train(pointer: pointer) else {
             Issue.record("train was deferred although the readings cleared")
             return
         }
         #expect(output.result["steps"]?.intValue == 16)
     }
 
-    @Test func trainYieldsAtACheckpointWhenItHeatsUpAndResumesBitIdentical() throws {
-        let sampled = try Sampled()
-        guard case let .completed(reference) = try sampled.train(pointer: MemoryCheckpointPointer()) else {
+    @Test func trainYieldsAtACheckpointWhenItHeatsUpAndResumesBitIdentical() async throws {
+        let sampled = try await Sampled.make()
+        guard case let .completed(reference) = try await sampled.train(pointer: MemoryCheckpointPointer()) else {
             Issue.record("the undisturbed run did not complete")
             return
         }
 
         let pointer = MemoryCheckpointPointer()
         let device = sampled.device
-        let first = try sampled.train(pointer: pointer) { message in
+        let first = try await sampled.train(pointer: pointer) { message in
             if message.hasPrefix("step 8/") { try? device.set(onMains: true, battery: 90, celsius: 99, availableMB: 8192) }
         }
         guard case let .deferred(reason, _) = first else {
@@ -90,7 +96,7 @@ import TestSupport
 
         try device.set(onMains: true, battery: 90, celsius: 45, availableMB: 8192)
         let messages = LockedBox<[String]>([])
-        guard case let .completed(resumed) = try sampled.train(pointer: pointer, progress: { m in messages.update { $0.append(m) } }) else {
+        guard case let .completed(resumed) = try await sampled.train(pointer: pointer, progress: { m in messages.update { $0.append(m) } }) else {
             Issue.record("train did not resume when the zone cooled")
             return
         }
@@ -100,8 +106,8 @@ import TestSupport
         #expect(resumed.result["losses"] == reference.result["losses"])
     }
 
-    @Test func theTrainWorkerDefersThroughTheJobEngineWithAnEventSayingWhy() throws {
-        let sampled = try Sampled()
+    @Test func theTrainWorkerDefersThroughTheJobEngineWithAnEventSayingWhy() async throws {
+        let sampled = try await Sampled.make()
         try sampled.device.set(onMains: false, battery: 5, celsius: 45, availableMB: 8192)
         let environment = [StepEnvironment.deviceRootVariable: sampled.device.root.path]
         let worker = try Executables.start("adapt-train-worker", ["--state", sampled.fixture.statePath],
@@ -111,10 +117,10 @@ import TestSupport
         var deferral: EventRecord?
         while deferral == nil, Date() < deadline {
             deferral = try queue.events(job: sampled.train.id).first { $0.message?.hasPrefix("deferred: ") == true }
-            if deferral == nil { Thread.sleep(forTimeInterval: 0.05) }
+            if deferral == nil { try await Task.sleep(for: .seconds(0.05)) }
         }
         worker.send(SIGTERM)
-        #expect(worker.wait() == 0, "\(worker.stderr)")
+        #expect(try await blocking { worker.wait() } == 0, "\(worker.stderr)")
         let event = try #require(deferral, "no deferral event: \(worker.stderr)")
         #expect(event.message?.contains("on battery at 5%") == true)
         let job = try queue.job(sampled.train.id)
@@ -125,7 +131,7 @@ import TestSupport
         // The wait is over and the charger is back: the step runs and the run completes.
         try queue.database.run("UPDATE jobs SET run_at = 0 WHERE id = ?", sampled.train.id)
         try sampled.device.set(onMains: true, battery: 40, celsius: 45, availableMB: 8192)
-        try sampled.fixture.expectSuccess(sampled.fixture.adapt(["work", "--exit-when-idle"], environment: environment))
+        try sampled.fixture.expectSuccess(await sampled.fixture.adapt(["work", "--exit-when-idle"], environment: environment))
         #expect(try queue.run(sampled.run).counts[.succeeded] == 5)
     }
 }

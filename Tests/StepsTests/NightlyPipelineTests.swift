@@ -6,10 +6,10 @@ import TestSupport
 
 /// The whole pipeline on the tiny model, with the five worker executables as separate processes.
 @Suite(.serialized) struct NightlyPipelineTests {
-    @Test func nightlyRunCompletesThroughSeparateWorkerProcesses() throws {
-        let fixture = try PipelineFixture()
-        let run = try fixture.enqueue()
-        let work = try fixture.adapt(["work", "--exit-when-idle", "--json"])
+    @Test func nightlyRunCompletesThroughSeparateWorkerProcesses() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        let work = try await fixture.adapt(["work", "--exit-when-idle", "--json"])
         try fixture.expectSuccess(work)
         for kind in ["prune", "sample", "train", "eval", "promote"] {
             #expect(work.stderr.contains("started \(kind) worker"), "no \(kind) worker process was started")
@@ -36,25 +36,25 @@ import TestSupport
         #expect(outputs["promote"]?["promoted"]?.boolValue == (outcome == "better"))
 
         // The candidate is registered whatever the verdict; active only when better.
-        let list = try fixture.adapt(["registry", "list", "--json"])
+        let list = try await fixture.adapt(["registry", "list", "--json"])
         try fixture.expectSuccess(list)
         let versions = try #require(try JSON.decode(JSONValue.self, from: list.stdout, context: "registry list").arrayValue)
         #expect(versions.count == 1)
         #expect(versions.first?["active"]?.boolValue == (outcome == "better"))
     }
 
-    @Test func theNextNightComparesWithThePromotedAdapterFromCachedScoresAndReplays() throws {
-        let fixture = try PipelineFixture()
-        let first = try fixture.enqueue()
-        try fixture.expectSuccess(fixture.adapt(["work", "--exit-when-idle"]))
+    @Test func theNextNightComparesWithThePromotedAdapterFromCachedScoresAndReplays() async throws {
+        let fixture = try await PipelineFixture.make()
+        let first = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
         let night1 = try fixture.outputs(first)
         try #require(night1["promote"]?["promoted"]?.boolValue == true, "the first night must promote for this test")
 
-        let result = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", fixture.pipelinePath,
+        let result = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", fixture.pipelinePath,
                                         "--model", "tiny.gguf", "--night", "2026-12-01", "--seed", "8", "--json"])
         try fixture.expectSuccess(result)
         let second = try #require(try JSON.decode(JSONValue.self, from: result.stdout, context: "enqueue")["run_id"]?.stringValue)
-        try fixture.expectSuccess(fixture.adapt(["work", "--exit-when-idle"]))
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
         let eval = try #require(try fixture.outputs(second)["eval"])
         #expect(eval["incumbent"]?["version"]?.stringValue == "logbook/v1")
         #expect(eval["inputs"]?["incumbent_adapter"] == night1["train"]?["adapter_blob"])
@@ -63,14 +63,14 @@ import TestSupport
         #expect(eval["incumbent_scores"] == night1["eval"]?["candidate_scores"])
 
         // Replay recomputes them in an empty scratch state and gets the same bits.
-        let replay = try fixture.adapt(["replay", second, "--check", "--json"])
+        let replay = try await fixture.adapt(["replay", second, "--check", "--json"])
         #expect(replay.status == 0, "\(replay.stdout)")
     }
 
-    @Test func enqueueingTheSameNightTwiceReturnsTheFirstRun() throws {
-        let fixture = try PipelineFixture(importData: false)
-        let first = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
-        let second = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
+    @Test func enqueueingTheSameNightTwiceReturnsTheFirstRun() async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        let first = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
+        let second = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
         try fixture.expectSuccess(first)
         try fixture.expectSuccess(second)
         let a = try JSON.decode(JSONValue.self, from: first.stdout, context: "first")
@@ -80,18 +80,18 @@ import TestSupport
         #expect(a["job_ids"]?.arrayValue?.count == 5)
     }
 
-    @Test func enqueueWithAMissingModelStoresNothing() throws {
-        let fixture = try PipelineFixture(importData: false)
-        let result = try fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "absent.gguf", "--json"])
+    @Test func enqueueWithAMissingModelStoresNothing() async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        let result = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "absent.gguf", "--json"])
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("absent.gguf"))
         #expect(try fixture.queue().runs().isEmpty)
     }
 
-    @Test func theManifestRecordsPipelineSeedThreadsAndModel() throws {
-        let fixture = try PipelineFixture(importData: false)
-        let run = try fixture.enqueue(extra: ["--seed", "42"])
+    @Test func theManifestRecordsPipelineSeedThreadsAndModel() async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        let run = try await fixture.enqueue(extra: ["--seed", "42"])
         let manifest = try fixture.queue().run(try #require(RunID.parse(run))).manifest
         #expect(manifest["seed"]?.intValue == 42)
         #expect(manifest["blas_threads"]?.intValue == 1)

@@ -38,28 +38,36 @@ final class PipelineFixture: Sendable {
     var statePath: String { directory.state.root.path }
     var pipelinePath: String { directory.file("pipeline.json").path }
 
-    init(pipeline: String = PipelineFixture.pipeline(), importData: Bool = true) throws {
+    private init(pipeline: String) throws {
         try directory.state.create()
         try FileManager.default.createDirectory(at: directory.state.models, withIntermediateDirectories: true)
         try Data(pipeline.utf8).write(to: directory.file("pipeline.json"))
-        try expectSuccess(adapt(["model", "tiny", "--out", directory.state.models.appendingPathComponent("tiny.gguf").path]))
+    }
+
+    /// The tiny model in models/, the pipeline file, and (unless `importData` is false) the logbook lineage.
+    static func make(pipeline: String = PipelineFixture.pipeline(), importData: Bool = true) async throws -> PipelineFixture {
+        let fixture = try PipelineFixture(pipeline: pipeline)
+        let model = fixture.directory.state.models.appendingPathComponent("tiny.gguf").path
+        try fixture.expectSuccess(await fixture.adapt(["model", "tiny", "--out", model]))
         if importData {
             for file in ["train.jsonl", "held_out.jsonl"] {
                 let path = Self.root.appendingPathComponent("pipelines/examples/logbook/\(file)").path
-                try expectSuccess(adapt(["data", "import", path, "--lineage", "logbook"]))
+                try fixture.expectSuccess(await fixture.adapt(["data", "import", path, "--lineage", "logbook"]))
             }
         }
+        return fixture
     }
 
-    /// Runs `adapt --state <fixture> …`.
+    /// Runs `adapt --state <fixture> …` (on a thread of its own while it waits).
     @discardableResult
-    func adapt(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
-        try Executables.run("adapt", ["--state", statePath] + arguments, environment: environment)
+    func adapt(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
+        let all = ["--state", statePath] + arguments
+        return try await blocking { try Executables.run("adapt", all, environment: environment) }
     }
 
     /// Enqueues the logbook run of the fixture's night; returns its run id.
-    func enqueue(extra: [String] = []) throws -> String {
-        let result = try adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", pipelinePath, "--model", "tiny.gguf",
+    func enqueue(extra: [String] = []) async throws -> String {
+        let result = try await adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", pipelinePath, "--model", "tiny.gguf",
                                 "--night", night, "--json"] + extra)
         try expectSuccess(result)
         let json = try JSON.decode(JSONValue.self, from: result.stdout, context: "enqueue output")
