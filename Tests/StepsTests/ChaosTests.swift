@@ -43,11 +43,24 @@ import TestSupport
         var kills = 0
         let deadline = Date().addingTimeInterval(180)
         try await Task.sleep(for: .seconds(0.3))
-        while supervisor.isRunning, kills < 10, Date() < deadline {
-            // Mostly a worker in the middle of a step (its pid is in the lease owner `host/pid`), else any.
-            let busy = try queue.jobs(matching: .init(state: .running)).compactMap { $0.leaseOwner?.split(separator: "/").last.flatMap { Int32($0) } }
+        // At least 10 kills, and until the train step has been killed after a checkpoint and resumed from it
+        // (at most 30 kills: each costs its step one of its 30 attempts).
+        var trainResumed = false
+        while supervisor.isRunning, kills < 30, kills < 10 || !trainResumed, Date() < deadline {
+            let running = try queue.jobs(matching: .init(state: .running))
+            let busy = running.compactMap { $0.leaseOwner?.split(separator: "/").last.flatMap { Int32($0) } }
             let workers = Self.children(of: supervisor.pid)
-            let pool = !busy.isEmpty && rng.uniform(.test, step: UInt64(kills), index: 2) < 0.7 ? busy.filter(workers.contains) : workers
+            var pool = !busy.isEmpty && rng.uniform(.test, step: UInt64(kills), index: 2) < 0.7 ? busy.filter(workers.contains) : workers
+            if let train = try queue.jobs(matching: .init(run: RunID.parse(run), kind: "train")).first {
+                let events = try queue.events(job: train.id)
+                trainResumed = train.state == .succeeded || events.contains { $0.message?.hasPrefix("resumed from checkpoint") == true }
+                let checkpointed = events.contains { $0.message?.hasPrefix("checkpoints: ") == true }
+                // Once the train step has a checkpoint and has not resumed yet, its worker is the one to kill.
+                if checkpointed, !trainResumed, train.state == .running,
+                   let pid = train.leaseOwner?.split(separator: "/").last.flatMap({ Int32($0) }), workers.contains(pid) {
+                    pool = [pid]
+                }
+            }
             if !pool.isEmpty {
                 let victim = pool[Int(rng.below(UInt64(pool.count), .test, step: UInt64(kills), index: 0))]
                 kill(victim, SIGKILL)
