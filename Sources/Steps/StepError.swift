@@ -21,12 +21,15 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     case unsupportedSchedule(String)
     case adapterForAnotherModel(adapter: String, expected: Digest, actual: Digest)
     case replayNotPossible(run: String, reason: String)
+    /// Tonight's sample holds no training example.
+    case nothingToTrain(lineage: String)
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
     public var isRetryable: Bool {
         switch self {
-        case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible:
+        case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
+             .nothingToTrain:
             return false
         case .modelNotFound, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
             return true
@@ -55,6 +58,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "adapter \(adapter) was trained on base model \(actual.short), not \(expected.short); roll the lineage back or train a new adapter"
         case let .unsupportedSchedule(name):
             return "the trainer has no '\(name)' learning-rate schedule; set train.schedule to cosine or constant in the pipeline file"
+        case let .nothingToTrain(lineage):
+            return "the sample step drew no training example of \(lineage) tonight (none imported, all expired or all spent their budget); import data with 'adapt data import' and enqueue another night"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
         }

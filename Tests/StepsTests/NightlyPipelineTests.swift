@@ -102,3 +102,16 @@ import TestSupport
         #expect(manifest["step_digests"] == .object([:]))
     }
 }
+
+/// A night with nothing to train on ends with a clear reason, not five retries.
+@Test func aLineageWithoutDataDiscardsTheTrainStepAtOnceWithTheReason() async throws {
+    let fixture = try await PipelineFixture.make(importData: false)
+    let run = try #require(RunID.parse(try await fixture.enqueue()))
+    try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+    let jobs = try fixture.queue().jobs(matching: .init(run: run))
+    let train = try #require(jobs.first { $0.kind == "train" })
+    #expect(train.state == .discarded)
+    #expect(train.attempt == 1)
+    #expect(train.error?.contains("no training example of logbook") == true)
+    #expect(jobs.filter { $0.kind == "eval" || $0.kind == "promote" }.allSatisfy { $0.state == .cancelled })
+}
