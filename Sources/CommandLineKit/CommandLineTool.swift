@@ -75,9 +75,11 @@ public struct CommandLineTool: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--help" || argument == "-h" {
-                // `adapt schedule install --help` names a whole command: show its help, not the group's overview.
-                if let exact = commands.first(where: { $0.path == words }) { Console.print(help(for: exact)) }
-                else { Console.print(overview(prefix: words)) }
+                // `adapt worker --help` is the command's own help, even when other commands share its prefix.
+                if let exact = commands.first(where: { $0.path == words }) {
+                    return (exact, leading, Array(arguments[index...]))
+                }
+                Console.print(overview(prefix: words))
                 return (nil, [], [])
             }
             if argument.hasPrefix("--") && argument != "--" {

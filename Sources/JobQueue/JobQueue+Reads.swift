@@ -71,7 +71,7 @@ extension JobQueue {
     public func events(run: RunID? = nil, job: JobID? = nil, afterID: Int64 = 0, limit: Int = 10_000) throws -> [EventRecord] {
         var sql = "SELECT * FROM job_events WHERE id > ?"
         var arguments: [SQLBindable] = [afterID]
-        if let run { sql += " AND run_id = ?"; arguments.append(run) }
+        if let run { sql += " AND job_id IN (SELECT id FROM jobs WHERE run_id = ?)"; arguments.append(run) }
         if let job { sql += " AND job_id = ?"; arguments.append(job) }
         sql += " ORDER BY id LIMIT ?"
         arguments.append(limit)

@@ -58,7 +58,8 @@ public enum JobSchema {
     -- The claim walks this index in (priority, run_at, id) order and stops at the first due job.
     CREATE INDEX jobs_claimable ON jobs (kind, priority, run_at, id) WHERE state IN ('ready','failed');
     CREATE INDEX jobs_leases ON jobs (lease_expires_at) WHERE state = 'running';
-    CREATE INDEX jobs_run ON jobs (run_id, state);
+    -- Jobs of a run are found through the UNIQUE (run_id, name) index; an index with the state in it would
+    -- be rewritten by every transition (each commit writes every page it touches to the WAL).
 
     CREATE TABLE job_dependencies (
         job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
@@ -71,7 +72,8 @@ public enum JobSchema {
     CREATE TABLE job_events (
         id INTEGER PRIMARY KEY,
         job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
-        run_id INTEGER NOT NULL REFERENCES job_runs(id) ON DELETE CASCADE,
+        -- A copy for printing; the rows go with their job (and the job with its run), so no second index.
+        run_id INTEGER NOT NULL,
         attempt INTEGER NOT NULL,
         from_state TEXT CHECK (from_state IS NULL OR from_state IN (\(states))),
         to_state TEXT NOT NULL CHECK (to_state IN (\(states))),
@@ -79,7 +81,6 @@ public enum JobSchema {
         message TEXT
     ) STRICT;
     CREATE INDEX job_events_job ON job_events (job_id, id);
-    CREATE INDEX job_events_run ON job_events (run_id, id);
 
     CREATE TRIGGER jobs_initial_state BEFORE INSERT ON jobs
     WHEN NEW.state NOT IN ('pending','ready')

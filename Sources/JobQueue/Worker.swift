@@ -14,7 +14,8 @@ public struct WorkerOptions: Sendable {
     public var concurrency: Int
     /// Return once no job of `kinds` has work ahead (none pending, ready, running or waiting to retry).
     public var exitWhenIdle: Bool
-    /// How often an idle worker looks at `PRAGMA data_version` (DESIGN.md: "every millisecond or so").
+    /// How often an idle worker looks at `PRAGMA data_version` where inotify cannot announce commits
+    /// (DESIGN.md: "every millisecond or so"); with inotify it looks when the database folder is written.
     public var pollMicroseconds: Int
     /// Where the worker says what it did (one line per event); nil keeps it quiet.
     public var log: (@Sendable (String) -> Void)?
@@ -58,9 +59,9 @@ public struct WorkerSummary: Sendable, Equatable, Encodable {
 ///
 /// Stopping (`requestStop`, or SIGINT/SIGTERM after `stopOnSignals()`): the first request stops claiming and
 /// lets running jobs finish; a second releases them at once (back to ready, the attempt given back) and
-/// cancels their bodies. Either way no job is lost. Idle, the worker polls `PRAGMA data_version` (a read of
-/// shared memory, no lock) about every `pollMicroseconds` and sleeps in between, with a timer for the next
-/// scheduled `run_at` or lease expiry, so new work starts within a few milliseconds without spinning.
+/// cancels their bodies. Either way no job is lost. Idle, the worker waits in `WorkWaiter` for another
+/// process's commit (seen through `PRAGMA data_version`, woken by inotify or by polling), with a timer for the
+/// next scheduled `run_at` or lease expiry, so new work starts within a millisecond or so without spinning.
 public final class Worker: Sendable {
     public let queue: JobQueue
     public let options: WorkerOptions
@@ -72,7 +73,7 @@ public final class Worker: Sendable {
     struct State {
         var stopRequests = 0
         var summary = WorkerSummary()
-        var tasks: [JobID: Task<JobResult, Error>] = [:]
+        var interrupters: [JobID: Interrupter] = [:]
     }
 
     public init(queue: JobQueue, options: WorkerOptions, body: @escaping JobBody) {
@@ -85,17 +86,21 @@ public final class Worker: Sendable {
 
     /// Runs until stopped (or idle, with `exitWhenIdle`); returns what it did.
     public func run() async throws -> WorkerSummary {
+        AllocatorTuning.keepFreedMemory()
         monitor.start()
         try waiter.start()
         defer {
             monitor.stop()
             waiter.stop()
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<options.concurrency {
                 group.addTask { try await self.slot() }
             }
-            try await group.waitForAll()
+            while let interrupted = try await group.next() {
+                // A slot whose job was interrupted ends (its task stays cancelled); a fresh one takes its place.
+                if interrupted && !isStopping { group.addTask { try await self.slot() } }
+            }
         }
         return state.withLock { $0.summary }
     }
@@ -112,8 +117,8 @@ public final class Worker: Sendable {
         } else if requests == 2 {
             options.log?("stopping now: releasing running jobs")
             for context in monitor.watched { context.markStopNow() }
-            let tasks = state.withLock { Array($0.tasks.values) }
-            for task in tasks { task.cancel() }
+            let interrupters = state.withLock { Array($0.interrupters.values) }
+            for interrupter in interrupters { interrupter.fire() }
         }
     }
 
@@ -121,30 +126,63 @@ public final class Worker: Sendable {
 
     // MARK: The loop
 
-    private func slot() async throws {
+    /// Claims and runs jobs until stopped; returns true when a job's body was interrupted, which leaves this
+    /// task cancelled for good.
+    private func slot() async throws -> Bool {
         var next: Claim?
+        var failures = 0
+        var lastRescueLook: Int64 = 0
         while !isStopping || next != nil {
-            if let claim = next {
-                next = try await process(claim)
-                continue
-            }
-            // Read the versions before looking for work, so a commit landing after the look still wakes us.
-            let seen = waiter.current
-            if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
-                waiter.noteLocalWrite()
-                next = try await process(claim)
-                continue
-            }
-            if try queue.hasExpiredLeases() {
-                for rescued in try queue.rescueExpiredLeases() {
-                    options.log?("rescued \(rescued.job) (attempt \(rescued.attempt) lost its lease) → \(rescued.state)")
+            do {
+                if let claim = next {
+                    next = nil
+                    let (following, interrupted) = try await process(claim)
+                    if interrupted { return true }
+                    next = following
+                    failures = 0
+                    continue
                 }
-                waiter.noteLocalWrite()
-                continue
+                // Expired leases are looked for when idle, and every lease/3 while busy, so a dead worker's
+                // job does not wait behind a backlog.
+                let now = queue.clock.nowMilliseconds()
+                if now - lastRescueLook >= options.leaseMilliseconds / 3 {
+                    lastRescueLook = now
+                    _ = try rescueExpiredLeases()
+                }
+                // Read the versions before looking for work, so a commit landing after the look still wakes us.
+                let seen = waiter.current
+                if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
+                    waiter.noteLocalWrite()
+                    let (following, interrupted) = try await process(claim)
+                    if interrupted { return true }
+                    next = following
+                    failures = 0
+                    continue
+                }
+                if try rescueExpiredLeases() { continue }
+                if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return false }
+                _ = await waiter.wait(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
+                failures = 0
+            } catch {
+                // A database error (busy past its timeout, a full disk): say so and try again with backoff. A job
+                // whose result could not be written keeps its lease until it expires, and is then rescued.
+                failures += 1
+                if failures > 10 { throw error }
+                options.log?("database error (\(failures) in a row), retrying: \(error)")
+                try? await Task.sleep(for: .milliseconds(min(5_000, 50 << failures)))
             }
-            if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return }
-            _ = await waiter.wait(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
         }
+        return false
+    }
+
+    /// Rescues expired leases if there are any (a cheap read first); true when it did.
+    private func rescueExpiredLeases() throws -> Bool {
+        guard try queue.hasExpiredLeases() else { return false }
+        for rescued in try queue.rescueExpiredLeases() {
+            options.log?("rescued \(rescued.job) (attempt \(rescued.attempt) lost its lease) → \(rescued.state)")
+        }
+        waiter.noteLocalWrite()
+        return true
     }
 
     private var request: ClaimRequest {
@@ -153,36 +191,45 @@ public final class Worker: Sendable {
 
     /// Runs one job and records its result; returns the next job when the completion could claim it in the
     /// same transaction.
-    private func process(_ claim: Claim) async throws -> Claim? {
+    ///
+    /// The body runs in this slot's own task rather than a new one: a task per job cost a thread hand-off (a
+    /// futex wake, and on a busy machine a wait for the scheduler) on every job. To interrupt the body, the
+    /// heartbeat or a stop request cancels this task, which then stays cancelled; the slot ends after recording
+    /// and `run` starts a fresh one (`interrupted` in the result).
+    private func process(_ claim: Claim) async throws -> (next: Claim?, interrupted: Bool) {
         let context = JobContext(claim: claim, queue: queue)
         options.log?("claimed \(claim.jobID) (\(claim.kind) '\(claim.name)', attempt \(claim.attempt))")
-        let task = Task { [body] in try await body(claim, context) }
-        state.withLock { $0.tasks[claim.jobID] = task }
-        monitor.watch(context) { task.cancel() }
+        let interrupter = Interrupter()
+        withUnsafeCurrentTask { interrupter.arm($0) }
+        state.withLock { $0.interrupters[claim.jobID] = interrupter }
+        monitor.watch(context) { interrupter.fire() }
         // A stop request that arrived between the claim and the registration above must still reach this job.
-        if state.withLock({ $0.stopRequests >= 2 }) { context.markStopNow(); task.cancel() }
-        let result = await task.result
+        if state.withLock({ $0.stopRequests >= 2 }) { context.markStopNow(); interrupter.fire() }
+        let result: Result<JobResult, Error>
+        do { result = .success(try await body(claim, context)) } catch { result = .failure(error) }
+        let interrupted = interrupter.disarm()
         monitor.forget(claim.jobID)
-        state.withLock { _ = $0.tasks.removeValue(forKey: claim.jobID) }
+        state.withLock { _ = $0.interrupters.removeValue(forKey: claim.jobID) }
         defer { waiter.noteLocalWrite() }
         do {
-            return try record(result, of: claim, context: context)
+            return (try record(result, of: claim, context: context, mayClaimNext: !interrupted), interrupted)
         } catch JobQueueError.leaseLost {
             count { $0.leaseLost += 1 }
             options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
-            return nil
+            return (nil, interrupted)
         }
     }
 
     /// Turns the body's result into the one fenced write it calls for.
-    private func record(_ result: Result<JobResult, Error>, of claim: Claim, context: JobContext) throws -> Claim? {
+    private func record(_ result: Result<JobResult, Error>, of claim: Claim, context: JobContext,
+                        mayClaimNext: Bool) throws -> Claim? {
         let flags = context.snapshot
         if flags.leaseLost { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
         if case let .success(.completed(output, extra)) = result {
             // Finished work is recorded even when a stop or a cancellation arrived meanwhile.
             let hook = extra.map { hook in { (db: Database) throws in try hook(db) } }
             var next: Claim?
-            if isStopping {
+            if isStopping || !mayClaimNext {
                 try queue.complete(claim, output: output, alsoInTransaction: hook)
             } else {
                 next = try queue.complete(claim, output: output, alsoInTransaction: hook, thenClaim: request)
@@ -231,5 +278,32 @@ public final class Worker: Sendable {
 
     private func count(_ change: (inout WorkerSummary) -> Void) {
         state.withLock { change(&$0.summary) }
+    }
+}
+
+/// Cancels the task running a job body, from another thread, only while that body runs.
+///
+/// `@unchecked Sendable`: `task` is used only with `lock` held and only between `arm` and `disarm`, while the
+/// task it names is alive (it is the task that armed it, suspended in or running the body).
+final class Interrupter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: UnsafeCurrentTask?
+    private var fired = false
+
+    func arm(_ task: UnsafeCurrentTask?) { lock.withLock { self.task = task } }
+
+    func fire() {
+        lock.withLock {
+            fired = true
+            task?.cancel()
+        }
+    }
+
+    /// Forgets the task; true when it was interrupted.
+    func disarm() -> Bool {
+        lock.withLock {
+            task = nil
+            return fired
+        }
     }
 }

@@ -13,8 +13,8 @@ import TestSupport
     var databasePath: String { directory.file("state").appendingPathComponent("adapt.sqlite").path }
 
     @discardableResult
-    func adapt(_ arguments: [String]) throws -> ProcessResult {
-        try Executables.run("adapt", ["--state", state, "--durability", "normal"] + arguments)
+    func adapt(_ arguments: [String]) async throws -> ProcessResult {
+        try await Executables.runAsync("adapt", ["--state", state, "--durability", "normal"] + arguments)
     }
 
     func worker(_ arguments: [String]) throws -> RunningProcess {
@@ -31,11 +31,11 @@ import TestSupport
     }
 
     /// Polls the database every 2 ms until `condition` holds.
-    func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () throws -> Bool) throws {
+    func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while try !condition() {
             guard ContinuousClock.now < deadline else { throw Timeout(what: what) }
-            Thread.sleep(forTimeInterval: 0.002)
+            try await Task.sleep(for: .milliseconds(2))
         }
     }
 
@@ -49,11 +49,12 @@ import TestSupport
             : (try database().queryOne("SELECT state FROM jobs WHERE id = ?", id)?.string("state") ?? "?")
     }
 
-    @Test func fourWorkerProcessesDrainTenThousandJobsEachSucceedingExactlyOnce() throws {
-        #expect(try adapt(["enqueue", "noop", "--count", "10000"]).status == 0)
+    @Test func fourWorkerProcessesDrainTenThousandJobsEachSucceedingExactlyOnce() async throws {
+        #expect(try await adapt(["enqueue", "noop", "--count", "10000"]).status == 0)
         let started = ContinuousClock.now
         let workers = try (0..<4).map { _ in try worker(["--exit-when-idle", "--json"]) }
-        let statuses = workers.map { $0.wait() }
+        var statuses: [Int32] = []
+        for process in workers { statuses.append(await process.exited()) }
         let elapsed = ContinuousClock.now - started
         #expect(statuses == [0, 0, 0, 0], "\(workers.map(\.stderr))")
         let claimed = try workers.map { try summary($0)["succeeded"]?.intValue ?? -1 }
@@ -66,15 +67,15 @@ import TestSupport
         print("4 workers drained 10,000 noop jobs in \(elapsed) (per worker: \(claimed))")
     }
 
-    @Test func aWorkerKilledMidJobIsRescuedAfterItsLeaseAndTheJobSucceedsOnce() throws {
-        try adapt(["enqueue", "noop", "--sleep-ms", "1500"])
+    @Test func aWorkerKilledMidJobIsRescuedAfterItsLeaseAndTheJobSucceedsOnce() async throws {
+        try await adapt(["enqueue", "noop", "--sleep-ms", "1500"])
         let doomed = try worker(["--lease-ms", "600"])
-        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        try await waitUntil("job-1 runs") { try jobState(1) == "running" }
         doomed.send(SIGKILL)
-        #expect(doomed.wait() == 128 + SIGKILL)
+        #expect(await doomed.exited() == 128 + SIGKILL)
         let killedAt = Date()
         let rescuer = try worker(["--lease-ms", "600", "--exit-when-idle", "--json"])
-        #expect(rescuer.wait() == 0, "\(rescuer.stderr)")
+        #expect(await rescuer.exited() == 0, "\(rescuer.stderr)")
         let db = try database()
         let events = try db.query("SELECT from_state, to_state, attempt, at FROM job_events WHERE job_id = 1 ORDER BY id")
         let moves = events.map { "\($0.string("from_state") ?? "new")>\($0.string("to_state") ?? "")@\($0.int("attempt") ?? -1)" }
@@ -86,18 +87,18 @@ import TestSupport
         #expect(try summary(rescuer)["succeeded"] == .int(1))
     }
 
-    @Test func aWorkerPausedPastItsLeaseCanNoLongerWriteItsJob() throws {
-        try adapt(["enqueue", "noop", "--sleep-ms", "1200"])
+    @Test func aWorkerPausedPastItsLeaseCanNoLongerWriteItsJob() async throws {
+        try await adapt(["enqueue", "noop", "--sleep-ms", "1200"])
         let paused = try worker(["--lease-ms", "400", "--exit-when-idle", "--json"])
-        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        try await waitUntil("job-1 runs") { try jobState(1) == "running" }
         paused.send(SIGSTOP)
-        Thread.sleep(forTimeInterval: 0.7)  // past the 400 ms lease
-        let rescued = try adapt(["rescue", "--json"])
+        try await Task.sleep(for: .milliseconds(700))  // past the 400 ms lease
+        let rescued = try await adapt(["rescue", "--json"])
         #expect(try JSON.decode(JSONValue.self, from: rescued.stdout, context: "rescue")
             == .array([.object(["job_id": .string("job-1"), "attempt": .int(1), "state": .string("ready")])]))
         let eventsBefore = try int("SELECT count(*) FROM job_events")
         paused.send(SIGCONT)
-        #expect(paused.wait() == 0, "\(paused.stderr)")
+        #expect(await paused.exited() == 0, "\(paused.stderr)")
         // Attempt 1 wrote nothing after the rescue: no heartbeat-driven change, no completion, no failure.
         #expect(try int("SELECT count(*) FROM job_events WHERE attempt = 1 AND id > \(eventsBefore)") == 0)
         #expect(try int("SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 1)
@@ -107,54 +108,56 @@ import TestSupport
         #expect(paused.stderr.contains("lost the lease on job-1 (attempt 1)"))
     }
 
-    @Test func sigtermLetsTheCurrentJobFinishAndClaimsNoMore() throws {
-        try adapt(["enqueue", "noop", "--count", "3", "--sleep-ms", "700"])
+    @Test func sigtermLetsTheCurrentJobFinishAndClaimsNoMore() async throws {
+        try await adapt(["enqueue", "noop", "--count", "3", "--sleep-ms", "700"])
         let process = try worker(["--json"])
-        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        try await waitUntil("job-1 runs") { try jobState(1) == "running" }
         process.send(SIGTERM)
-        #expect(process.wait() == 0, "\(process.stderr)")
+        #expect(await process.exited() == 0, "\(process.stderr)")
         #expect(try summary(process)["succeeded"] == .int(1))
         #expect(try int("SELECT count(*) FROM jobs WHERE state = 'ready'") == 2)
         #expect(try jobState(1) == "succeeded")
     }
 
-    @Test func aSecondSignalReleasesTheRunningJobAtOnce() throws {
-        try adapt(["enqueue", "noop", "--sleep-ms", "60000"])
+    @Test func aSecondSignalReleasesTheRunningJobAtOnce() async throws {
+        try await adapt(["enqueue", "noop", "--sleep-ms", "60000"])
         let process = try worker(["--json"])
-        try waitUntil("job-1 runs") { try jobState(1) == "running" }
+        try await waitUntil("job-1 runs") { try jobState(1) == "running" }
         let signalled = ContinuousClock.now
         process.send(SIGINT)
-        Thread.sleep(forTimeInterval: 0.05)
+        try await Task.sleep(for: .milliseconds(50))
         process.send(SIGINT)
-        #expect(process.wait() == 0, "\(process.stderr)")
+        #expect(await process.exited() == 0, "\(process.stderr)")
         #expect(ContinuousClock.now - signalled < .seconds(5))
         #expect(try summary(process)["released"] == .int(1))
         #expect(try jobState(1) == "ready")
         #expect(try int("SELECT count(*) FROM job_events WHERE from_state = 'running' AND to_state = 'ready'") == 1)
     }
 
-    @Test func concurrentEnqueuersWithOneUniqueKeyMakeOneRun() throws {
-        try adapt(["runs"])  // create and migrate the database first
+    @Test func concurrentEnqueuersWithOneUniqueKeyMakeOneRun() async throws {
+        try await adapt(["runs"])  // create and migrate the database first
         let processes = try (0..<6).map { _ in
             try Executables.start("adapt", ["--state", state, "enqueue", "noop", "--count", "5", "--unique-key", "night", "--json"],
                                   outputIn: directory.url)
         }
-        #expect(processes.map { $0.wait() } == Array(repeating: 0, count: 6))
+        var statuses: [Int32] = []
+        for process in processes { statuses.append(await process.exited()) }
+        #expect(statuses == Array(repeating: 0, count: 6))
         let results = try processes.map { try JSON.decode(JSONValue.self, from: $0.stdout, context: "enqueue") }
         #expect(Set(results.compactMap { $0["run_id"]?.stringValue }) == ["run-1"])
         #expect(results.filter { $0["existing"] == .bool(false) }.count == 1)
         #expect(try int("SELECT count(*) FROM job_runs") == 1 && int("SELECT count(*) FROM jobs") == 5)
     }
 
-    @Test func anIdleWorkerBarelyUsesTheCPU() throws {
-        try adapt(["runs"])
+    @Test func anIdleWorkerBarelyUsesTheCPU() async throws {
+        try await adapt(["runs"])
         let process = try worker([])
-        Thread.sleep(forTimeInterval: 0.5)
+        try await Task.sleep(for: .milliseconds(500))
         let before = try cpuSeconds(process.pid)
-        Thread.sleep(forTimeInterval: 2)
+        try await Task.sleep(for: .seconds(2))
         let used = try cpuSeconds(process.pid) - before
         process.send(SIGTERM)
-        process.wait()
+        await process.exited()
         // Polling data_version every millisecond costs a few percent of one core at most.
         #expect(used < 0.2, "an idle worker used \(used) s of CPU in 2 s")
         print("idle worker: \(used) s CPU in 2 s (\(used / 2 * 100) % of a core)")
@@ -168,13 +171,13 @@ import TestSupport
         return (Double(fields[11])! + Double(fields[12])!) / ticks
     }
 
-    @Test func eventsFollowPrintsEventsAsTheyHappenAndEndsWithTheRun() throws {
-        try adapt(["enqueue", "noop", "--count", "3", "--chain", "--sleep-ms", "100"])
+    @Test func eventsFollowPrintsEventsAsTheyHappenAndEndsWithTheRun() async throws {
+        try await adapt(["enqueue", "noop", "--count", "3", "--chain", "--sleep-ms", "100"])
         let follower = try Executables.start("adapt", ["--state", state, "events", "--run", "run-1", "--follow", "--json"],
                                              outputIn: directory.url)
         let process = try worker(["--exit-when-idle"])
-        #expect(process.wait() == 0)
-        #expect(follower.wait() == 0)
+        #expect(await process.exited() == 0)
+        #expect(await follower.exited() == 0)
         let lines = follower.stdout.split(separator: "\n")
         #expect(lines.count == 11)
         let last = try JSON.decode(JSONValue.self, from: String(lines.last ?? ""), context: "follow")

@@ -58,3 +58,26 @@ extension Executables {
         return RunningProcess(process: process, stdoutURL: out, stderrURL: err)
     }
 }
+
+extension Executables {
+    /// `run`, awaited on a dispatch thread: a test that waits for a child process does not hold one of the
+    /// few cooperative threads that in-process workers of other tests need.
+    public static func runAsync(_ name: String, _ arguments: [String], environment: [String: String] = [:],
+                                input: String? = nil) async throws -> ProcessResult {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try run(name, arguments, environment: environment, input: input) })
+            }
+        }
+    }
+}
+
+extension RunningProcess {
+    /// `wait()`, awaited on a dispatch thread (see `Executables.runAsync`).
+    @discardableResult
+    public func exited() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: self.wait()) }
+        }
+    }
+}

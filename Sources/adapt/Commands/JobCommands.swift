@@ -112,7 +112,7 @@ enum JobCommands {
             .flag("exit-when-idle", help: "exit once no job of these kinds is pending, ready, running or waiting to retry"),
             OptionSpec("lease-ms", value: "MS", help: "lease length; heartbeats every third of it (default 30000)"),
             OptionSpec("concurrency", value: "N", help: "jobs run at once in this process (default 1)"),
-            OptionSpec("poll-us", value: "US", help: "how often an idle worker checks for new commits (default 1000)"),
+            OptionSpec("poll-us", value: "US", help: "where inotify is unavailable: how often an idle worker looks for commits (default 1000)"),
             .flag("verbose", help: "log every claim and completion on stderr"),
             .json,
         ]
