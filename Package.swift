@@ -23,7 +23,10 @@ let package = Package(
         .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
-        .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"]),
+        // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
+        // 50–100× slower, which would make every test that runs the real model take minutes.
+        .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"],
+                swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
         .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),

@@ -30,6 +30,7 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case unsupportedPreTokenizer(String)
     case invalidVocabulary(reason: String)
     case unknownChatTemplate(digest: String)
+    case unsupportedChatTemplate(convention: String, feature: String)
     case chatConventionMissingToken(convention: String, token: String)
     case invalidChatMessages(reason: String)
 
@@ -83,6 +84,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "the tokenizer vocabulary is invalid: \(reason); the model file is corrupt or not a byte-level BPE model"
         case let .unknownChatTemplate(digest):
             return "the model's chat template (sha256 \(digest.prefix(12))) is not a known convention (chatml, llama3, gemma); name one explicitly or use a model with one of those templates"
+        case let .unsupportedChatTemplate(convention, feature):
+            return "the model's \(convention) chat template adds \(feature), which the formatter does not reproduce; use ChatFormatter(convention: .\(convention)) for the plain turn format, knowing prompts will differ from the template's"
         case let .chatConventionMissingToken(convention, token):
             return "the \(convention) chat convention needs the token \(token), which this vocabulary lacks; pick the convention that matches the model"
         case let .invalidChatMessages(reason):

@@ -85,3 +85,33 @@ func chatMarkersBecomeSingleControlTokensOfTheRealVocabulary() throws {
     #expect(ids.filter { $0 == tokenizer.id(of: "<|im_start|>") }.count == 3)
     #expect(ids.filter { $0 == tokenizer.id(of: "<|im_end|>") }.count == 2)
 }
+
+@Test func datedLlama31TemplateIsRefusedNotApproximated() {
+    let template = "{{- bos_token }}<|start_header_id|>system<|end_header_id|>\n\n{{- \"Cutting Knowledge Date: December 2023\\n\" }}"
+    #expect(throws: ModelError.unsupportedChatTemplate(convention: "llama3", feature: "a dated system header (Llama 3.1 and later)")) {
+        try ChatFormatter(template: template)
+    }
+}
+
+@Test func namedConventionFormatsWithoutATemplate() throws {
+    let formatter = ChatFormatter(convention: .llama3)
+    #expect(try formatter.format([.user(" hi ")])
+            == "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")
+    #expect(formatter.defaultSystem == nil && !formatter.supportsThinking)
+}
+
+@Test func trainingPairSplitsAtTheAssistantTurnAndJoinsBackToTheFullRendering() throws {
+    var checked = 0
+    for item in document.cases where !item.add_generation_prompt && item.messages.count >= 2
+        && item.messages.last?.role == "assistant" && item.template != "qwen3-tail" {
+        let formatter = try ChatFormatter(template: try #require(document.templates[item.template]).text)
+        let pair = try formatter.trainingPair(item.messages)
+        #expect(pair.prompt + pair.completion == item.rendered)
+        #expect(pair.prompt.hasSuffix(formatter.generationPrompt))
+        #expect(pair.completion.hasSuffix(formatter.endOfTurn))
+        checked += 1
+    }
+    #expect(checked >= 6)
+    let formatter = ChatFormatter(convention: .chatml)
+    #expect(throws: ModelError.self) { try formatter.trainingPair([.user("no answer")]) }
+}

@@ -86,6 +86,22 @@ struct LlamaModelTests {
         #expect(worst <= 1e-6 * largest)
     }
 
+    /// The same with single tokens read from Q4_0/Q4_1/Q8_0 blocks instead of the f32 copy.
+    @Test(arguments: [GGMLType.q4_0, .q4_1, .q8_0])
+    func quantizedDecodingEqualsFullRecomputation(type: GGMLType) {
+        let model = Tiny.load({ $0.weightType = type; $0.embeddingType = type }, name: "tiny-decode-\(type.name).gguf")
+        let V = model.hyperparameters.vocabularySize
+        var full = KVCache()
+        let all = model.forwardAll(tokens: Tiny.tokens, cache: &full)
+        var cache = KVCache()
+        _ = model.forward(tokens: Array(Tiny.tokens[0..<4]), cache: &cache)
+        var worst: Float = 0
+        for t in 4..<Tiny.tokens.count {
+            worst = max(worst, maxAbsDifference(model.forward(tokens: [Tiny.tokens[t]], cache: &cache), Array(all[(t * V)..<((t + 1) * V)])))
+        }
+        #expect(worst <= 1e-5 * all.map(abs).max()!)
+    }
+
     @Test func decodingResumesFromAnyPrefixOfTheCache() {
         let V = Tiny.model.hyperparameters.vocabularySize
         var cache = KVCache()

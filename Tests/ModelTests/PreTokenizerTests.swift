@@ -62,3 +62,12 @@ private func words(_ text: String, _ rule: PreTokenizer) -> [String] {
     #expect(PreTokenizer(ggufName: "qwen2") == .qwen2)
     #expect(PreTokenizer(ggufName: "no-such-rule") == nil)
 }
+
+@Test func codePointsNewerThanUnicode15Point1AreUnclassifiedAsInLlamaCpp() {
+    // U+1C89 CYRILLIC CAPITAL LETTER TJE is a letter since Unicode 16.0; llama.cpp's tables predate it.
+    #expect(ScalarClass.of(0x1C89) == [])
+    #expect(ScalarClass.of(0x0416) == .letter)       // Ж
+    #expect(ScalarClass.of(0x0663) == .number)       // ARABIC-INDIC DIGIT THREE
+    #expect(ScalarClass.of(0x3000) == .whitespace)   // IDEOGRAPHIC SPACE
+    #expect(ScalarClass.of(0x0301) == [])            // a combining mark is "other"
+}

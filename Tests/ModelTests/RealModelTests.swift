@@ -6,8 +6,9 @@ import Testing
 struct RealModelTests {
     static let tokens = [1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]
 
-    /// Decoding the last 6 tokens one at a time on the cache equals the batched pass within 1e-4 absolute
-    /// (logits of order 20; the sums are blocked differently by sgemm and sgemv).
+    /// Decoding the last 6 tokens one at a time on the cache (reading the Q4_1/Q8_0 blocks directly) equals the
+    /// batched f32 pass within 2e-4 absolute (measured 6e-5; logits of order 20; the additions run in another
+    /// order).
     @Test func kvCacheDecodingEqualsFullRecomputationOnTheRealModel() {
         guard let model = RealModel.model else { return }
         let V = model.hyperparameters.vocabularySize
@@ -21,7 +22,7 @@ struct RealModelTests {
             worst = max(worst, maxAbsDifference(step, Array(all[(t * V)..<((t + 1) * V)])))
         }
         print("real model: KV-cache decode vs recompute max |Δ| \(worst)")
-        #expect(worst <= 1e-4)
+        #expect(worst <= 2e-4)
     }
 
     @Test func aFreshAdapterLeavesTheRealModelsLogitsBitIdentical() {

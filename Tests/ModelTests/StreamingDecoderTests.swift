@@ -34,3 +34,14 @@ import Testing
     var decoder = StreamingDecoder(tokenizer: tokenizer)
     #expect(throws: ModelError.self) { try decoder.append(1_000_000) }
 }
+
+@Test func streamingReplacesABrokenSequenceAsTheStringDecoderDoes() throws {
+    let tokenizer = try TinyVocabulary.make()
+    for bytes: [UInt8] in [[0xF0, 0x9F, 0x41], [0xE2, 0x28, 0xA1], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80]] {
+        var decoder = StreamingDecoder(tokenizer: tokenizer)
+        var text = ""
+        for byte in bytes { text += try decoder.append(Int(byte)) }
+        text += decoder.finish()
+        #expect(text == String(decoding: bytes, as: UTF8.self), "\(bytes)")
+    }
+}

@@ -81,3 +81,11 @@ private let tinyModel: URL = {
     #expect(result.status == 0)
     #expect(result.stdout.contains("SmolLM2-135M-Instruct.Q4_1.gguf"))
 }
+
+@Test func llamaCppsDefaultPreTokenizerRuleIsRefusedByName() throws {
+    var writer = TinyModel(seed: 1).writer()
+    writer.set("tokenizer.ggml.pre", string: "default")
+    let url = tinyFolder.file("default-pre.gguf")
+    try writer.write(to: url)
+    #expect(throws: ModelError.unsupportedPreTokenizer("default")) { try Tokenizer(gguf: try GGUFFile(url: url)) }
+}

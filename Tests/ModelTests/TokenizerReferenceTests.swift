@@ -82,7 +82,7 @@ func realVocabularyHasTheFactsDesignStates() throws {
 }
 
 @Test(.enabled(if: RealModel.isPresent, RealModel.absentReason))
-func encodingALargeTextIsFastAndRoundTrips() throws {
+func encodingALargeTextRoundTripsAndReportsItsThroughput() throws {
     let tokenizer = try #require(RealModel.tokenizer)
     // About 1 MB of mixed text: every reference text, many times over.
     let unit = try loadReference().cases.filter { $0.pre == "smollm" }.map(\.text).joined(separator: "\n")

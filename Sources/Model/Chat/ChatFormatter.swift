@@ -25,6 +25,13 @@ public struct ChatFormatter: Sendable {
         guard let convention = ChatConvention(template: template) else {
             throw ModelError.unknownChatTemplate(digest: Digest.sha256(template).hex)
         }
+        // Variants whose output depends on more than the messages are refused rather than approximated.
+        if convention == .llama3 && template.contains("Cutting Knowledge Date") {
+            throw ModelError.unsupportedChatTemplate(convention: "llama3", feature: "a dated system header (Llama 3.1 and later)")
+        }
+        if convention == .chatml && template.contains("Reasoning Mode") {
+            throw ModelError.unsupportedChatTemplate(convention: "chatml", feature: "a metadata system header (SmolLM3)")
+        }
         self.convention = convention
         self.templateDigest = Digest.sha256(template).hex
         self.defaultSystem = convention == .chatml ? Self.defaultSystemLine(in: template) : nil
@@ -84,6 +91,18 @@ public struct ChatFormatter: Sendable {
             if let emptyThinking, !enableThinking { text += emptyThinking }
         }
         return text
+    }
+
+    /// A conversation that ends with an assistant turn, split where training puts the boundary: the
+    /// prompt is everything up to and including the opening of that turn, the completion its content
+    /// and the end of the turn. `prompt + completion` is exactly `format(messages, addGenerationPrompt: false)`.
+    public func trainingPair(_ messages: [ChatMessage]) throws -> (prompt: String, completion: String) {
+        guard messages.count >= 2, let last = messages.last, last.role == "assistant" else {
+            throw ModelError.invalidChatMessages(reason: "a training example needs at least one turn before a final assistant turn")
+        }
+        let prompt = try format(Array(messages.dropLast()), addGenerationPrompt: true)
+        let content = convention == .chatml ? last.content : Self.trimmed(last.content)
+        return (prompt, content + endOfTurn)
     }
 
     /// The opening of an assistant turn.

@@ -61,8 +61,22 @@ public enum Dequantize {
         }
     }
 
+    /// IEEE half → float by bit manipulation: Float(Float16) compiles to a library call on baseline x86-64
+    /// (no F16C), which dominated dequantization and decoding.
     @inline(__always)
-    static func half(_ bits: UInt16) -> Float { Float(Float16(bitPattern: UInt16(littleEndian: bits))) }
+    static func half(_ stored: UInt16) -> Float {
+        let h = UInt32(UInt16(littleEndian: stored))
+        let sign = (h & 0x8000) << 16
+        let exponent = (h >> 10) & 0x1F
+        let mantissa = h & 0x3FF
+        if exponent == 0 {
+            // Zero or subnormal: mantissa · 2⁻²⁴, exact in f32.
+            let magnitude = Float(mantissa) * 0x1p-24
+            return sign != 0 ? -magnitude : magnitude
+        }
+        if exponent == 31 { return Float(bitPattern: sign | 0x7F80_0000 | mantissa << 13) }
+        return Float(bitPattern: sign | (exponent + 112) << 23 | mantissa << 13)
+    }
 }
 
 /// Conversion from f32 to GGML's stored types, as ggml-quants.c's reference quantizers do it.

@@ -1,7 +1,9 @@
 /// The keys and values of every block for the positions processed so far, owned by the caller.
 ///
 /// A value type: copy it to branch a conversation, `truncate(to:)` it to decode again from a prefix.
-/// Keys are stored after RoPE. Memory: 2 · L · Ckv floats per position (46 KB per token for SmolLM2-135M).
+/// Keys are stored after RoPE. A cache belongs to the adapter it was filled with: feeding it to a pass with
+/// another adapter mixes the two (switch adapters with a fresh cache, or truncate to before the first token).
+/// Memory: 2 · L · Ckv floats per position (46 KB per token for SmolLM2-135M).
 public struct KVCache: Sendable, Equatable {
     /// Positions held.
     public private(set) var count: Int = 0

@@ -35,7 +35,7 @@ extension LlamaModel {
             let inputs = Array(sequence.tokens.dropLast())
             var cache = KVCache()
             let pass = run(tokens: inputs, lora: lora, cache: &cache, record: true, dropout: dropout)
-            var dLogits = logits(pass, rows: rows)                       // (n, V), becomes ∂loss/∂logits
+            var dLogits = logits(pass, rows: rows, fromQuantized: false)  // (n, V), becomes ∂loss/∂logits
             let V = hyperparameters.vocabularySize
             for (i, t) in rows.enumerated() {
                 let w = Double(sequence.weights[t])

@@ -78,6 +78,10 @@ struct LoRADropout {
 
 extension LlamaModel {
     /// Logits of the last position (V) after feeding `tokens` on top of `cache`, which is extended.
+    ///
+    /// Positions past `hyperparameters.contextLength` are computed (RoPE has no hard limit) but the model was
+    /// not trained there: callers stop at the context length. A single token is read from the quantized
+    /// blocks when the model was loaded with `quantizedDecode` (the default).
     public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
         let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
         return logits(pass, rows: [tokens.count - 1])
@@ -90,14 +94,16 @@ extension LlamaModel {
     }
 
     /// Logits (rows.count, V) = xnF[rows] · Wₒᵤₜᵀ.
-    func logits(_ pass: ForwardPass, rows: [Int]) -> [Float] {
+    func logits(_ pass: ForwardPass, rows: [Int], fromQuantized: Bool = true) -> [Float] {
         let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
         let selected = FloatBuffer(rows.count * C)   // (n, C)
         for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
         var out = [Float](repeating: 0, count: rows.count * V)
         weights.withUnsafeBufferPointer { W in
             out.withUnsafeMutableBufferPointer { o in
-                if rows.count == 1 {
+                if rows.count == 1, fromQuantized, let info = quantizedOutput {
+                    QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: V, columns: C, x: selected.pointer, into: o.baseAddress!)
+                } else if rows.count == 1 {
                     BLAS.sgemv(m: V, n: C, a: W.baseAddress! + outputOffset, x: selected.pointer, y: o.baseAddress!)
                 } else {
                     BLAS.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
@@ -132,7 +138,10 @@ extension LlamaModel {
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
                 let (out, inp) = h.shape(of: p)
-                if T == 1 {
+                // Training passes stay on the f32 copy their backward pass multiplies with.
+                if T == 1, !record, let info = quantized[b][p] {
+                    QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: out, columns: inp, x: input, into: y)
+                } else if T == 1 {
                     // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
                     BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
                 } else {

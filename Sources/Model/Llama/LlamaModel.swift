@@ -104,13 +104,21 @@ public final class LlamaModel: Sendable {
     let outputOffset: Int        // (V, C); equals embeddingOffset when tied
     let outputNormOffset: Int    // (C)
     let blocks: [BlockLayout]
+    /// The mapped file, kept for single-token decoding straight from its quantized blocks.
+    let file: GGUFFile
+    /// Per block, the projections stored in a type `QuantizedMatVec` reads (empty when disabled).
+    let quantized: [[Projection: GGUFTensorInfo]]
+    let quantizedOutput: GGUFTensorInfo?
 
     /// Loads and dequantizes a llama-family GGUF.
-    public convenience init(url: URL) throws {
-        try self.init(file: GGUFFile(url: url))
+    public convenience init(url: URL, quantizedDecode: Bool = true) throws {
+        try self.init(file: GGUFFile(url: url), quantizedDecode: quantizedDecode)
     }
 
-    public init(file: GGUFFile) throws {
+    /// `quantizedDecode`: single-token passes read Q4_0/Q4_1/Q8_0 weights from the file's blocks instead of
+    /// the f32 copy (same weights, additions in another order; several times less memory traffic).
+    public init(file: GGUFFile, quantizedDecode: Bool = true) throws {
+        self.file = file
         let h = try Hyperparameters(file: file)
         hyperparameters = h
         let (C, F, V) = (h.width, h.ffnWidth, h.vocabularySize)
@@ -148,6 +156,18 @@ public final class LlamaModel: Sendable {
             blocks.append(b)
         }
         self.blocks = blocks
+        let names: [Projection: String] = [.q: "attn_q", .k: "attn_k", .v: "attn_v", .o: "attn_output",
+                                           .gate: "ffn_gate", .up: "ffn_up", .down: "ffn_down"]
+        quantized = (0..<h.blockCount).map { i in
+            guard quantizedDecode else { return [:] }
+            var table: [Projection: GGUFTensorInfo] = [:]
+            for (p, n) in names {
+                if let info = file.tensor(named: "blk.\(i).\(n).weight"), QuantizedMatVec.supports(info.type) { table[p] = info }
+            }
+            return table
+        }
+        let outputInfo = file.tensor(named: tiedOutput ? "token_embd.weight" : "output.weight")
+        quantizedOutput = quantizedDecode && outputInfo.map { QuantizedMatVec.supports($0.type) } == true ? outputInfo : nil
         weights = [Float](unsafeUninitializedCapacity: total) { buffer, initialized in
             for (info, offset) in plan {
                 file.dequantize(info, into: UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + info.elementCount)]))

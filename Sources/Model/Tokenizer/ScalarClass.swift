@@ -4,6 +4,11 @@
 /// `\p{L}` is Lu, Ll, Lt, Lm and Lo, `\p{N}` is Nd, Nl and No, and `\s` is the Unicode White_Space
 /// property. Combining marks (M) are none of these, so a decomposed accent falls into the
 /// "other" run `[^\s\p{L}\p{N}]+`, exactly as in the reference.
+///
+/// llama.cpp's tables (unicode-data.cpp) are generated from Unicode 15.1, while Swift's standard library
+/// follows newer Unicode versions; a code point assigned later is unclassified in llama.cpp, so it is here
+/// too. With that rule the classes agree with llama.cpp's on all 1,114,112 code points (checked against
+/// the unicode-data.cpp that llama-cpp-python 0.3.36 ships).
 struct ScalarClass: OptionSet, Sendable {
     let rawValue: UInt8
 
@@ -23,6 +28,7 @@ struct ScalarClass: OptionSet, Sendable {
 
     static func compute(_ value: UInt32) -> ScalarClass {
         guard let scalar = Unicode.Scalar(value) else { return [] }
+        guard let age = scalar.properties.age, age.major < 15 || (age.major == 15 && age.minor <= 1) else { return [] }
         var result: ScalarClass = []
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter:

@@ -25,9 +25,9 @@ public struct StreamingDecoder: Sendable {
                 text = String(decoding: output, as: UTF8.self)
                 pending.removeFirst(index)
                 return text
-            case .invalid:
-                output.append(contentsOf: [0xEF, 0xBF, 0xBD])  // U+FFFD for a byte that can never be valid
-                index += 1
+            case let .invalid(length):
+                output.append(contentsOf: [0xEF, 0xBF, 0xBD])  // one U+FFFD for bytes that can never be valid
+                index += length
             }
         }
         pending.removeAll(keepingCapacity: true)

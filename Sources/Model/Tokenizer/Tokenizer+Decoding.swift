@@ -57,7 +57,9 @@ enum UTF8Validation {
         case complete(Int)
         /// A valid start of a sequence that needs more bytes.
         case incomplete
-        case invalid
+        /// The first `n` bytes can never start a valid sequence; they stand for one U+FFFD (the
+        /// "maximal subpart" practice of the Unicode Standard, chapter 3, which Swift's decoder follows).
+        case invalid(Int)
     }
 
     static func prefixStatus(_ bytes: [UInt8], from index: Int, to end: Int) -> Status {
@@ -73,13 +75,13 @@ enum UTF8Validation {
         case 0xF0: length = 4; low = 0x90
         case 0xF1...0xF3: length = 4
         case 0xF4: length = 4; high = 0x8F
-        default: return .invalid
+        default: return .invalid(1)
         }
         for offset in 1..<length {
             guard index + offset < end else { return .incomplete }
             let byte = bytes[index + offset]
             let (lo, hi) = offset == 1 ? (low, high) : (UInt8(0x80), UInt8(0xBF))
-            guard byte >= lo && byte <= hi else { return .invalid }
+            guard byte >= lo && byte <= hi else { return .invalid(offset) }
         }
         return .complete(length)
     }

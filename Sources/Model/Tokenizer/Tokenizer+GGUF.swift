@@ -14,24 +14,15 @@ extension Tokenizer {
         guard let merges = gguf.stringArray("tokenizer.ggml.merges") else {
             throw ModelError.missingMetadata(key: "tokenizer.ggml.merges")
         }
-        // A file that predates tokenizer.ggml.pre gets the plain GPT-2 rule. Without add_bos_token,
-        // llama.cpp adds BOS for the Llama-3 rule only.
-        let pre = gguf.string("tokenizer.ggml.pre") ?? "gpt2"
+        // A file that predates tokenizer.ggml.pre gets llama.cpp's "default" rule, which is not one of
+        // ours, so such a file is refused by name rather than tokenized differently. Without
+        // add_bos_token, llama.cpp adds BOS for the Llama-3 rule only.
+        let pre = gguf.string("tokenizer.ggml.pre") ?? "default"
         try self.init(tokens: tokens, merges: merges,
                       tokenTypes: gguf.intArray("tokenizer.ggml.token_type") ?? [],
                       preTokenizer: pre,
                       bos: gguf.int("tokenizer.ggml.bos_token_id"),
                       eos: gguf.int("tokenizer.ggml.eos_token_id"),
                       addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? (PreTokenizer(ggufName: pre) == .llama3))
-    }
-}
-
-extension ChatFormatter {
-    /// The formatter for the chat template a GGUF model carries (`tokenizer.chat_template`).
-    public init(gguf: GGUFFile) throws {
-        guard let template = gguf.string("tokenizer.chat_template") else {
-            throw ModelError.missingMetadata(key: "tokenizer.chat_template")
-        }
-        try self.init(template: template)
     }
 }

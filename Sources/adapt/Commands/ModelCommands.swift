@@ -136,6 +136,7 @@ enum ModelCommands {
             OptionSpec("prompt-tokens", value: "N", help: "prompt length (default 256)"),
             OptionSpec("decode-tokens", value: "N", help: "tokens to decode (default 64)"),
             OptionSpec("repeat", value: "N", help: "repetitions; the fastest counts (default 3)"),
+            .flag("f32-decode", help: "decode from the f32 weights (sgemv) instead of the quantized blocks"),
             OptionSpec("train-tokens", value: "N", help: "also time one LoRA loss-and-gradients pass (rank 8, q/k/v/o) over N tokens"),
             .json,
         ]
@@ -145,7 +146,7 @@ enum ModelCommands {
         let decodeCount = try arguments.int("decode-tokens", default: 64, in: 1...100_000)
         let repeats = try arguments.int("repeat", default: 3, in: 1...100)
         let start = DispatchTime.now().uptimeNanoseconds
-        let (model, _) = try load(invocation)
+        let (model, _) = try load(invocation, quantizedDecode: !arguments.flag("f32-decode"))
         let loadMS = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         let V = model.hyperparameters.vocabularySize
         let prompt = (0..<promptCount).map { ($0 * 7919 + 13) % V }
@@ -221,12 +222,12 @@ enum ModelCommands {
     }
 
     /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.
-    static func load(_ invocation: Invocation) throws -> (LlamaModel, Tokenizer) {
+    static func load(_ invocation: Invocation, quantizedDecode: Bool = true) throws -> (LlamaModel, Tokenizer) {
         if let threads = try invocation.arguments.int("threads") {
             guard threads >= 1 else { throw UsageError("--threads must be at least 1, got \(threads)") }
             BLAS.threads = threads
         }
         let file = try GGUFFile(url: try modelURL(invocation))
-        return (try LlamaModel(file: file), try Tokenizer(gguf: file))
+        return (try LlamaModel(file: file, quantizedDecode: quantizedDecode), try Tokenizer(gguf: file))
     }
 }

@@ -19,7 +19,7 @@ enum TokenizeCommands {
             """,
         options: [
             OptionSpec("model", value: "FILE",
-                       help: "GGUF model (default: models/\(defaultModelName) in the state directory)"),
+                       help: "GGUF model (default: STATE/models/\(defaultModelName), i.e. state/models/… in the default state directory)"),
             .flag("special", help: "match control tokens such as <|im_start|> in TEXT"),
             .json,
         ],
@@ -44,13 +44,15 @@ enum TokenizeCommands {
     /// The model's tokenizer; a missing default model says how to fetch it.
     static func loadTokenizer(_ invocation: Invocation) throws -> Tokenizer {
         let url: URL
-        if let path = invocation.arguments.string("model") {
-            url = URL(fileURLWithPath: path)
+        let given = invocation.arguments.string("model")
+        if let given {
+            url = URL(fileURLWithPath: given)
         } else {
             url = GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(defaultModelName)
         }
         guard FileManager.default.fileExists(atPath: url.path) else {
-            throw ModelError.fileUnreadable(path: url.path, reason: "no such file")
+            throw ModelError.fileUnreadable(
+                path: url.path, reason: given == nil ? "the default model is not there; run scripts/fetch-model" : "no such file")
         }
         return try Tokenizer(gguf: try GGUFFile(url: url))
     }
