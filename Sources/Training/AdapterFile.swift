@@ -4,7 +4,7 @@ import Foundation
 /// What an adapter file says about itself: enough for a session to refuse a mismatched base model or chat
 /// convention, and for a person to see how it was made. Counts, settings, metrics and digests only: never a
 /// prompt, a completion or any other user text, and never a time, so equal weights give equal files.
-public struct AdapterMetadata: Sendable, Equatable, Codable {
+public struct AdapterFileMetadata: Sendable, Equatable, Codable {
     public var baseModelDigest: Digest
     /// The chat convention prompts were formatted with (e.g. "chatml").
     public var chatConvention: String
@@ -66,29 +66,30 @@ public struct AdapterMetadata: Sendable, Equatable, Codable {
 ///         12     4  header length H
 ///         16     H  header: canonical JSON {"metadata": …, "tensors": [{"name", "shape"}, …]}
 ///       16+H     …  every tensor's float32 values, in header order
-///     end-32    32  SHA-256 of every byte before it: the adapter's digest
+///     end-32    32  SHA-256 of every byte before it (the integrity check)
 ///
 /// The header is canonical JSON (sorted keys) with no timestamp, so two runs that computed the same weights
-/// under the same configuration write the same bytes and report the same digest.
+/// under the same configuration write the same bytes. The adapter's digest is the SHA-256 of the whole file,
+/// the name the blob store and the registry give it.
 public struct AdapterFile: Sendable, Equatable {
     public static let magic: [UInt8] = Array("ADAPTLRA".utf8)
     public static let version: UInt32 = 1
 
-    public var metadata: AdapterMetadata
+    public var metadata: AdapterFileMetadata
     public var tensors: NamedTensors
 
-    public init(metadata: AdapterMetadata, tensors: NamedTensors) {
+    public init(metadata: AdapterFileMetadata, tensors: NamedTensors) {
         self.metadata = metadata
         self.tensors = tensors
     }
 
     private struct Header: Codable {
         struct Tensor: Codable { var name: String; var shape: [Int] }
-        var metadata: AdapterMetadata
+        var metadata: AdapterFileMetadata
         var tensors: [Tensor]
     }
 
-    /// The file's bytes and its digest (the SHA-256 the file ends with).
+    /// The file's bytes and its digest (SHA-256 of all of them).
     public func encoded() -> (data: Data, digest: Digest) {
         let header = Header(metadata: metadata,
                             tensors: zip(tensors.names, tensors.shapes).map { Header.Tensor(name: $0, shape: $1) })
@@ -99,9 +100,8 @@ public struct AdapterFile: Sendable, Equatable {
         writer.u32(UInt32(json.count))
         writer.bytes(json)
         for values in tensors.values { writer.floats(values) }
-        let digest = Digest.sha256(writer.data)
-        writer.bytes(Data(hexBytes: digest.hex))
-        return (writer.data, digest)
+        writer.bytes(Data(hexBytes: Digest.sha256(writer.data).hex))
+        return (writer.data, Digest.sha256(writer.data))
     }
 
     /// Writes the file atomically and returns its digest.
@@ -167,7 +167,7 @@ public struct AdapterFile: Sendable, Equatable {
             values.append(try reader.floats(tensor.shape.reduce(1, *), field: "tensor \(tensor.name)"))
         }
         let tensors = NamedTensors(names: header.tensors.map(\.name), shapes: header.tensors.map(\.shape), values: values)
-        return (AdapterFile(metadata: header.metadata, tensors: tensors), actual)
+        return (AdapterFile(metadata: header.metadata, tensors: tensors), Digest.sha256(data))
     }
 
     /// Reads and verifies the adapter file at `url`.

@@ -48,14 +48,16 @@ public struct LoRATrainingRun: Sendable {
         self.droppedCount = builder.droppedCount + heldBuilder.droppedCount
     }
 
-    /// Token ids of an example: the prompt formatted as a user turn followed by the opening of the assistant's
-    /// turn (exactly what generation feeds the model), then the completion and the end-of-turn marker, which the
-    /// adapter must learn to produce. The completion's own text never turns into control tokens.
+    /// Token ids of an example: the prompt as a user turn followed by the opening of the assistant's turn
+    /// (exactly what generation feeds the model), then the completion and the end-of-turn marker, which the
+    /// adapter must learn to produce; the split is `ChatFormatter.trainingPair`'s. The completion's own text
+    /// never turns into control tokens.
     public static func tokens(of example: TrainingExample, tokenizer: Tokenizer, formatter: ChatFormatter) throws
         -> (prompt: [Int], completion: [Int]) {
-        let formatted = try formatter.format([.user(example.prompt)], addGenerationPrompt: true)
-        let prompt = tokenizer.encode(formatted, parseSpecial: true, addBOS: tokenizer.addBOS)
-        let completion = tokenizer.encode(example.completion, parseSpecial: false)
+        let pair = try formatter.trainingPair([.user(example.prompt), .assistant(example.completion)])
+        let content = String(pair.completion.dropLast(formatter.endOfTurn.count))
+        let prompt = tokenizer.encode(pair.prompt, parseSpecial: true, addBOS: tokenizer.addBOS)
+        let completion = tokenizer.encode(content, parseSpecial: false)
             + tokenizer.encode(formatter.endOfTurn, parseSpecial: true)
         return (prompt, completion)
     }
@@ -91,7 +93,7 @@ public struct LoRATrainingRun: Sendable {
             metrics["best_held_out_loss"] = best.loss
             metrics["best_step"] = Double(best.step)
         }
-        let metadata = AdapterMetadata(
+        let metadata = AdapterFileMetadata(
             baseModelDigest: baseModelDigest, chatConvention: formatter.convention.rawValue,
             templateDigest: Digest(hex: formatter.templateDigest), targets: lora.targets.map(\.rawValue),
             rank: lora.rank, alpha: lora.alpha, steps: state.step, trainingExamples: training.count,

@@ -187,6 +187,10 @@ public struct Trainer: Sendable {
         let last = min(configuration.steps, stopAfter ?? configuration.steps)
         while state.step < last, !state.stoppedEarly, shouldContinue() {
             let result = step(&state, order: &order)
+            // Nothing non-finite is ever reported, evaluated or checkpointed: the last checkpoint stays usable.
+            guard result.loss.isFinite, result.gradientNorm.isFinite else {
+                throw TrainingError.diverged(step: state.step, loss: result.loss, learningRate: result.learningRate)
+            }
             let elapsed = Double(clock.nowMilliseconds() - startTime) / 1000
             let stepsDone = state.step - startStep
             let speed = elapsed > 0 ? Double(state.tokens - startTokens) / elapsed : 0

@@ -110,8 +110,13 @@ public struct TrainingConfiguration: Sendable, Equatable, Codable {
         return .object(fields)
     }
 
-    /// SHA-256 of `numericSettings`: equal for two runs that must compute the same numbers.
-    public var digest: Digest { JSON.digest(numericSettings) }
+    /// SHA-256 of the canonical JSON of every setting but `checkpointEvery` (hashed from the encoded struct, so
+    /// a seed above 2⁵³ keeps all its bits): equal for two runs that must compute the same numbers.
+    public var digest: Digest {
+        var copy = self
+        copy.checkpointEvery = 0
+        return JSON.digest(copy)
+    }
 
     /// The first setting in which `stored` (from a checkpoint) differs from `self`, as (name, stored, current,
     /// remedy), or nil when a run with `self` may resume from it.

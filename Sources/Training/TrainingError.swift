@@ -24,6 +24,8 @@ public enum TrainingError: Error, Equatable, CustomStringConvertible {
     case malformed(file: String, field: String, reason: String)
     /// A checkpoint made for another configuration, base model or parameter layout.
     case checkpointMismatch(file: String, field: String, stored: String, current: String, remedy: String)
+    /// The loss or the gradient stopped being a finite number.
+    case diverged(step: Int, loss: Double, learningRate: Double)
     /// Every checkpoint in the store is unreadable.
     case noUsableCheckpoint(location: String, failures: [String])
     /// Wrapping a failure of the shared foundations (file I/O, zstd, blobs).
@@ -49,6 +51,8 @@ public enum TrainingError: Error, Equatable, CustomStringConvertible {
             return "\(file) is corrupt: field \(field) \(reason); delete it or restore a copy"
         case let .checkpointMismatch(file, field, stored, current, remedy):
             return "checkpoint \(file) was written for \(field) \(stored), this run uses \(field) \(current); \(remedy)"
+        case let .diverged(step, loss, rate):
+            return "training diverged at step \(step) (loss \(loss)) with learning rate \(rate); lower --lr and resume from the last checkpoint or start fresh"
         case let .noUsableCheckpoint(location, failures):
             return "no usable checkpoint in \(location) (\(failures.joined(separator: "; "))); start fresh without --resume"
         case let .io(reason):

@@ -101,6 +101,17 @@ import Testing
         #expect("\(try #require(thrown { try otherData.resumeState() }))".contains("pass the same --data or start fresh"))
     }
 
+    @Test func theConfigurationDigestIgnoresOnlyTheCheckpointInterval() {
+        var a = configuration, b = configuration
+        b.checkpointEvery = 99
+        #expect(a.digest == b.digest)
+        (a.seed, b.seed) = (UInt64.max, UInt64.max - 1)
+        #expect(a.digest != b.digest)
+        b.seed = UInt64.max
+        b.learningRate = a.learningRate.nextUp
+        #expect(a.digest != b.digest)
+    }
+
     @Test func acceptsADifferentCheckpointInterval() throws {
         let directory = TemporaryDirectory()
         let (store, _) = try trainedStore(directory)

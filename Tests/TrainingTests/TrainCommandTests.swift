@@ -127,6 +127,24 @@ import Testing
         #expect(refused.stdout.isEmpty)
     }
 
+    @Test func aResumedRunUsesTheRecordedThreadCount() throws {
+        let (directory, model, data) = try Self.fixture()
+        let out = directory.file("t.lora").path
+        var arguments = Self.arguments(model: model, data: data, out: out)
+        arguments[arguments.firstIndex(of: "30")!] = "4"
+        arguments[arguments.firstIndex(of: "--threads")! + 1] = "2"
+        let first = try Executables.run("adapt", arguments)
+        #expect(first.status == 0, "\(first.stderr)")
+        var withoutThreads = arguments + ["--resume"]
+        withoutThreads.removeSubrange(withoutThreads.firstIndex(of: "--threads")!...(withoutThreads.firstIndex(of: "--threads")! + 1))
+        let resumed = try Executables.run("adapt", withoutThreads)
+        #expect(resumed.status == 0 && resumed.stdout == first.stdout.replacingOccurrences(of: #""tokens_per_second" : [0-9.e+-]+"#, with: "\"tokens_per_second\" : 0", options: .regularExpression))
+        var otherThreads = arguments + ["--resume"]
+        otherThreads[otherThreads.firstIndex(of: "--threads")! + 1] = "1"
+        let refused = try Executables.run("adapt", otherThreads)
+        #expect(refused.status == 1 && refused.stderr.contains("was written for threads 2, this run uses threads 1; pass --threads 2 or start fresh"))
+    }
+
     @Test func fallsBackPastACorruptCheckpointAndSaysSo() throws {
         let (directory, model, data) = try Self.fixture()
         let out = directory.file("c.lora").path

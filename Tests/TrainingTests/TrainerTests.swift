@@ -175,6 +175,17 @@ func makeTrainer(_ configuration: TrainingConfiguration, model: BigramLoRA = Big
         #expect(recorder.saved.withLock { $0.map(\.step) } == [4])
     }
 
+    @Test func stopsWithATypedErrorWhenTheLossIsNoLongerFinite() throws {
+        var config = configuration
+        (config.learningRate, config.schedule, config.optimizer.maxGradientNorm) = (1e30, .constant, nil)
+        let recorder = RecordingStore()
+        let trainer = try makeTrainer(config, store: recorder)
+        let error = thrown { try trainer.run(from: trainer.freshState()) }
+        guard case let .diverged(step, _, rate)? = error else { Issue.record("expected divergence, got \(String(describing: error))"); return }
+        #expect(step > 1 && rate == 1e30)
+        #expect(recorder.saved.withLock { $0.allSatisfy { $0.step < step } })
+    }
+
     @Test func refusesADatasetWithoutTargets() throws {
         let model = BigramLoRA()
         let empty = TrainingSequence(tokens: [1, 2], weights: [0])
