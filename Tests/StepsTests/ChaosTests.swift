@@ -8,7 +8,7 @@ import TestSupport
 /// again and again. The run still finishes with the adapter and gate report of an undisturbed run, no step
 /// completes twice, and nothing is lost.
 @Suite(.serialized) struct ChaosTests {
-    static let pipeline = PipelineFixture.pipeline(steps: 48, checkpointInterval: 4, maxAttempts: 30)
+    static let pipeline = PipelineFixture.pipeline(steps: 300, checkpointInterval: 10, maxAttempts: 30)
 
     /// The pids whose parent is `parent` (read from /proc/<pid>/stat: field 4 is the parent's pid).
     static func children(of parent: Int32) -> [Int32] {
