@@ -7,6 +7,11 @@ let package = Package(
     name: "Adapt",
     products: [
         .executable(name: "adapt", targets: ["adapt"]),
+        .executable(name: "adapt-prune-worker", targets: ["PruneWorker"]),
+        .executable(name: "adapt-sample-worker", targets: ["SampleWorker"]),
+        .executable(name: "adapt-train-worker", targets: ["TrainWorker"]),
+        .executable(name: "adapt-eval-worker", targets: ["EvalWorker"]),
+        .executable(name: "adapt-promote-worker", targets: ["PromoteWorker"]),
     ],
     targets: [
         // C libraries from Debian packages, each wrapped by exactly one Swift file.
@@ -30,11 +35,22 @@ let package = Package(
         .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
         // Reads adapter files through Training's AdapterFile, hence the extra import beside Model and Registry.
         .target(name: "Inference", dependencies: ["AdaptCore", "Model", "Training", "Registry"]),
+        // The only module that sees both the job engine and the ML code: the five step bodies.
+        .target(name: "Steps", dependencies: [
+            "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Model", "Training", "Evaluation", "Registry",
+        ]),
+        // The worker executables' shared main and the supervisor that runs them as separate processes.
+        .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "JobQueue", "Steps"]),
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
-            "Evaluation", "Registry", "Training", "Inference",
+            "Evaluation", "Registry", "Training", "Inference", "Steps", "WorkerRuntime",
         ]),
+        .executableTarget(name: "PruneWorker", dependencies: ["WorkerRuntime"], path: "workers/prune"),
+        .executableTarget(name: "SampleWorker", dependencies: ["WorkerRuntime"], path: "workers/sample"),
+        .executableTarget(name: "TrainWorker", dependencies: ["WorkerRuntime"], path: "workers/train"),
+        .executableTarget(name: "EvalWorker", dependencies: ["WorkerRuntime"], path: "workers/eval"),
+        .executableTarget(name: "PromoteWorker", dependencies: ["WorkerRuntime"], path: "workers/promote"),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -49,6 +65,9 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "StepsTests", dependencies: [
+            "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Training", "TestSupport",
+        ]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "Training", "Registry", "Storage", "TestSupport"],
                     exclude: ["Fixtures"]),

@@ -147,11 +147,14 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     }
 }
 
-/// The direction of the one-sided test, on differences d = active NLL − candidate NLL per held-out example.
+/// The test the gate's report carries, on differences d = candidate NLL − incumbent NLL per held-out example
+/// (the Evaluation module's convention, used end to end: a better candidate has negative differences).
+///
+/// The gate's verdict does not depend on it: `better` and `worse` come from both one-sided tests.
 public enum TestAlternative: String, Sendable, Codable, CaseIterable {
-    /// The candidate is better: its NLL is lower, so d tends to be positive.
-    case greater
+    /// The candidate is better: its NLL is lower, so d tends to be negative.
     case less
+    case greater
     case twoSided = "two-sided"
 }
 
@@ -174,7 +177,7 @@ public struct EvalParameters: Sendable, Equatable, Codable {
     public var alternative: TestAlternative
     public var zeroMethod: ZeroMethod
 
-    public init(alpha: Double = 0.05, minPairs: Int = 10, alternative: TestAlternative = .greater,
+    public init(alpha: Double = 0.05, minPairs: Int = 10, alternative: TestAlternative = .less,
                 zeroMethod: ZeroMethod = .wilcox) {
         self.alpha = alpha
         self.minPairs = minPairs

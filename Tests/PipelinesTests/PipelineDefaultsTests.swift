@@ -30,7 +30,7 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     #expect(p.train.batchSize == 4 && p.train.gradAccumulation == 1 && p.train.maxLength == 256)
     #expect(p.train.checkpointInterval == 10 && p.train.blasThreads == 1)
     #expect(p.train.earlyStopping == EarlyStopping(everySteps: 25, patience: 3))
-    #expect(p.eval == EvalParameters(alpha: 0.05, minPairs: 10, alternative: .greater, zeroMethod: .wilcox))
+    #expect(p.eval == EvalParameters(alpha: 0.05, minPairs: 10, alternative: .less, zeroMethod: .wilcox))
     #expect(p.device == DevicePolicy(minBatteryPercent: 30, maxTemperatureCelsius: 85, minAvailableMemoryMB: 1024,
                                      retryAfterMinutes: 30))
     #expect(p.steps.first { $0.kind == .train }?.maxAttempts == 5)

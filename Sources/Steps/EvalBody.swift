@@ -1,0 +1,99 @@
+import AdaptCore
+import Evaluation
+import Foundation
+import Model
+import Pipelines
+import Registry
+import ReplayBuffer
+
+/// The eval step: score the lineage's held-out snapshot under the incumbent (the active adapter, or the base
+/// model when there is none) and under tonight's candidate, and run the promotion gate.
+///
+/// Convention, end to end: d = candidate NLL − incumbent NLL per example (Evaluation's `HeldOutComparison`),
+/// so a better candidate has negative differences and the pipeline's `eval.alternative` is `less`. The gate
+/// decides `better` / `not_enough_evidence` / `worse` from both one-sided tests whatever the alternative;
+/// the alternative only chooses which test the report carries.
+///
+/// The output holds the whole gate report (`gate`), its `outcome`, both sides' per-example scores in
+/// example-id order and their means, and which incumbent was compared (`incumbent`: `{version, adapter_blob}`
+/// or null for the base model) so the promote step can check it is still the active one. Scores are cached
+/// (Registry's `ScoreCache`): a promoted candidate's scores serve as the next night's incumbent scores.
+public enum EvalBody {
+    public static func run(_ context: StepContext) throws -> StepOutcome {
+        let environment = context.environment
+        let common = try PlannedInput(context.input)
+        let parameters = try PlannedInput.parameters(EvalParameters.self, from: context.input)
+        let maxLength = context.input["max_length"]?.intValue ?? 256
+        BLAS.threads = context.input["blas_threads"]?.intValue ?? 1
+
+        let heldOutSnapshot = try context.digest("held_out_snapshot", of: "sample")
+        let candidateBlob = try context.digest("adapter_blob", of: "train")
+        let incumbent = try self.incumbent(context, lineage: common.lineage)
+
+        let modelName = try context.manifestString("base_model", "name")
+        let modelURL = try environment.modelURL(modelName)
+        let baseDigest = try Digest.sha256(fileAt: modelURL)
+        if context.recorded == nil, let expected = Digest(hex: try context.manifestString("base_model", "digest")),
+           expected != baseDigest {
+            throw StepError.modelChanged(name: modelName, expected: expected, actual: baseDigest)
+        }
+        let start = environment.clock.nowMilliseconds()
+        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength)
+        let sequences = try scorer.sequences(try DatasetSnapshot.load(heldOutSnapshot, from: environment.blobs))
+        let candidateWeights = try scorer.adapter(try environment.blobs.get(candidateBlob), name: "candidate \(candidateBlob.short)",
+                                                  baseModelDigest: baseDigest)
+        let incumbentWeights = try incumbent.map {
+            try scorer.adapter(try environment.blobs.get($0.blob), name: $0.version, baseModelDigest: baseDigest)
+        }
+        let cache = try ScoreCache(database: environment.database, clock: environment.clock)
+        let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)")
+        let (candidateScores, _) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
+                                                    cache: cache, modelKey: modelKey)
+        let (incumbentScores, cached) = try scorer.score(sequences, adapter: incumbentWeights,
+                                                         weights: incumbent.map { .adapter($0.blob) } ?? .base,
+                                                         cache: cache, modelKey: modelKey)
+        let seconds = Double(environment.clock.nowMilliseconds() - start) / 1000
+
+        let comparison = try HeldOutComparison(candidate: candidateScores, baseline: incumbentScores)
+        let gate = try PromotionGate(alpha: parameters.alpha, minimumPairs: parameters.minPairs,
+                                     options: WilcoxonOptions(alternative: .init(rawValue: parameters.alternative.rawValue) ?? .less,
+                                                              zeroMethod: .init(rawValue: parameters.zeroMethod.rawValue) ?? .wilcox))
+        let report = try gate.evaluate(comparison)
+        let reportJSON = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "gate report")
+        environment.log("gate: \(report.outcome.rawValue) (n \(report.n), p \(report.pValue.map { String(format: "%.4g", $0) } ?? "–"))")
+
+        func mean(_ values: [Double]) -> JSONValue { values.isEmpty ? .null : .double(values.reduce(0, +) / Double(values.count)) }
+        return .completed(StepOutput(
+            result: [
+                "outcome": .string(report.outcome.rawValue),
+                "gate": reportJSON,
+                "held_out_examples": .int(comparison.pairs.count),
+                "examples_digest": .string(comparison.examplesDigest.hex),
+                "candidate_scores": .array(comparison.candidateScores.map(JSONValue.double)),
+                "incumbent_scores": .array(comparison.baselineScores.map(JSONValue.double)),
+                "candidate_mean_nll": mean(comparison.candidateScores),
+                "incumbent_mean_nll": mean(comparison.baselineScores),
+                "incumbent": incumbent.map { .object(["version": .string($0.version), "adapter_blob": .string($0.blob.hex)]) } ?? .null,
+            ],
+            inputs: [
+                "base_model": .string(baseDigest.hex), "held_out_snapshot": .string(heldOutSnapshot.hex),
+                "candidate_adapter": .string(candidateBlob.hex), "incumbent_adapter": .string(incumbent?.blob.hex ?? "base"),
+            ],
+            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]))
+    }
+
+    /// The adapter to beat: in a live run the lineage's active version; in a replay the one recorded.
+    static func incumbent(_ context: StepContext, lineage: String) throws -> (version: String, blob: Digest)? {
+        if let recorded = context.recorded {
+            guard case let .object(fields) = recorded["incumbent"] ?? .null else { return nil }
+            guard let version = fields["version"]?.stringValue, let blob = fields["adapter_blob"]?.stringValue.flatMap(Digest.init(hex:)) else {
+                throw StepError.malformedOutput(step: context.name, field: "incumbent")
+            }
+            return (version, blob)
+        }
+        guard let name = ShortIdentifier(lineage) else { return nil }
+        let registry = try AdapterRegistry(database: context.environment.database, blobs: context.environment.blobs)
+        guard let active = try registry.active(lineage: name) else { return nil }
+        return (active.reference.description, active.adapterDigest)
+    }
+}

@@ -1,0 +1,52 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Pipelines
+
+/// Turns a planned nightly run into the job engine's run description, and enqueues it.
+///
+/// The manifest is the planner's (pipeline digest and definition, lineage, night, seed, BLAS threads) plus
+/// the base model (`{name, digest}`: the SHA-256 of the GGUF file, read once here so every step and every
+/// replay can check it) and an empty `step_digests` object that each step fills in as it completes.
+public enum NightlyRun {
+    /// The run kind shown by `adapt runs`.
+    public static let kind = "nightly"
+    /// The manifest section the steps' digests go to.
+    public static let digestsSection = "step_digests"
+
+    /// The default base model, by its file name in the state's models/ directory.
+    public static let defaultModel = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+    public static func description(_ planned: PlannedRun, baseModel name: String, baseModelDigest: Digest,
+                                   runAt: Int64? = nil) -> RunDescription {
+        var manifest = planned.manifest.objectValue ?? [:]
+        manifest["base_model"] = .object(["name": .string(name), "digest": .string(baseModelDigest.hex)])
+        manifest[digestsSection] = .object([:])
+        let steps = planned.steps.map { step in
+            // Steps without parents wait for `runAt`; the others become ready when their parents succeed.
+            RunDescription.Step(name: step.name, kind: step.kind, input: step.input, dependsOn: step.dependsOn,
+                                priority: step.priority, maxAttempts: step.maxAttempts,
+                                runAt: step.dependsOn.isEmpty ? runAt : nil)
+        }
+        return RunDescription(kind: kind, name: "\(planned.name) \(planned.uniqueKey)", uniqueKey: planned.uniqueKey,
+                              manifest: .object(manifest), steps: steps)
+    }
+
+    /// Plans and enqueues `pipeline` for `lineage` on `night`: idempotent on `<lineage>/<night>`.
+    ///
+    /// The base model is resolved and digested before anything is stored, so a missing model is an error
+    /// with nothing enqueued.
+    public static func enqueue(queue: JobQueue, environment: StepEnvironment, pipeline: Pipeline, lineage: String,
+                               night: Night, seed: UInt64? = nil, model: String = defaultModel,
+                               runAt: Int64? = nil) throws -> EnqueueResult {
+        let planned = try plan(pipeline: pipeline, lineage: lineage, night: night, seed: seed)
+        let url = try environment.modelURL(model)
+        let digest = try Digest.sha256(fileAt: url)
+        let name = url.deletingLastPathComponent().standardizedFileURL.path
+            == environment.state.models.standardizedFileURL.path ? url.lastPathComponent : url.path
+        return try queue.enqueue(description(planned, baseModel: name, baseModelDigest: digest, runAt: runAt))
+    }
+
+    /// The pipeline's steps, by the kinds of the planner (for `adapt work --workers`).
+    public static let kinds = StepKind.allCases.map(\.rawValue)
+}

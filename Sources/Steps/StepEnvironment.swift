@@ -1,0 +1,53 @@
+import AdaptCore
+import Foundation
+import Pipelines
+import Storage
+
+/// What a step body works with: the state directory, its one database connection, the blob store, a clock,
+/// and where device readings come from.
+///
+/// A worker process builds one and shares its connection between the job engine, the replay buffer and the
+/// registry, so a completion hook's registry writes commit in the job engine's transaction (DESIGN.md: "a
+/// step's completion … and (for promote) the registry pointer flip commit in one transaction").
+public struct StepEnvironment: Sendable {
+    public let state: StateDirectory
+    public let database: Database
+    public let blobs: BlobStore
+    public let clock: any Clock
+    /// The root under which `/sys/class/...` and `/proc/meminfo` are read: `/` on a real machine, a fake tree
+    /// in tests (`ADAPT_SYSFS_ROOT`).
+    public let deviceRoot: URL
+    /// One line per notable thing a step did (stderr in the worker executables).
+    public let log: @Sendable (String) -> Void
+
+    /// The environment variable that points device readings at another root.
+    public static let deviceRootVariable = "ADAPT_SYSFS_ROOT"
+
+    public init(state: StateDirectory, database: Database, clock: any Clock = SystemClock(),
+                deviceRoot: URL = URL(fileURLWithPath: "/"), log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.state = state
+        self.database = database
+        self.blobs = state.blobs
+        self.clock = clock
+        self.deviceRoot = deviceRoot
+        self.log = log
+    }
+
+    /// The device root the environment names, or `/`.
+    public static func deviceRoot(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        guard let path = environment[deviceRootVariable], !path.isEmpty else { return URL(fileURLWithPath: "/") }
+        return URL(fileURLWithPath: path)
+    }
+
+    public func deviceReadings() -> DeviceReadings { DeviceReadings.read(root: deviceRoot) }
+
+    /// The base model's file: `name` itself when it is a path to a file, else `name` in the state's models/.
+    public func modelURL(_ name: String) throws -> URL {
+        if name.contains("/"), FileManager.default.fileExists(atPath: name) { return URL(fileURLWithPath: name) }
+        for candidate in [name, name + ".gguf"] {
+            let url = state.models.appendingPathComponent(candidate)
+            if FileManager.default.fileExists(atPath: url.path) { return url }
+        }
+        throw StepError.modelNotFound(name: name)
+    }
+}

@@ -1,0 +1,67 @@
+import AdaptCore
+
+/// Why a pipeline step (or enqueueing, or replaying a run) could not go on. Descriptions name the value and
+/// the way out, never a user's text.
+public enum StepError: Error, Equatable, CustomStringConvertible {
+    /// A step needs the output of an earlier step of `kind` that its run does not have (or that did not succeed).
+    case missingAncestor(step: String, kind: String)
+    /// A recorded output lacks a field the next step reads.
+    case malformedOutput(step: String, field: String)
+    case modelNotFound(name: String)
+    /// The base model file changed since the run was enqueued.
+    case modelChanged(name: String, expected: Digest, actual: Digest)
+    /// No worker body exists for this job kind.
+    case unknownKind(String)
+    /// The run has no manifest field `field` (it was not enqueued by `adapt enqueue nightly`).
+    case notAPipelineRun(run: String, field: String)
+    /// The incumbent the eval step compared against is no longer the active version.
+    case incumbentMoved(lineage: String, expected: String, actual: String)
+    /// The registry numbered the candidate differently from what the step computed before committing.
+    case versionRace(lineage: String, expected: Int, actual: Int)
+    case unsupportedSchedule(String)
+    case adapterForAnotherModel(adapter: String, expected: Digest, actual: Digest)
+    case replayNotPossible(run: String, reason: String)
+    /// Tonight's sample holds no training example.
+    case nothingToTrain(lineage: String)
+
+    /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
+    /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
+    public var isRetryable: Bool {
+        switch self {
+        case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
+             .nothingToTrain:
+            return false
+        case .modelNotFound, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
+            return true
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .missingAncestor(step, kind):
+            return "step \(step) needs the output of an earlier \(kind) step, which its run does not have; enqueue runs with 'adapt enqueue nightly'"
+        case let .malformedOutput(step, field):
+            return "the recorded output of step \(step) has no usable '\(field)'; retry that step ('adapt retry JOB')"
+        case let .modelNotFound(name):
+            return "base model \(name) is neither a file nor a model in the state's models/ directory; run scripts/fetch-model or pass --model"
+        case let .modelChanged(name, expected, actual):
+            return "base model \(name) has digest \(actual.short), but the run was enqueued with \(expected.short); restore that file or enqueue a new run"
+        case let .unknownKind(kind):
+            return "no step body for job kind '\(kind)'; the pipeline kinds are prune, sample, train, eval, promote"
+        case let .notAPipelineRun(run, field):
+            return "\(run) has no '\(field)' in its manifest: it was not enqueued by 'adapt enqueue nightly'"
+        case let .incumbentMoved(lineage, expected, actual):
+            return "the active adapter of \(lineage) moved from \(expected) to \(actual) after the eval step compared against it; retry the eval step"
+        case let .versionRace(lineage, expected, actual):
+            return "registering the candidate of \(lineage) produced v\(actual) instead of v\(expected) (another registration raced it); the step will retry"
+        case let .adapterForAnotherModel(adapter, expected, actual):
+            return "adapter \(adapter) was trained on base model \(actual.short), not \(expected.short); roll the lineage back or train a new adapter"
+        case let .unsupportedSchedule(name):
+            return "the trainer has no '\(name)' learning-rate schedule; set train.schedule to cosine or constant in the pipeline file"
+        case let .nothingToTrain(lineage):
+            return "the sample step drew no training example of \(lineage) tonight (none imported, all expired or all spent their budget); import data with 'adapt data import' and enqueue another night"
+        case let .replayNotPossible(run, reason):
+            return "\(run) cannot be replayed: \(reason)"
+        }
+    }
+}

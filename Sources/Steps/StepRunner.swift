@@ -1,0 +1,79 @@
+import AdaptCore
+import JobQueue
+import Storage
+
+/// Binds the step bodies to the job engine: a claim becomes a `StepContext`, the body's outcome becomes the
+/// `JobResult` the worker records.
+///
+/// On completion the job's output (`StepRecord.jobOutput`), the step's digests in the run's manifest and the
+/// body's own `finalize` writes (promote's registration and pointer flip) all go into the one completion
+/// transaction. A deferral appends an event saying why, then snoozes the job to a later run_at without using
+/// up an attempt.
+public enum StepRunner {
+    /// The body for `kind` (`prune`, `sample`, `train`, `eval`, `promote`).
+    public static func run(kind: String, _ context: StepContext) throws -> StepOutcome {
+        switch kind {
+        case "prune": return try PruneBody.run(context)
+        case "sample": return try SampleBody.run(context)
+        case "train": return try TrainBody.run(context)
+        case "eval": return try EvalBody.run(context)
+        case "promote": return try PromoteBody.run(context)
+        default: throw StepError.unknownKind(kind)
+        }
+    }
+
+    /// The worker body that runs pipeline steps of any kind in `environment` (whose database the queue uses).
+    /// `isStopping` says the worker was asked to stop (its first SIGINT/SIGTERM).
+    public static func jobBody(environment: StepEnvironment, queue: JobQueue,
+                               isStopping: @escaping @Sendable () -> Bool = { false }) -> JobBody {
+        { claim, job in
+            let record = try queue.run(claim.runID)
+            let ancestors = try ancestorOutputs(queue: queue, job: claim.jobID)
+            let context = StepContext(
+                environment: environment, name: claim.name, input: claim.input, manifest: record.manifest,
+                ancestors: ancestors, recorded: nil,
+                progress: { try job.progress($0) },
+                isCancelled: { job.isCancelled }, isStopping: isStopping,
+                checkpointPointer: JobCheckpointPointer(queue: queue, job: claim.jobID, append: { try job.progress($0) }))
+            let outcome: StepOutcome
+            do {
+                outcome = try StepRunner.run(kind: claim.kind, context)
+            } catch let error as StepError where !error.isRetryable {
+                return .discard(error: error.description)
+            }
+            switch outcome {
+            case let .completed(output):
+                let jobOutput = StepRecord.jobOutput(output, input: claim.input, ancestors: ancestors)
+                let digests = jobOutput["digests"] ?? .null
+                let finalize = output.finalize
+                return .completed(jobOutput, alsoInTransaction: { db in
+                    _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name,
+                                                  value: digests, in: db)
+                    try finalize?(db)
+                })
+            case let .deferred(reason, after):
+                try job.progress((after == 0 ? "yielded: " : "deferred: ") + reason)
+                return .snooze(untilMilliseconds: queue.clock.nowMilliseconds() + after)
+            }
+        }
+    }
+
+    /// The output of the nearest succeeded ancestor of each kind (breadth first from the job's parents).
+    public static func ancestorOutputs(queue: JobQueue, job: JobID) throws -> [String: JSONValue] {
+        var found: [String: JSONValue] = [:]
+        var seen: Set<JobID> = [job]
+        var frontier = try queue.parents(of: job)
+        while !frontier.isEmpty {
+            var next: [JobID] = []
+            for id in frontier.sorted() where seen.insert(id).inserted {
+                let record = try queue.job(id)
+                if found[record.kind] == nil, record.state == .succeeded, let output = record.output {
+                    found[record.kind] = output
+                }
+                next += try queue.parents(of: id)
+            }
+            frontier = next
+        }
+        return found
+    }
+}

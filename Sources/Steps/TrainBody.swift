@@ -1,0 +1,120 @@
+import AdaptCore
+import Foundation
+import Pipelines
+import ReplayBuffer
+import Training
+
+/// The train step: LoRA on tonight's training snapshot, checkpointed into the blob store, resumable by any
+/// worker, and polite to the machine it runs on.
+///
+/// - Device policy (issue 7): asked before the model is loaded and again after every checkpoint. "Not now"
+///   defers the step (a later run_at and an event saying why), never fails it; mid-run the checkpoint just
+///   written is where the next claim resumes.
+/// - Checkpoints: `BlobCheckpointStore` over the context's pointer (in a live run, the job's own progress
+///   events, written with its fencing token, so a worker that lost its lease cannot move it). A worker that
+///   claims a step another worker lost resumes from the newest checkpoint that verifies; the Training
+///   module guarantees the resumed run ends bit-identical to an uninterrupted one.
+/// - Output: the adapter (`adapter_digest`, as `adapt train` reports it, and `adapter_blob`, its name in the
+///   blob store: both the SHA-256 of the whole file), the loss curve and the validation losses. Nothing is registered here: the promote step
+///   registers the candidate in its completion transaction.
+public enum TrainBody {
+    public static func run(_ context: StepContext) throws -> StepOutcome {
+        let environment = context.environment
+        let plan = try TrainingPlan(input: context.input)
+
+        if case let .defer(reason, _) = plan.device.decide(environment.deviceReadings()) {
+            return deferred(plan, reason: reason, at: "before starting")
+        }
+
+        let snapshot = try context.digest("train_snapshot", of: "sample")
+        let examples = try DatasetSnapshot.load(snapshot, from: environment.blobs)
+        guard !examples.isEmpty else { throw StepError.nothingToTrain(lineage: try PlannedInput(context.input).lineage) }
+        let validation = TrainingPlan.validationCount(examples: examples.count, earlyStopping: plan.configuration.earlyStopping != nil)
+        var configuration = plan.configuration
+        if validation == 0 { configuration.earlyStopping = nil }
+        let trainingExamples = examples.dropLast(validation).map(Self.example)
+        let validationExamples = examples.suffix(validation).map(Self.example)
+
+        let modelName = try context.manifestString("base_model", "name")
+        let expected = Digest(hex: try context.manifestString("base_model", "digest"))
+        let run = try LoRATrainingRun(modelURL: try environment.modelURL(modelName), examples: trainingExamples,
+                                      heldOut: validationExamples, lora: plan.lora, configuration: configuration)
+        if context.recorded == nil, let expected, run.baseModelDigest != expected {
+            throw StepError.modelChanged(name: modelName, expected: expected, actual: run.baseModelDigest)
+        }
+
+        let store = BlobCheckpointStore(blobs: environment.blobs, pointer: context.checkpointPointer)
+        let trainer = try run.trainer(store: store, clock: environment.clock)
+        var state = trainer.freshState()
+        var resumedFrom = 0
+        if let (resumed, event) = try trainer.resumeState() {
+            state = resumed
+            resumedFrom = resumed.step
+            if case let .resumed(step, name, warnings) = event {
+                try context.progress("resumed from checkpoint \(name) at step \(step)"
+                                     + (warnings.isEmpty ? "" : " (\(warnings.count) newer checkpoint(s) unusable)"))
+            }
+        }
+
+        let start = environment.clock.nowMilliseconds()
+        let startTokens = state.tokens
+        let interval = configuration.checkpointEvery
+        while state.step < configuration.steps, !state.stoppedEarly {
+            let next = min(configuration.steps, (state.step / interval + 1) * interval)
+            var checkpointNote: String?
+            // A cancelled run or a lost lease ends the loop before its next step: nothing it did would be recorded.
+            state = try trainer.run(from: state, stopAfter: next, progress: { event in
+                if case let .checkpointWritten(step, name, _, _) = event { checkpointNote = "checkpoint \(name) at step \(step)" }
+            }, shouldContinue: { !context.isCancelled() })
+            if context.isCancelled() { throw CancellationError() }
+            let loss = state.losses.last.map { String(format: "%.4f", $0) } ?? "–"
+            try context.progress("step \(state.step)/\(configuration.steps) loss \(loss)" + (checkpointNote.map { "; \($0)" } ?? ""))
+            if state.step >= configuration.steps || state.stoppedEarly { break }
+            // Safe points: the checkpoint of this step is written, so stopping here loses nothing.
+            if context.isStopping() {
+                return .deferred(reason: "the worker is stopping; the step resumes from the checkpoint at step \(state.step)",
+                                 retryAfterMilliseconds: 0)
+            }
+            if case let .defer(reason, _) = plan.device.decide(environment.deviceReadings()) {
+                return deferred(plan, reason: reason, at: "after step \(state.step)")
+            }
+        }
+        let seconds = Double(environment.clock.nowMilliseconds() - start) / 1000
+
+        let adapter = run.adapter(from: state)
+        let (data, adapterDigest) = adapter.encoded()
+        let blob = try environment.blobs.put(data)
+        environment.log("trained \(state.step) steps; adapter \(adapterDigest.short)")
+        return .completed(StepOutput(
+            result: [
+                "adapter_digest": .string(adapterDigest.hex),
+                "adapter_blob": .string(blob.hex),
+                "steps": .int(state.step),
+                "losses": .array(state.losses.map(JSONValue.double)),
+                "stopped_early": .bool(state.stoppedEarly),
+                "validation_losses": .array(state.evaluations.map { .object(["step": .int($0.step), "loss": .double($0.loss)]) }),
+                "best_step": state.bestEvaluation.map { .int($0.step) } ?? .null,
+                "training_examples": .int(run.training.count),
+                "validation_examples": .int(run.heldOut.count),
+                "truncated_examples": .int(run.truncatedCount),
+                "dropped_examples": .int(run.droppedCount),
+                "training_tokens": .int(state.tokens),
+                "config_digest": .string(configuration.digest.hex),
+                "chat_convention": .string(run.formatter.convention.rawValue),
+            ],
+            inputs: ["base_model": .string(run.baseModelDigest.hex), "train_snapshot": .string(snapshot.hex)],
+            timing: [
+                "seconds": .double(seconds), "resumed_from_step": .int(resumedFrom),
+                "tokens_per_second": .double(seconds > 0 ? Double(state.tokens - startTokens) / seconds : 0),
+            ]))
+    }
+
+    static func example(_ line: SnapshotExample) -> TrainingExample {
+        TrainingExample(prompt: line.prompt, completion: line.completion, weight: Float(line.weight))
+    }
+
+    static func deferred(_ plan: TrainingPlan, reason: String, at moment: String) -> StepOutcome {
+        .deferred(reason: "device policy \(moment): \(reason)",
+                  retryAfterMilliseconds: Int64(plan.device.retryAfterMinutes) * 60_000)
+    }
+}

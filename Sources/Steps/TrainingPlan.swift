@@ -1,0 +1,47 @@
+import AdaptCore
+import Model
+import Pipelines
+import Training
+
+/// The train step's parameters from a pipeline, as the Training module's configuration.
+///
+/// Schedules: the pipeline's `constant` (after warm-up) is the trainer's linear warm-up then constant;
+/// `cosine` is warm-up then a cosine down to 0.1 × the peak (the floor `adapt train` uses). The pipeline's
+/// `linear` decay has no trainer counterpart yet and is refused when the run is enqueued.
+public struct TrainingPlan: Sendable {
+    public let parameters: TrainParameters
+    public let device: DevicePolicy
+    public let lora: LoRAConfig
+    public let configuration: TrainingConfiguration
+
+    public init(input: JSONValue) throws {
+        let common = try PlannedInput(input)
+        parameters = try PlannedInput.parameters(TrainParameters.self, from: input)
+        device = try PlannedInput.parameters(DevicePolicy.self, from: input["device"] ?? .object([:]))
+        lora = LoRAConfig(rank: parameters.rank, alpha: Float(parameters.alpha), dropout: Float(parameters.dropout),
+                          targets: LoRATargets.projections(parameters.targets))
+        let schedule: Training.LearningRateSchedule
+        switch parameters.schedule {
+        case .constant: schedule = parameters.warmupSteps > 0 ? .linearWarmup(warmup: parameters.warmupSteps) : .constant
+        case .cosine: schedule = .cosine(warmup: parameters.warmupSteps, floor: 0.1)
+        case .linear: throw StepError.unsupportedSchedule(parameters.schedule.rawValue)
+        }
+        configuration = TrainingConfiguration(
+            steps: parameters.steps, batchSize: parameters.batchSize, gradientAccumulation: parameters.gradAccumulation,
+            learningRate: parameters.learningRate, schedule: schedule, seed: common.seed, maxLength: parameters.maxLength,
+            threads: parameters.blasThreads, adapter: AdapterSettings(),
+            earlyStopping: parameters.earlyStopping.map { Training.EarlyStopping(every: $0.everySteps, patience: $0.patience) },
+            checkpointEvery: parameters.checkpointInterval)
+        var check = configuration
+        check.adapter = LoRAGradientSource.settings(lora)
+        try check.validate()
+    }
+
+    /// Early stopping measures a validation slice of tonight's sample: its last eighth (at least one example),
+    /// which is then not trained on tonight. The lineage's held-out set is never used for it, so the gate's
+    /// examples stay unseen by every decision of the run. Under 8 examples there is no slice and no early stop.
+    public static func validationCount(examples: Int, earlyStopping: Bool) -> Int {
+        guard earlyStopping, examples >= 8 else { return 0 }
+        return max(1, examples / 8)
+    }
+}

@@ -1,0 +1,79 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import JobQueue
+import Steps
+import Storage
+import Synchronization
+
+/// The shared `main` of the five worker executables (`adapt-prune-worker` …): each claims the steps of one
+/// kind from the state directory's job table with the JobQueue `Worker` loop (heartbeats, fenced writes,
+/// idle wait on `PRAGMA data_version`) and runs the matching step body.
+///
+/// SIGINT/SIGTERM: the first lets the running step finish (train stops at its next checkpoint), the second
+/// releases it at once; either way nothing is lost. Exit 0 when stopped or idle, 1 on failure, 2 on usage.
+public enum WorkerExecutable {
+    static func options(kind: String) -> [OptionSpec] {
+        [
+            OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
+            OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
+            .flag("exit-when-idle", help: "exit once no \(kind) step is pending, ready, running or waiting to retry"),
+            OptionSpec("lease-ms", value: "MS", help: "lease length; heartbeats every third of it (default \(defaultLease(kind)))"),
+            .flag("verbose", help: "log every claim and completion on stderr"),
+        ]
+    }
+
+    /// Train and eval hold a step for minutes: a longer lease means fewer heartbeats (DESIGN.md defaults).
+    static func defaultLease(_ kind: String) -> Int { kind == "train" || kind == "eval" ? 120_000 : 60_000 }
+
+    /// Runs the worker for `kind` with the process's arguments; returns the exit code.
+    public static func main(kind: String, arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Int32 {
+        let command = Command("", summary: "claim and run the pipeline's \(kind) steps until stopped") { invocation in
+            try await run(kind: kind, invocation.global)
+        }
+        let tool = CommandLineTool(
+            name: "adapt-\(kind)-worker",
+            summary: "Runs the \(kind) steps of nightly runs from the state directory's job table.",
+            globalOptions: options(kind: kind), commands: [command])
+        return await tool.main(arguments)
+    }
+
+    static func run(kind: String, _ a: ParsedArguments) async throws {
+        let state = StateDirectory.resolve(option: a.string("state"))
+        let durabilityText = a.string("durability")
+            ?? ProcessInfo.processInfo.environment["ADAPT_DURABILITY"].flatMap { $0.isEmpty ? nil : $0 } ?? "full"
+        let durability: Durability
+        do { durability = try Durability(parsing: durabilityText) } catch { throw UsageError("\(error)") }
+        let lease = try a.int("lease-ms", default: defaultLease(kind), in: 30...86_400_000)
+        try state.create()
+        let database = try Database(path: state.database.path, durability: durability)
+        let queue = try JobQueue(database: database)
+        let verbose = a.flag("verbose")
+        let label = "\(kind)-worker[\(ProcessInfo.processInfo.processIdentifier)]"
+        let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
+        let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: log)
+        let options = WorkerOptions(
+            kinds: [kind], leaseMilliseconds: Int64(lease), exitWhenIdle: a.flag("exit-when-idle"),
+            log: { line in
+                if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
+            })
+        let stopping = StopFlag()
+        let body = StepRunner.jobBody(environment: environment, queue: queue, isStopping: { stopping.isSet })
+        let worker = Worker(queue: queue, options: options, body: body)
+        let signals = SignalHandlers { [weak worker] _ in
+            stopping.set()
+            worker?.requestStop()
+        }
+        let summary = try await worker.run()
+        withExtendedLifetime(signals) {}
+        log("\(summary.succeeded) succeeded, \(summary.failed) failed (will retry), \(summary.discarded) discarded, "
+            + "\(summary.snoozed) deferred, \(summary.released) released, \(summary.leaseLost) lost their lease")
+    }
+}
+
+/// Set once the worker was asked to stop; read by long steps at their safe points.
+final class StopFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
+}

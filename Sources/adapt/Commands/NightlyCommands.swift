@@ -1,0 +1,169 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import JobQueue
+import Pipelines
+import Steps
+import WorkerRuntime
+
+/// `adapt enqueue nightly`, `adapt work` and `adapt replay`: the nightly pipeline as people drive it.
+enum NightlyCommands {
+    static let all: [Command] = [enqueueNightly, work, replay]
+
+    static func environment(_ invocation: Invocation) throws -> (StepEnvironment, JobQueue) {
+        let database = try GlobalOptions.database(invocation)
+        let environment = StepEnvironment(state: GlobalOptions.stateDirectory(invocation), database: database,
+                                          deviceRoot: StepEnvironment.deviceRoot(), log: { Console.error($0) })
+        return (environment, try JobQueue(database: database))
+    }
+
+    static let enqueueNightly = Command(
+        "enqueue nightly", summary: "enqueue tonight's run of a lineage's pipeline (idempotent per lineage and night)",
+        discussion: """
+            The run's unique key is <lineage>/<night>: enqueueing the same night again returns the first run
+            with "existing": true. The manifest records the pipeline's digest and definition, the seed, the
+            BLAS thread count and the base model's SHA-256; each step adds its input and output digests as it
+            completes. --at delays the first step (HH:MM today or tomorrow, or an ISO 8601 time); the night
+            is the local date of --at (or of now) unless --night says otherwise.
+            """,
+        options: [
+            OptionSpec("lineage", value: "L", help: "the lineage (letters, digits, -, _)"),
+            OptionSpec("pipeline", value: "FILE", help: "pipeline file (default: the built-in nightly pipeline)"),
+            OptionSpec("model", value: "NAME", help: "base model file or name in the state's models/ (default \(NightlyRun.defaultModel))"),
+            OptionSpec("at", value: "TIME", help: "not before this time: HH:MM (next occurrence) or YYYY-MM-DDTHH:MM[:SS][Z]"),
+            OptionSpec("night", value: "YYYY-MM-DD", help: "the night the run belongs to (default: the local date of --at or now)"),
+            OptionSpec("seed", value: "S", help: "the run's seed (default: the pipeline's, else derived from lineage and night)"),
+            .json,
+        ]
+    ) { invocation in
+        let a = invocation.arguments
+        let lineage = try a.required("lineage")
+        let pipeline = try PipelineCommands.load(a.string("pipeline"))
+        if pipeline.train.schedule == .linear {
+            throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
+        }
+        let runAt = try a.string("at").map(parseTime)
+        let night = try a.string("night").map { try Night(parsing: $0) }
+            ?? Night(date: Date(timeIntervalSince1970: Double(runAt ?? SystemClock().nowMilliseconds()) / 1000))
+        var seed: UInt64?
+        if let text = a.string("seed") {
+            guard let value = UInt64(text) else { throw UsageError("--seed expects a non-negative integer, got '\(text)'") }
+            seed = value
+        }
+        let (environment, queue) = try environment(invocation)
+        let result = try NightlyRun.enqueue(queue: queue, environment: environment, pipeline: pipeline, lineage: lineage,
+                                            night: night, seed: seed, model: a.string("model") ?? NightlyRun.defaultModel,
+                                            runAt: runAt)
+        JobCommands.printEnqueued(result, json: a.flag("json"))
+    }
+
+    /// `HH:MM` (the next time the clock shows it) or an ISO 8601 date-time; milliseconds since the epoch.
+    static func parseTime(_ text: String) throws -> Int64 {
+        if let time = try? TimeOfDay(parsing: text) {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = .current
+            let now = Date()
+            var parts = calendar.dateComponents([.year, .month, .day], from: now)
+            parts.hour = time.hour
+            parts.minute = time.minute
+            guard var date = calendar.date(from: parts) else { throw UsageError("--at: cannot place \(text) on today's date") }
+            if date <= now { date = calendar.date(byAdding: .day, value: 1, to: date) ?? date }
+            return Int64(date.timeIntervalSince1970 * 1000)
+        }
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withFullDate, .withTime, .withColonSeparatorInTime]] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
+        }
+        throw UsageError("--at expects HH:MM or an ISO 8601 time such as 2026-12-01T02:00:00Z, got '\(text)'")
+    }
+
+    static let work = Command(
+        "work", summary: "run the pipeline's worker executables as separate processes and keep them running",
+        discussion: """
+            Starts adapt-<kind>-worker (found next to this executable) for each kind, restarts one that exits
+            unexpectedly (with a doubling backoff), and forwards SIGINT/SIGTERM: the first lets running steps
+            finish (training yields at its next checkpoint), the second releases them. With --exit-when-idle it
+            stops the workers and exits once no step of these kinds is pending, ready, running or waiting to
+            retry.
+            """,
+        options: [
+            OptionSpec("workers", value: "K[,K]", help: "kinds to run (default prune,sample,train,eval,promote)"),
+            .flag("exit-when-idle", help: "exit once the queue has no work of these kinds"),
+            OptionSpec("lease-ms", value: "MS", help: "passed to every worker (default: each kind's own, 60000 or 120000)"),
+            .json,
+        ]
+    ) { invocation in
+        let a = invocation.arguments
+        let kinds = a.list("workers") ?? NightlyRun.kinds
+        for kind in kinds where !NightlyRun.kinds.contains(kind) {
+            throw UsageError("--workers: unknown kind '\(kind)'; use \(NightlyRun.kinds.joined(separator: ", "))")
+        }
+        guard !kinds.isEmpty else { throw UsageError("--workers needs at least one kind") }
+        let (_, queue) = try environment(invocation)
+        var workerArguments = ["--state", GlobalOptions.stateDirectory(invocation).root.path]
+        if let durability = invocation.global.string("durability") { workerArguments += ["--durability", durability] }
+        if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: 30...86_400_000))] }
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let supervisor = WorkerSupervisor(
+            options: .init(kinds: kinds, directory: Self.executableDirectory(fallback: directory), workerArguments: workerArguments,
+                           exitWhenIdle: a.flag("exit-when-idle"), log: { Console.error("work: \($0)") }),
+            queue: queue)
+        let signals = SignalHandlers { _ in supervisor.requestStop() }
+        let summary = try await supervisor.run()
+        withExtendedLifetime(signals) {}
+        if a.flag("json") { Console.print(JSON.pretty(summary)) }
+    }
+
+    /// The directory of the running `adapt` executable (where the worker executables are built and installed).
+    static func executableDirectory(fallback: URL) -> URL {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return URL(fileURLWithPath: path).deletingLastPathComponent()
+        }
+        return fallback
+    }
+
+    static let replay = Command(
+        "replay", summary: "re-execute a recorded run in a scratch state directory and compare every digest",
+        discussion: """
+            Copies the inputs the run recorded (the replay-buffer snapshot, the incumbent adapter, the base
+            model's path and digest) into a scratch state directory, re-runs each step that succeeded with the
+            same bodies the workers use, and compares each step's input digests and results with the record.
+            --json prints {run_id, equal, first_difference, steps}; first_difference is null or {step, field,
+            expected, actual}. With --check a difference exits with status 1.
+            """,
+        options: [
+            .flag("check", help: "exit 1 when any compared value differs"),
+            OptionSpec("scratch", value: "DIR", help: "replay here and keep it (default: a temporary directory, removed after)"),
+            .json,
+        ],
+        positionals: [PositionalSpec("RUN", help: "run id (run-N or N)")]
+    ) { invocation in
+        let a = invocation.arguments
+        let text = try a.required("RUN")
+        guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
+        let (environment, queue) = try environment(invocation)
+        guard try queue.runExists(runID) else { throw JobQueueError.unknownRun(runID) }
+        let scratchURL: URL
+        let temporary = a.string("scratch") == nil
+        if let path = a.string("scratch") {
+            scratchURL = URL(fileURLWithPath: path)
+            if let contents = try? FileManager.default.contentsOfDirectory(atPath: path), !contents.isEmpty {
+                throw UsageError("--scratch \(path) is not empty; replay needs an empty directory")
+            }
+        } else {
+            scratchURL = FileManager.default.temporaryDirectory.appendingPathComponent("adapt-replay-\(UUID().uuidString)")
+        }
+        defer { if temporary { try? FileManager.default.removeItem(at: scratchURL) } }
+        let report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
+                                   log: { Console.error("replay: \($0)") }).replay(runID)
+        if a.flag("json") {
+            Console.print(JSON.pretty(report))
+        } else if let d = report.firstDifference {
+            Console.print("\(report.runID): differs at step \(d.step), \(d.field): expected \(JSON.canonicalString(d.expected)), got \(JSON.canonicalString(d.actual))")
+        } else {
+            Console.print("\(report.runID): every compared value is equal (\(report.steps.count) steps)")
+        }
+        if a.flag("check") && !report.equal { throw ExitCode(1) }
+    }
+}

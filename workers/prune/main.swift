@@ -1,0 +1,5 @@
+import Foundation
+import WorkerRuntime
+
+// adapt-prune-worker: claims the pipeline's prune steps (see WorkerExecutable for options and signals).
+exit(await WorkerExecutable.main(kind: "prune"))

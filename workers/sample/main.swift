@@ -1,0 +1,5 @@
+import Foundation
+import WorkerRuntime
+
+// adapt-sample-worker: claims the pipeline's sample steps (see WorkerExecutable for options and signals).
+exit(await WorkerExecutable.main(kind: "sample"))
