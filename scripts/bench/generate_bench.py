@@ -178,6 +178,8 @@ def main():
         print(machine_line(args, load_before, load_after, "--swap-only") + "; SmolLM2-135M-Instruct Q4_1.\n")
         print("\n".join(rows))
         return
+    # llama.cpp is only needed past this point (and its module functions above use it as a global).
+    global jinja2, llama_cpp
     import jinja2
     import llama_cpp
 
