@@ -47,7 +47,7 @@ public final class JobQueue: Sendable {
             try database.run("""
                 INSERT INTO job_runs (kind, name, unique_key, manifest, created_at) VALUES (?, ?, ?, ?, ?)
                 """, description.kind, description.name, description.uniqueKey,
-                JSON.canonicalString(description.manifest), now)
+                JobJSON.canonicalString(description.manifest), now)
             let runID = RunID(database.lastInsertRowID)
             var ids: [String: JobID] = [:]
             for step in ordered {
@@ -59,7 +59,7 @@ public final class JobQueue: Sendable {
                                       transition_note, created_at, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, runID, step.name, step.kind, state.rawValue, step.priority, step.runAt ?? now,
-                    step.maxAttempts, JSON.canonicalString(step.input), parents.count, note, now, now)
+                    step.maxAttempts, JobJSON.canonicalString(step.input), parents.count, note, now, now)
                 let id = JobID(database.lastInsertRowID)
                 ids[step.name] = id
                 for parent in parents {
