@@ -74,7 +74,7 @@ extension JobQueue {
             UPDATE jobs SET state = 'succeeded', output = ?, error = NULL, lease_owner = NULL,
                             lease_expires_at = NULL, finished_at = ?, updated_at = ?, transition_note = ?
             WHERE id = ? AND attempt = ? AND state = 'running' AND lease_expires_at >= ?
-            """, JSON.canonicalString(output), now, now, "completed by \(claim.owner)", claim.jobID, claim.token, now)
+            """, JobJSON.canonicalString(output), now, now, "completed by \(claim.owner)", claim.jobID, claim.token, now)
         guard changed == 1 else { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
         try database.run("""
             UPDATE jobs SET waiting_on = waiting_on - 1,

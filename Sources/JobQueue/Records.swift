@@ -47,7 +47,7 @@ public struct JobRecord: Sendable, Equatable, Encodable {
 
     static func json(_ row: Row, _ column: String, table: String, id: Int64) throws -> JSONValue? {
         guard let text = row.string(column) else { return nil }
-        do { return try JSON.decode(JSONValue.self, from: text, context: column) } catch {
+        do { return try JobJSON.decode(text, context: column) } catch {
             throw JobQueueError.corruptRow(table: table, id: id, column: column)
         }
     }
