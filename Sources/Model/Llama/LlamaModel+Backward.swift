@@ -44,13 +44,20 @@ extension LlamaModel {
                     let row = all.baseAddress! + i * V
                     var m = -Float.infinity
                     for j in 0..<V { m = max(m, row[j]) }
+                    let logit = row[target]
+                    // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ (summed in Double).
                     var z = 0.0
-                    for j in 0..<V { z += Double(expf(row[j] - m)) }
+                    for j in 0..<V {
+                        let e = expf(row[j] - m)
+                        row[j] = e
+                        z += Double(e)
+                    }
                     let logZ = Double(m) + log(z)
-                    lossSum += w * (logZ - Double(row[target]))
-                    // softmax − one-hot, scaled by this token's share of the batch's weight.
+                    lossSum += w * (logZ - Double(logit))
+                    // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).
                     let k = Float(w / weightSum)
-                    for j in 0..<V { row[j] = Float(exp(Double(row[j]) - logZ)) * k }
+                    let factor = Float(w / weightSum / z)
+                    for j in 0..<V { row[j] *= factor }
                     row[target] -= k
                 }
             }
@@ -84,6 +91,11 @@ extension LlamaModel {
 
             // Given dy (T, out) of projection p with input x (T, in): dX (T, in) += dy · W, and the adapter's
             // dB (out, r) += s·dyᵀ·(A·x̃), dA (r, in) += (s·dy·B)ᵀ · x̃, dX += drop′(s·dy·B·A), x̃ = drop(x).
+            // Workspaces of the adapter paths, overwritten by every projection (sgemm with beta 0).
+            let dAx = FloatBuffer(T * lora.config.rank)                              // (T, r)
+            let dSource = FloatBuffer(T * max(C, Cq, F))                             // (T, in) ∂loss/∂x̃
+            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0)
+
             func linearBackward(_ p: Projection, block b: Int, _ dy: UnsafePointer<Float>, input x: UnsafePointer<Float>,
                                 acts: BlockActivations, accumulateInto dX: UnsafeMutablePointer<Float>) {
                 let (out, inp) = h.shape(of: p)
@@ -91,7 +103,6 @@ extension LlamaModel {
                 guard let slot = slots[b][p], let saved = acts.lora[p] else { return }
                 let r = lora.config.rank, s = lora.config.scale
                 let source = saved.input.map { UnsafePointer($0.pointer) } ?? x   // x̃ (T, in)
-                let dAx = FloatBuffer(T * r)                                     // (T, r)
                 lora.values[slot.b].withUnsafeBufferPointer { B in
                     BLAS.sgemm(m: T, n: r, k: out, alpha: s, a: dy, b: B.baseAddress!, c: dAx.pointer)
                 }
@@ -101,15 +112,17 @@ extension LlamaModel {
                 gradients[slot.a].withUnsafeMutableBufferPointer { dA in
                     BLAS.sgemm(transposeA: true, m: r, n: inp, k: T, a: dAx.pointer, b: source, beta: 1, c: dA.baseAddress!)
                 }
-                let dSource = FloatBuffer(T * inp)                               // (T, in) ∂loss/∂x̃
                 lora.values[slot.a].withUnsafeBufferPointer { A in
-                    BLAS.sgemm(m: T, n: inp, k: r, a: dAx.pointer, b: A.baseAddress!, c: dSource.pointer)
+                    if saved.input != nil {
+                        BLAS.sgemm(m: T, n: inp, k: r, a: dAx.pointer, b: A.baseAddress!, c: dSource.pointer)
+                        // Inverted dropout is linear with the same mask: its backward is the same map.
+                        dropout.apply(dSource.pointer, rows: T, width: inp, block: b, projection: p, into: dSource.pointer)
+                        for i in 0..<(T * inp) { dX[i] += dSource.pointer[i] }
+                    } else {
+                        // Without dropout ∂loss/∂x̃ is ∂loss/∂x: sgemm adds it to dX directly.
+                        BLAS.sgemm(m: T, n: inp, k: r, a: dAx.pointer, b: A.baseAddress!, beta: 1, c: dX)
+                    }
                 }
-                if saved.input != nil {
-                    // Inverted dropout is linear with the same mask: its backward is the same map.
-                    dropout.apply(dSource.pointer, rows: T, width: inp, block: b, projection: p, into: dSource.pointer)
-                }
-                for i in 0..<(T * inp) { dX[i] += dSource.pointer[i] }
             }
 
             let dHidden = FloatBuffer(T * F), dGate = FloatBuffer(T * F), dUp = FloatBuffer(T * F)   // (T, F)
@@ -156,8 +169,8 @@ extension LlamaModel {
                                beta: 1, c: dk.pointer + kv * D, ldc: Ckv)
                 }
                 // RoPE is a rotation: its backward rotates by the opposite angle.
-                Kernels.rope(dq.pointer, rows: T, heads: H, headDim: D, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0, inverse: true)
-                Kernels.rope(dk.pointer, rows: T, heads: G, headDim: D, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0, inverse: true)
+                Kernels.rope(dq.pointer, heads: H, headDim: D, angles: angles, inverse: true)
+                Kernels.rope(dk.pointer, heads: G, headDim: D, angles: angles, inverse: true)
                 dxn.zero()
                 linearBackward(.q, block: b, dq.pointer, input: a.xn1.pointer, acts: a, accumulateInto: dxn.pointer)
                 linearBackward(.k, block: b, dk.pointer, input: a.xn1.pointer, acts: a, accumulateInto: dxn.pointer)

@@ -136,6 +136,7 @@ extension LlamaModel {
             for (t, id) in tokens.enumerated() { (x.pointer + t * C).update(from: W + embeddingOffset + id * C, count: C) }
             let shared = record ? nil : BlockActivations(h, tokens: T, span: S)
             let projected = FloatBuffer(T * C)     // (T, C) output of o and down
+            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
 
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
@@ -181,8 +182,8 @@ extension LlamaModel {
                 linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
                 linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
                 linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
-                Kernels.rope(a.q.pointer, rows: T, heads: H, headDim: D, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
-                Kernels.rope(a.k.pointer, rows: T, heads: G, headDim: D, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
+                Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles)
+                Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles)
                 cache.append(block: b, keys: a.k.pointer, values: a.v.pointer, floats: T * Ckv, blockCount: h.blockCount)
                 cache.keys[b].withUnsafeBufferPointer { K in           // (S, Ckv)
                     cache.values[b].withUnsafeBufferPointer { V in     // (S, Ckv)

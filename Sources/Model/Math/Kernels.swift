@@ -32,6 +32,35 @@ enum Kernels {
         }
     }
 
+    /// The cosines and sines of the rotary angles pos · base^(−2i/rotated) for `rows` consecutive positions
+    /// from `firstPosition`, computed once per pass and shared by the queries, the keys, every block and the
+    /// backward pass (the trigonometry in Double costs more than the rotations themselves).
+    struct RotaryAngles {
+        let rows: Int
+        let pairs: Int
+        let cosines: [Float]   // (rows, pairs)
+        let sines: [Float]     // (rows, pairs)
+
+        init(rows: Int, rotated: Int, base: Float, firstPosition: Int) {
+            let pairs = rotated / 2
+            var frequencies = [Double](repeating: 0, count: pairs)
+            for i in 0..<pairs { frequencies[i] = pow(Double(base), -Double(2 * i) / Double(rotated)) }
+            var cosines = [Float](repeating: 0, count: rows * pairs), sines = [Float](repeating: 0, count: rows * pairs)
+            for t in 0..<rows {
+                let position = Double(firstPosition + t)
+                for i in 0..<pairs {
+                    let angle = position * frequencies[i]
+                    cosines[t * pairs + i] = Float(cos(angle))
+                    sines[t * pairs + i] = Float(sin(angle))
+                }
+            }
+            self.rows = rows
+            self.pairs = pairs
+            self.cosines = cosines
+            self.sines = sines
+        }
+    }
+
     /// Rotary embedding as llama.cpp's GGML_ROPE_TYPE_NORM applies it to llama weights: within each head,
     /// the adjacent pair (x[2i], x[2i+1]) for 2i < `rotated` is rotated by pos · base^(−2i/rotated).
     /// (The GGUF converter permutes HF's Q and K rows so that this pairing equals HF's rotate-half.)
@@ -39,23 +68,26 @@ enum Kernels {
     /// x: (T, heads · headDim), row t at position `firstPosition + t`.
     static func rope(_ x: UnsafeMutablePointer<Float>, rows: Int, heads: Int, headDim: Int, rotated: Int,
                      base: Float, firstPosition: Int, inverse: Bool = false) {
-        let pairs = rotated / 2
-        var frequencies = [Double](repeating: 0, count: pairs)
-        for i in 0..<pairs { frequencies[i] = pow(Double(base), -Double(2 * i) / Double(rotated)) }
-        var cosines = [Float](repeating: 0, count: pairs), sines = [Float](repeating: 0, count: pairs)
-        for t in 0..<rows {
-            let position = Double(firstPosition + t)
-            for i in 0..<pairs {
-                let angle = position * frequencies[i]
-                cosines[i] = Float(cos(angle))
-                sines[i] = inverse ? -Float(sin(angle)) : Float(sin(angle))
-            }
-            for h in 0..<heads {
-                let v = x + (t * heads + h) * headDim
-                for i in 0..<pairs {
-                    let a = v[2 * i], b = v[2 * i + 1]
-                    v[2 * i] = a * cosines[i] - b * sines[i]
-                    v[2 * i + 1] = a * sines[i] + b * cosines[i]
+        rope(x, heads: heads, headDim: headDim,
+             angles: RotaryAngles(rows: rows, rotated: rotated, base: base, firstPosition: firstPosition), inverse: inverse)
+    }
+
+    /// `rope` with the angles of its `angles.rows` rows computed beforehand.
+    static func rope(_ x: UnsafeMutablePointer<Float>, heads: Int, headDim: Int, angles: RotaryAngles, inverse: Bool = false) {
+        let pairs = angles.pairs
+        angles.cosines.withUnsafeBufferPointer { cosines in
+            angles.sines.withUnsafeBufferPointer { sines in
+                for t in 0..<angles.rows {
+                    let c = cosines.baseAddress! + t * pairs, s = sines.baseAddress! + t * pairs
+                    for h in 0..<heads {
+                        let v = x + (t * heads + h) * headDim
+                        for i in 0..<pairs {
+                            let a = v[2 * i], b = v[2 * i + 1]
+                            let sine = inverse ? -s[i] : s[i]
+                            v[2 * i] = a * c[i] - b * sine
+                            v[2 * i + 1] = a * sine + b * c[i]
+                        }
+                    }
                 }
             }
         }

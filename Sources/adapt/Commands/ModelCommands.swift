@@ -133,7 +133,10 @@ enum ModelCommands {
             Feeds a fixed prompt of --prompt-tokens ids in one batch, then decodes --decode-tokens tokens one at a \
             time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
             --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
-            "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes"}.
+            "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes"}; with --train-tokens also "train_tokens", \
+            "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
+            each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
+            "train_dropout".
             """,
         options: [
             modelOption, threadsOption,
@@ -142,6 +145,7 @@ enum ModelCommands {
             OptionSpec("repeat", value: "N", help: "repetitions; the fastest counts (default 3)"),
             .flag("f32-decode", help: "decode from the f32 weights (sgemv) instead of the quantized blocks"),
             OptionSpec("train-tokens", value: "N", help: "also time one LoRA loss-and-gradients pass (rank 8, q/k/v/o) over N tokens"),
+            OptionSpec("train-dropout", value: "P", help: "LoRA dropout of the timed training pass (default 0.05)"),
             .json,
         ]
     ) { invocation in
@@ -182,19 +186,27 @@ enum ModelCommands {
             guard trainTokens >= 2 else { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
             let tokens = (0..<trainTokens).map { ($0 * 7919 + 13) % V }
             let sequence = TrainingSequence(tokens: tokens, weights: [Float](repeating: 1, count: trainTokens - 1))
-            let lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: 0.05), seed: 1)
+            let dropout = try arguments.double("train-dropout") ?? 0.05
+            guard dropout >= 0, dropout < 1 else { throw UsageError("--train-dropout must be in [0, 1), got \(dropout)") }
+            let lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: Float(dropout)), seed: 1)
             var best = Double.infinity
+            var cpuSeconds: [Double] = []
             for step in 0..<repeats {
                 let t0 = DispatchTime.now().uptimeNanoseconds
+                let c0 = processCPUSeconds()
                 _ = model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
+                cpuSeconds.append(processCPUSeconds() - c0)
                 best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
             }
             result["train_tokens"] = .int(trainTokens)
             result["train_tokens_per_second"] = .double(Double(trainTokens) / best)
+            result["train_cpu_seconds"] = .array(cpuSeconds.map { .double($0) })
+            result["train_dropout"] = .double(dropout)
             result["peak_rss_bytes"] = .int(peakResidentBytes())
             if !arguments.flag("json") {
-                Console.print(String(format: "train: %.1f tokens/s (%d tokens, rank 8, q/k/v/o), peak RSS %.0f MB",
-                                     Double(trainTokens) / best, trainTokens, Double(peakResidentBytes()) / 1e6))
+                let cpu = cpuSeconds.map { String(format: "%.3f", $0) }.joined(separator: ", ")
+                Console.print(String(format: "train: %.1f tokens/s (%d tokens, rank 8, q/k/v/o, dropout %g), ", Double(trainTokens) / best, trainTokens, dropout)
+                              + "CPU s per pass \(cpu), " + String(format: "peak RSS %.0f MB", Double(peakResidentBytes()) / 1e6))
             }
         }
         if arguments.flag("json") {
@@ -204,6 +216,13 @@ enum ModelCommands {
                                  BLAS.threads, loadMS, Double(promptCount) / bestPrompt, promptCount,
                                  Double(decodeCount) / bestDecode, Double(peakResidentBytes()) / 1e6))
         }
+    }
+
+    /// CPU seconds the whole process has used (every thread, OpenBLAS's included).
+    static func processCPUSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
     /// The process's peak resident set (VmHWM in /proc/self/status), 0 where unavailable.
