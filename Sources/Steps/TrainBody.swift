@@ -14,8 +14,8 @@ import Training
 ///   events, written with its fencing token, so a worker that lost its lease cannot move it). A worker that
 ///   claims a step another worker lost resumes from the newest checkpoint that verifies; the Training
 ///   module guarantees the resumed run ends bit-identical to an uninterrupted one.
-/// - Output: the adapter (a blob; `adapter_digest` is the adapter file's own digest, as `adapt train`
-///   reports it), the loss curve and the validation losses. Nothing is registered here: the promote step
+/// - Output: the adapter (`adapter_digest`, as `adapt train` reports it, and `adapter_blob`, its name in the
+///   blob store: both the SHA-256 of the whole file), the loss curve and the validation losses. Nothing is registered here: the promote step
 ///   registers the candidate in its completion transaction.
 public enum TrainBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {

@@ -114,8 +114,10 @@ extension LlamaModel {
     }
 
     /// The batched forward pass: T new tokens at positions P…P+T−1 attend to the P cached ones and to each
-    /// other causally. With `record`, every block's activations are kept for `backward`.
-    func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?) -> ForwardPass {
+    /// other causally. With `record`, every block's activations are kept for `backward`. Training passes and
+    /// `f32Only` ones never read the quantized blocks, so their values match the f32 weights the backward uses.
+    func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
+             f32Only: Bool = false) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -139,7 +141,7 @@ extension LlamaModel {
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
                 let (out, inp) = h.shape(of: p)
                 // Training passes stay on the f32 copy their backward pass multiplies with.
-                if T == 1, !record, let info = quantized[b][p] {
+                if T == 1, !record, !f32Only, let info = quantized[b][p] {
                     QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: out, columns: inp, x: input, into: y)
                 } else if T == 1 {
                     // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
