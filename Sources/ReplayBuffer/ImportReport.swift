@@ -29,6 +29,9 @@ public struct ImportOptions: Sendable {
     public var skipBad: Bool
     /// The source recorded for records that name none.
     public var source: String
+    /// Put every new example in the held-out split instead of letting the id hash choose: for a held-out file
+    /// a user keeps apart. Examples already stored keep their split; held out stays held out either way.
+    public var heldOut: Bool = false
     public var reader: JSONLReader
     public var scrubber: ScrubPipeline
     public var tokenCounter: any TokenCounter

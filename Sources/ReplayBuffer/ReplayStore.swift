@@ -58,7 +58,7 @@ public struct ReplayStore: Sendable {
                 let completion = clean(record.completion)
                 let source = clean(record.source ?? options.source)
                 let id = ExampleID.make(lineage: lineage, system: system, prompt: prompt, completion: completion, source: source)
-                let split = HeldOutSplit.initialSplit(id: id, fraction: policy.heldOutFraction)
+                let split = options.heldOut ? .heldOut : HeldOutSplit.initialSplit(id: id, fraction: policy.heldOutFraction)
                 let row = ExampleTable.NewRow(
                     id: id, lineage: lineage, system: system, prompt: prompt, completion: completion, source: source,
                     weight: record.weight ?? 1, tokenCount: options.tokenCounter.count(system: system, prompt: prompt, completion: completion),

@@ -53,3 +53,23 @@ import TestSupport
     #expect(heldOut.count == 5)
     #expect(Set(heldOut.map(\.id)).isDisjoint(with: used))
 }
+
+@Test func aFileImportedAsHeldOutIsNeverTrainedOnAndEarlierSplitsStay() throws {
+    let fixture = try BufferFixture()
+    try fixture.importLines(30)
+    let before = try fixture.store.examples()
+    var options = ImportOptions()
+    options.heldOut = true
+    // Ten new lines and ten already stored (their split must not move).
+    let report = try fixture.store.importJSONL(BufferFixture.lines(20, from: 20), lineage: "mail", options: options)
+    #expect(report.imported == 10 && report.duplicates == 10)
+    let after = try fixture.store.examples()
+    for example in before {
+        #expect(after.first { $0.id == example.id }?.split == example.split)
+    }
+    let new = after.filter { item in !before.contains { $0.id == item.id } }
+    #expect(new.count == 10 && new.allSatisfy { $0.split == .heldOut })
+    let sample = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n")
+    let trained = Set(try DatasetSnapshot.load(sample.trainSnapshot, from: fixture.blobs).map(\.id))
+    #expect(trained.isDisjoint(with: new.map(\.id)))
+}

@@ -37,6 +37,7 @@ enum DataCommands {
             """,
         options: [lineageOption,
                   .flag("skip-bad", help: "import the good lines and report the bad ones"),
+                  .flag("held-out", help: "put every new example in the held-out split (never trained on), not the hash's choice"),
                   OptionSpec("source", value: "S", help: "source recorded for lines that name none (default: import)"),
                   OptionSpec("max-record-bytes", value: "N", help: "refuse lines longer than N bytes (default 262144)"),
                   .json],
@@ -46,6 +47,7 @@ enum DataCommands {
         let lineage = try args.required("lineage")
         let path = try args.required("FILE")
         var options = ImportOptions(skipBad: args.flag("skip-bad"))
+        options.heldOut = args.flag("held-out")
         if let source = args.string("source") {
             guard !source.isEmpty, source.count <= 200 else { throw UsageError("--source must be 1 to 200 characters") }
             options.source = source
