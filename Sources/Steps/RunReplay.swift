@@ -89,7 +89,7 @@ public struct RunReplay {
             guard let recorded = job.output else { continue }
             try prepare(job, recorded: recorded, environment: environment)
             var ancestors: [String: JSONValue] = [:]
-            for (kind, id) in try ancestorIDs(of: job.id) { ancestors[kind] = replayed[id] }
+            for (kind, record) in try StepRunner.nearestSucceededAncestors(queue: queue, job: job.id) { ancestors[kind] = replayed[record.id] }
             let context = StepContext(environment: environment, name: job.name, input: job.input, manifest: .object(manifest),
                                       ancestors: ancestors, recorded: recorded)
             log("replaying \(job.name)")
@@ -144,23 +144,6 @@ public struct RunReplay {
             throw StepError.malformedOutput(step: step, field: "\(section).\(field)")
         }
         return digest
-    }
-
-    /// The nearest ancestor of each kind, as the worker computes it.
-    private func ancestorIDs(of job: JobID) throws -> [String: JobID] {
-        var found: [String: JobID] = [:]
-        var seen: Set<JobID> = [job]
-        var frontier = try queue.parents(of: job)
-        while !frontier.isEmpty {
-            var next: [JobID] = []
-            for id in frontier.sorted() where seen.insert(id).inserted {
-                let record = try queue.job(id)
-                if found[record.kind] == nil, record.state == .succeeded { found[record.kind] = id }
-                next += try queue.parents(of: id)
-            }
-            frontier = next
-        }
-        return found
     }
 
     /// The first compared field whose value differs, or whose presence does.

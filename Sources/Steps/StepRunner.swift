@@ -58,18 +58,22 @@ public enum StepRunner {
         }
     }
 
-    /// The output of the nearest succeeded ancestor of each kind (breadth first from the job's parents).
+    /// The output of the nearest succeeded ancestor of each kind.
     public static func ancestorOutputs(queue: JobQueue, job: JobID) throws -> [String: JSONValue] {
-        var found: [String: JSONValue] = [:]
+        try nearestSucceededAncestors(queue: queue, job: job).compactMapValues(\.output)
+    }
+
+    /// The nearest succeeded ancestor of each kind, breadth first from the job's parents (replay walks the
+    /// graph the same way the worker does).
+    public static func nearestSucceededAncestors(queue: JobQueue, job: JobID) throws -> [String: JobRecord] {
+        var found: [String: JobRecord] = [:]
         var seen: Set<JobID> = [job]
         var frontier = try queue.parents(of: job)
         while !frontier.isEmpty {
             var next: [JobID] = []
             for id in frontier.sorted() where seen.insert(id).inserted {
                 let record = try queue.job(id)
-                if found[record.kind] == nil, record.state == .succeeded, let output = record.output {
-                    found[record.kind] = output
-                }
+                if found[record.kind] == nil, record.state == .succeeded { found[record.kind] = record }
                 next += try queue.parents(of: id)
             }
             frontier = next
