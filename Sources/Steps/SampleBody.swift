@@ -5,8 +5,8 @@ import ReplayBuffer
 /// The sample step: tonight's training set and the lineage's held-out set as dataset snapshot blobs.
 ///
 /// Which limits apply: the lineage's stored policy (`adapt data policy`) decides the held-out split (pinned
-/// when an example is stored) and `max_uses_per_example`; the pipeline's `sample_size` and
-/// `max_tokens_per_night` can only tighten the night's sample (`SamplePolicy`). Same seed, night and buffer:
+/// when an example is stored); the pipeline's `sample_size`, `max_tokens_per_night` and
+/// `max_uses_per_example` can only tighten the lineage's budget for the night's sample (`SamplePolicy`). Same seed, night and buffer:
 /// the same snapshot digests (ReplayBuffer's `SampleStep`).
 public enum SampleBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
@@ -18,7 +18,8 @@ public enum SampleBody {
         let report = try SampleStep.run(
             store: store, blobs: environment.blobs, lineage: common.lineage, seed: common.seed,
             night: common.night.description,
-            policy: SamplePolicy(maxExamples: sample.sampleSize, maxTokens: budget.maxTokensPerNight))
+            policy: SamplePolicy(maxExamples: sample.sampleSize, maxTokens: budget.maxTokensPerNight,
+                                 maxUses: budget.maxUsesPerExample))
         environment.log("sampled \(report.trainExamples) training and \(report.heldOutExamples) held-out example(s)")
         guard case let .object(fields) = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "sample report") else {
             preconditionFailure("a sample report encodes as an object")

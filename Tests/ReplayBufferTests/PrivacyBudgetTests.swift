@@ -65,3 +65,21 @@ import TestSupport
     #expect(try fixture.store.policy(lineage: "mail") == before)
     #expect(before == LineagePolicy.defaults)
 }
+
+@Test func aPipelineCanOnlyTightenHowOftenAnExampleIsTrainedOn() throws {
+    let fixture = try BufferFixture()
+    try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 0; $0.heldOutFraction = 0; $0.maxUsesPerExample = 5 }
+    try fixture.importLines(6)
+    let once = SamplePolicy(maxUses: 1)
+    let first = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "a", policy: once)
+    let second = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "b", policy: once)
+    #expect(first.trainExamples == 6)
+    #expect(second.trainExamples == 0 && second.spent == 6)
+    // Asking for more uses than the lineage allows does not loosen its budget.
+    let generous = SamplePolicy(maxUses: 100)
+    for night in ["c", "d", "e", "f"] {
+        _ = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: night, policy: generous)
+    }
+    let sixth = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "g", policy: generous)
+    #expect(sixth.trainExamples == 0)
+}

@@ -11,15 +11,18 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
     public var maxTokens: Int?
     /// At most this many held-out examples, lowest held-out key first so the same ones are scored every night.
     public var maxHeldOut: Int?
+    /// At most this many nights' training sets per example (nil: the lineage's `max_uses_per_example`).
+    public var maxUses: Int?
 
-    public init(maxExamples: Int? = nil, maxTokens: Int? = nil, maxHeldOut: Int? = nil) {
+    public init(maxExamples: Int? = nil, maxTokens: Int? = nil, maxHeldOut: Int? = nil, maxUses: Int? = nil) {
         self.maxExamples = maxExamples
         self.maxTokens = maxTokens
         self.maxHeldOut = maxHeldOut
+        self.maxUses = maxUses
     }
 
     enum CodingKeys: String, CodingKey {
-        case maxExamples = "max_examples", maxTokens = "max_tokens", maxHeldOut = "max_held_out"
+        case maxExamples = "max_examples", maxTokens = "max_tokens", maxHeldOut = "max_held_out", maxUses = "max_uses"
     }
 }
 
@@ -47,8 +50,9 @@ public enum SampleStep {
             try HeldOutSplit.topUp(db, lineage: lineage, policy: budget)
             try UseTable.clear(db, lineage: lineage, night: night)
 
-            let eligible = try ExampleTable.eligible(db, lineage: lineage, maxUses: budget.maxUsesPerExample, excludingNight: night)
-            let spent = try ExampleTable.spentCount(db, lineage: lineage, maxUses: budget.maxUsesPerExample, excludingNight: night)
+            let maxUses = min(budget.maxUsesPerExample, policy.maxUses ?? .max)
+            let eligible = try ExampleTable.eligible(db, lineage: lineage, maxUses: maxUses, excludingNight: night)
+            let spent = try ExampleTable.spentCount(db, lineage: lineage, maxUses: maxUses, excludingNight: night)
             let tokenLimit = min(budget.maxTokensPerNight, policy.maxTokens ?? .max)
             let exampleLimit = policy.maxExamples ?? .max
 

@@ -42,6 +42,14 @@ enum NightlyCommands {
         if pipeline.train.schedule == .linear {
             throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
         }
+        // Two settings a pipeline file can state but the run does not apply: say so rather than ignore them.
+        if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
+            Console.error("adapt: warning: sample.held_out_fraction is not applied per run; the lineage's stored policy "
+                          + "decides the held-out split (adapt data policy --lineage \(lineage) --held-out-fraction F)")
+        }
+        if pipeline.steps.contains(where: { $0.leaseSeconds != $0.kind.defaultLeaseSeconds }) {
+            Console.error("adapt: warning: steps[].lease_seconds is not applied; each worker's --lease-ms sets its lease")
+        }
         let runAt = try a.string("at").map(parseTime)
         let night = try a.string("night").map { try Night(parsing: $0) }
             ?? Night(date: Date(timeIntervalSince1970: Double(runAt ?? SystemClock().nowMilliseconds()) / 1000))
