@@ -26,6 +26,9 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
             return "\(path) is not an SQLite database; move it away or pass --state with another directory"
         case let .cannotOpen(path, message):
             return "cannot open the database \(path): \(message); check that the directory exists and is writable"
+        case let .newerSchema(path, component, found, known) where component == "database":
+            return "\(path) was written by a newer adapt (its schema version is \(found), the tables this build knows "
+                + "account for \(known)); upgrade adapt or pass --state with another directory"
         case let .newerSchema(path, component, found, known):
             return "\(path) was written by a newer adapt (\(component) schema version \(found), this build knows \(known)); "
                 + "upgrade adapt or pass --state with another directory"
