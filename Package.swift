@@ -40,7 +40,7 @@ let package = Package(
             "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Model", "Training", "Evaluation", "Registry",
         ]),
         // The worker executables' shared main and the supervisor that runs them as separate processes.
-        .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "JobQueue", "Steps"]),
+        .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "JobQueue", "Steps", "Model"]),
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",

@@ -1,5 +1,8 @@
 import CommandLineKit
 import Foundation
+import Model
+
+BLAS.stopIdleThreads()
 
 let tool = CommandLineTool(
     name: "adapt",

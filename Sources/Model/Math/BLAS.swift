@@ -44,6 +44,16 @@ public enum BLAS {
         cblas_sdot(Int32(count), x, 1, y, 1)
     }
 
+    /// Stops OpenBLAS's idle worker threads; call first thing in every executable.
+    ///
+    /// OpenBLAS starts its threads when the library is loaded, and they spin (`sched_yield`) for about 2^28
+    /// cycles before they sleep: ~0.1 s of a second core burnt by every process, including the many that never
+    /// multiply a matrix (queue commands, idle workers). The first multi-threaded call starts them again, with
+    /// the same thread count, so results are unchanged.
+    public static func stopIdleThreads() {
+        _ = blas_thread_shutdown_()
+    }
+
     /// OpenBLAS's worker thread count for this process.
     public static var threads: Int {
         get { Int(openblas_get_num_threads()) }
