@@ -15,6 +15,8 @@ public struct Claim: Sendable, Equatable {
     public let maxAttempts: Int
     public let owner: String
     public let leaseExpiresAt: Int64
+    /// Whether other jobs wait for this one (so its completion has dependents to make ready).
+    let hasDependents: Bool
 
     public var attempt: Int { Int(token) }
     /// True when a failure now would be the job's last.
@@ -31,16 +33,17 @@ public struct Claim: Sendable, Equatable {
         maxAttempts = row.int("max_attempts") ?? 1
         self.owner = owner
         leaseExpiresAt = row.int64("lease_expires_at") ?? 0
+        hasDependents = row.bool("has_dependents") ?? true
     }
 
     /// The same claim with its lease moved (after a heartbeat).
     func extended(to expiry: Int64) -> Claim {
         Claim(jobID: jobID, runID: runID, name: name, kind: kind, input: input, token: token,
-              maxAttempts: maxAttempts, owner: owner, leaseExpiresAt: expiry)
+              maxAttempts: maxAttempts, owner: owner, leaseExpiresAt: expiry, hasDependents: hasDependents)
     }
 
     public init(jobID: JobID, runID: RunID, name: String, kind: String, input: JSONValue, token: Int64,
-                maxAttempts: Int, owner: String, leaseExpiresAt: Int64) {
+                maxAttempts: Int, owner: String, leaseExpiresAt: Int64, hasDependents: Bool = true) {
         self.jobID = jobID
         self.runID = runID
         self.name = name
@@ -50,6 +53,7 @@ public struct Claim: Sendable, Equatable {
         self.maxAttempts = maxAttempts
         self.owner = owner
         self.leaseExpiresAt = leaseExpiresAt
+        self.hasDependents = hasDependents
     }
 }
 

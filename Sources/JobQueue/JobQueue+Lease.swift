@@ -16,21 +16,26 @@ extension JobQueue {
 
     public func claim(_ request: ClaimRequest) throws -> Claim? {
         let now = self.now
-        return try database.transaction { try claimInTransaction(request, now: now) }
+        return try database.transaction { try claimInTransaction(request, now: now, limit: 1).first }
     }
 
-    private func claimInTransaction(_ request: ClaimRequest, now: Int64) throws -> Claim? {
+    private func claimInTransaction(_ request: ClaimRequest, now: Int64, limit: Int) throws -> [Claim] {
+        guard limit > 0 else { return [] }
+        // `has_dependents` lets the completion skip readying dependents when there are none: dependencies are
+        // only ever written with the job itself, so the answer cannot change while the claim is held.
         let sql = """
             UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?,
                             heartbeat_at = ?, updated_at = ?, transition_note = ?
             WHERE id IN (SELECT id FROM jobs
                          WHERE state IN ('ready','failed') AND kind IN (\(Self.placeholders(request.kinds.count))) AND run_at <= ?
-                         ORDER BY priority, run_at, id LIMIT 1)
-            RETURNING id, run_id, name, kind, input, attempt, max_attempts, lease_expires_at
+                         ORDER BY priority, run_at, id LIMIT ?)
+            RETURNING id, run_id, name, kind, input, attempt, max_attempts, lease_expires_at,
+                      EXISTS (SELECT 1 FROM job_dependencies WHERE depends_on = jobs.id) AS has_dependents
             """
         let arguments: [SQLBindable] = [request.owner, now + request.leaseMilliseconds, now, now, "claimed by \(request.owner)"]
-            + request.kinds + [now]
-        return try database.query(sql, arguments: arguments).first.map { try Claim(row: $0, owner: request.owner) }
+            + request.kinds + [now, limit]
+        return try database.query(sql, arguments: arguments).map { try Claim(row: $0, owner: request.owner) }
+            .sorted { $0.jobID.value < $1.jobID.value }
     }
 
     /// Extends the lease by `leaseMilliseconds` from now, and says whether the run was cancelled.
@@ -58,13 +63,58 @@ extension JobQueue {
 
     /// `complete`, then `claim(next)` in the same transaction: one commit (one fsync at durability full) per
     /// job instead of two on a busy worker. Returns the next claim, if any job was due.
-    public func complete(_ claim: Claim, output: JSONValue, alsoInTransaction: ((Database) throws -> Void)? = nil,
+    public func complete(_ claim: Claim, output: JSONValue,
+                         alsoInTransaction: (@Sendable (Database) throws -> Void)? = nil,
                          thenClaim next: ClaimRequest) throws -> Claim? {
+        let finished = Completion(claim: claim, output: output, claimNext: true, alsoInTransaction: alsoInTransaction)
+        return try complete([finished], thenClaim: next)[0].get()
+    }
+
+    /// One finished job for `complete(_:thenClaim:)`.
+    public struct Completion: Sendable {
+        public let claim: Claim
+        public let output: JSONValue
+        /// Whether the slot that ran it wants the next job.
+        public let claimNext: Bool
+        public let alsoInTransaction: (@Sendable (Database) throws -> Void)?
+
+        public init(claim: Claim, output: JSONValue, claimNext: Bool,
+                    alsoInTransaction: (@Sendable (Database) throws -> Void)? = nil) {
+            self.claim = claim
+            self.output = output
+            self.claimNext = claimNext
+            self.alsoInTransaction = alsoInTransaction
+        }
+    }
+
+    /// Group commit: records every completion in `batch` and claims one job for each that asked for one, all in
+    /// one transaction, so a worker running several jobs at once pays one commit for all that finished
+    /// together. Each completion stands alone: one whose lease was lost (`leaseLost`) or whose
+    /// `alsoInTransaction` threw (rolled back to its own savepoint) fails by itself, and asks for no next job.
+    /// Returns, in `batch` order, the next claim (or nil) of each completion or its error; throws when the
+    /// transaction as a whole could not commit (nothing of it was recorded then).
+    public func complete(_ batch: [Completion], thenClaim next: ClaimRequest) throws -> [Result<Claim?, any Error>] {
         let now = self.now
         return try database.transaction {
-            try completeInTransaction(claim, output: output, now: now, also: alsoInTransaction)
-            // A failing claim must not undo the completion: it runs in a savepoint, and the worker claims again.
-            do { return try database.transaction { try claimInTransaction(next, now: now) } } catch { return nil }
+            var results: [Result<Claim?, any Error>] = batch.map { finished in
+                Result {
+                    if let also = finished.alsoInTransaction {
+                        try database.transaction { try completeInTransaction(finished.claim, output: finished.output, now: now, also: also) }
+                    } else {
+                        try completeInTransaction(finished.claim, output: finished.output, now: now, also: nil)
+                    }
+                    return nil
+                }
+            }
+            let askers = batch.indices.filter { index in
+                if case .success = results[index] { return batch[index].claimNext }
+                return false
+            }
+            // A failing claim must not undo the completions: SQLite rolls back only the failed statement, and the
+            // slots claim again on their own.
+            let claims = (try? claimInTransaction(next, now: now, limit: askers.count)) ?? []
+            for (index, claim) in zip(askers, claims) { results[index] = .success(claim) }
+            return results
         }
     }
 
@@ -76,13 +126,15 @@ extension JobQueue {
             WHERE id = ? AND attempt = ? AND state = 'running' AND lease_expires_at >= ?
             """, JobJSON.canonicalString(output), now, now, "completed by \(claim.owner)", claim.jobID, claim.token, now)
         guard changed == 1 else { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
-        try database.run("""
-            UPDATE jobs SET waiting_on = waiting_on - 1,
-                            state = CASE WHEN waiting_on = 1 THEN 'ready' ELSE state END,
-                            run_at = CASE WHEN waiting_on = 1 THEN max(run_at, ?) ELSE run_at END,
-                            updated_at = ?, transition_note = ?
-            WHERE state = 'pending' AND id IN (SELECT job_id FROM job_dependencies WHERE depends_on = ?)
-            """, now, now, "parents succeeded (last: \(claim.jobID))", claim.jobID)
+        if claim.hasDependents {
+            try database.run("""
+                UPDATE jobs SET waiting_on = waiting_on - 1,
+                                state = CASE WHEN waiting_on = 1 THEN 'ready' ELSE state END,
+                                run_at = CASE WHEN waiting_on = 1 THEN max(run_at, ?) ELSE run_at END,
+                                updated_at = ?, transition_note = ?
+                WHERE state = 'pending' AND id IN (SELECT job_id FROM job_dependencies WHERE depends_on = ?)
+                """, now, now, "parents succeeded (last: \(claim.jobID))", claim.jobID)
+        }
         try also?(database)
     }
 

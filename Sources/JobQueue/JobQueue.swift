@@ -24,7 +24,7 @@ public final class JobQueue: Sendable {
         // after a complete checkpoint and keeps the file, "WAL reset"). Appending would grow the file on every
         // commit, and at durability full each fdatasync would then also commit the file's new size and
         // blocks to the ext4 journal; overwriting skips that, and reuses pages already in the page cache.
-        try database.execute("PRAGMA wal_autocheckpoint = 1000")
+        try database.execute("PRAGMA wal_autocheckpoint = 10000")
     }
 
     var now: Int64 { clock.nowMilliseconds() }

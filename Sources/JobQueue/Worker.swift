@@ -49,9 +49,11 @@ public struct WorkerSummary: Sendable, Equatable, Encodable {
     public var released = 0
     /// Jobs whose lease was lost while running; their results were not recorded.
     public var leaseLost = 0
+    /// Transactions that recorded successes: fewer than `succeeded` when jobs finishing together shared one.
+    public var commits = 0
 
     enum CodingKeys: String, CodingKey {
-        case succeeded, failed, discarded, cancelled, snoozed, released, leaseLost = "lease_lost"
+        case succeeded, failed, discarded, cancelled, snoozed, released, leaseLost = "lease_lost", commits
     }
 }
 
@@ -68,6 +70,7 @@ public final class Worker: Sendable {
     private let body: JobBody
     private let monitor: HeartbeatMonitor
     private let waiter: WorkWaiter
+    private let commits: GroupCommit
     private let state = Mutex(State())
 
     struct State {
@@ -82,6 +85,8 @@ public final class Worker: Sendable {
         self.body = body
         monitor = HeartbeatMonitor(queue: queue, leaseMilliseconds: options.leaseMilliseconds)
         waiter = WorkWaiter(database: queue.database, clock: queue.clock, pollMicroseconds: options.pollMicroseconds)
+        commits = GroupCommit(queue: queue, request: ClaimRequest(
+            kinds: options.kinds, owner: options.owner, leaseMilliseconds: options.leaseMilliseconds))
     }
 
     /// Runs until stopped (or idle, with `exitWhenIdle`); returns what it did.
@@ -102,7 +107,10 @@ public final class Worker: Sendable {
                 if interrupted && !isStopping { group.addTask { try await self.slot() } }
             }
         }
-        return state.withLock { $0.summary }
+        return state.withLock { state in
+            state.summary.commits = commits.count
+            return state.summary
+        }
     }
 
     /// First call: finish running jobs, claim no more. Second call: release running jobs now.
@@ -136,7 +144,14 @@ public final class Worker: Sendable {
             do {
                 if let claim = next {
                     next = nil
-                    let (following, interrupted) = try await process(claim)
+                    let following: Claim?, interrupted: Bool
+                    do {
+                        (following, interrupted) = try await process(claim)
+                    } catch {
+                        commits.slotIsFree()
+                        throw error
+                    }
+                    if following == nil { commits.slotIsFree() }
                     if interrupted { return true }
                     next = following
                     failures = 0
@@ -153,10 +168,8 @@ public final class Worker: Sendable {
                 let seen = waiter.current
                 if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
                     waiter.noteLocalWrite()
-                    let (following, interrupted) = try await process(claim)
-                    if interrupted { return true }
-                    next = following
-                    failures = 0
+                    next = claim
+                    commits.slotTookJob()
                     continue
                 }
                 if try rescueExpiredLeases() { continue }
@@ -212,7 +225,7 @@ public final class Worker: Sendable {
         state.withLock { _ = $0.interrupters.removeValue(forKey: claim.jobID) }
         defer { waiter.noteLocalWrite() }
         do {
-            return (try record(result, of: claim, context: context, mayClaimNext: !interrupted), interrupted)
+            return (try await record(result, of: claim, context: context, mayClaimNext: !interrupted), interrupted)
         } catch JobQueueError.leaseLost {
             count { $0.leaseLost += 1 }
             options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
@@ -222,18 +235,13 @@ public final class Worker: Sendable {
 
     /// Turns the body's result into the one fenced write it calls for.
     private func record(_ result: Result<JobResult, Error>, of claim: Claim, context: JobContext,
-                        mayClaimNext: Bool) throws -> Claim? {
+                        mayClaimNext: Bool) async throws -> Claim? {
         let flags = context.snapshot
         if flags.leaseLost { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
-        if case let .success(.completed(output, extra)) = result {
+        if case let .success(.completed(output, hook)) = result {
             // Finished work is recorded even when a stop or a cancellation arrived meanwhile.
-            let hook = extra.map { hook in { (db: Database) throws in try hook(db) } }
-            var next: Claim?
-            if isStopping || !mayClaimNext {
-                try queue.complete(claim, output: output, alsoInTransaction: hook)
-            } else {
-                next = try queue.complete(claim, output: output, alsoInTransaction: hook, thenClaim: request)
-            }
+            let next = try await commits.submit(JobQueue.Completion(
+                claim: claim, output: output, claimNext: mayClaimNext && !isStopping, alsoInTransaction: hook)).get()
             count { $0.succeeded += 1 }
             options.log?("completed \(claim.jobID)")
             return next

@@ -131,4 +131,32 @@ import Testing
         }
         #expect(try fixture.snapshot() == before, "a refused completion claims nothing either")
     }
+
+    @Test func aGroupCommitRecordsEachCompletionOnItsOwn() throws {
+        let fixture = try QueueFixture()
+        let run = try fixture.enqueue(["a", "b", "c", "d", "e"])
+        let request = ClaimRequest(kinds: ["test"], owner: "w1", leaseMilliseconds: 1_000)
+        let stale = try #require(try fixture.claim(lease: 100))
+        fixture.clock.advance(milliseconds: 200)
+        let hooked = try #require(try fixture.queue.claim(request))
+        let fine = try #require(try fixture.queue.claim(request))
+        struct HookFailed: Error {}
+        let outcomes = try fixture.queue.complete([
+            .init(claim: stale, output: .string("stale"), claimNext: true),
+            .init(claim: hooked, output: .string("hooked"), claimNext: true, alsoInTransaction: { db in
+                try db.run("UPDATE jobs SET error = 'written by the hook' WHERE id = ?", hooked.jobID)
+                throw HookFailed()
+            }),
+            .init(claim: fine, output: .string("fine"), claimNext: true),
+        ], thenClaim: request)
+        #expect(throws: JobQueueError.leaseLost(stale.jobID, token: 1)) { try outcomes[0].get() }
+        #expect(throws: HookFailed.self) { try outcomes[1].get() }
+        let next = try #require(try outcomes[2].get(), "only the recorded completion gets a next job")
+        #expect(next.jobID == run.jobIDs[3])
+        #expect(try fixture.state(stale.jobID) == .running, "a stale claim changes nothing")
+        let rolledBack = try fixture.queue.job(hooked.jobID)
+        #expect(rolledBack.state == .running && rolledBack.error == nil, "the failed hook's completion is undone")
+        #expect(try fixture.queue.job(fine.jobID).output == .string("fine"))
+        #expect(try fixture.state(run.jobIDs[4]) == .ready)
+    }
 }

@@ -154,4 +154,25 @@ import TestSupport
         let firstEnd = try #require(events.filter { $0.to == .succeeded }.map(\.at).min())
         #expect(lastStart < firstEnd, "the three jobs overlapped")
     }
+
+    @Test func jobsFinishingTogetherShareOneCommit() async throws {
+        let queue = try connection()
+        let run = try queue.enqueue(noops(64))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 8, exitWhenIdle: true),
+                            body: NoopJob.body)
+        let summary = try await worker.run()
+        #expect(summary.succeeded == 64)
+        #expect(summary.commits <= 32, "\(summary.commits) commits for 64 jobs run eight at a time")
+        #expect(try queue.jobs(matching: .init(run: run.runID)).allSatisfy { $0.state == .succeeded })
+        let succeeded = try queue.events(run: run.runID).filter { $0.to == .succeeded }
+        #expect(Set(succeeded.map(\.jobID)) == Set(run.jobIDs) && succeeded.count == 64, "each succeeded exactly once")
+    }
+
+    @Test func aLoneWorkerSlotCommitsEachJobAsItFinishes() async throws {
+        let queue = try connection()
+        try queue.enqueue(noops(10))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], exitWhenIdle: true), body: NoopJob.body)
+        let summary = try await worker.run()
+        #expect(summary.succeeded == 10 && summary.commits == 10)
+    }
 }

@@ -146,7 +146,7 @@ enum JobCommands {
         } else {
             Console.error("worker \(options.owner): \(summary.succeeded) succeeded, \(summary.failed) failed (will retry), "
                           + "\(summary.discarded) discarded, \(summary.cancelled) cancelled, \(summary.released) released, "
-                          + "\(summary.leaseLost) lost their lease")
+                          + "\(summary.leaseLost) lost their lease; \(summary.commits) commits")
         }
     }
 
