@@ -18,12 +18,14 @@ public final class JobQueue: Sendable {
         self.clock = clock
         self.retryPolicy = retryPolicy
         try database.migrate(JobSchema.schema)
-        // Checkpoint the WAL every 1000 pages (4 MB). A busy queue rewrites the same few pages over and over,
-        // so a checkpoint writes few distinct pages whatever the WAL's length; what a short WAL buys is that
-        // the next commits overwrite blocks the WAL file already has (SQLite restarts the WAL from its start
-        // after a complete checkpoint and keeps the file, "WAL reset"). Appending would grow the file on every
-        // commit, and at durability full each fdatasync would then also commit the file's new size and
-        // blocks to the ext4 journal; overwriting skips that, and reuses pages already in the page cache.
+        // Checkpoint the WAL every 10,000 pages (40 MB) rather than SQLite's 1,000. A checkpoint costs two
+        // fsyncs even at durability normal (the WAL, then the database file), a few milliseconds each on this
+        // disk, and a busy queue reaches 1,000 pages every ~150 enqueues: measured, those fsyncs were half the
+        // wall time of a burst of single enqueues. A busy queue rewrites the same few pages over and over, so a
+        // checkpoint writes few distinct pages whatever the WAL's length; after a complete checkpoint SQLite
+        // restarts the WAL from its start and keeps the file ("WAL reset"), so later commits overwrite blocks
+        // the file already has instead of growing it (at durability full, growth would also cost the ext4
+        // journal a commit on every fdatasync).
         try database.execute("PRAGMA wal_autocheckpoint = 10000")
     }
 

@@ -16,7 +16,23 @@ public struct Schema: Sendable {
 
 extension Database {
     /// Brings `schema` up to date in one transaction, or refuses a database from a newer build.
+    ///
+    /// Foreign keys are off while migrations run, so that one may rebuild a table other tables refer to (SQLite
+    /// cannot change a column's constraints in place; dropping the old table with foreign keys on would
+    /// delete, by cascade, every row that refers to it). They are checked before the commit instead, and any
+    /// violation rolls the migration back.
     public func migrate(_ schema: Schema) throws {
+        // `PRAGMA foreign_keys` is ignored inside a transaction: set it around the one that migrates.
+        guard try schemaVersion(of: schema.component) != schema.migrations.count else {
+            try migrateInTransaction(schema)  // still refuses a newer database
+            return
+        }
+        try execute("PRAGMA foreign_keys = OFF")
+        defer { try? execute("PRAGMA foreign_keys = ON") }
+        try migrateInTransaction(schema)
+    }
+
+    private func migrateInTransaction(_ schema: Schema) throws {
         try transaction {
             try execute("CREATE TABLE IF NOT EXISTS adapt_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL) STRICT")
             let recorded = try query("SELECT component, version FROM adapt_schema")
@@ -32,6 +48,10 @@ extension Database {
             }
             guard current < schema.migrations.count else { return }
             for script in schema.migrations[current...] { try execute(script) }
+            if let violation = try queryOne("PRAGMA foreign_key_check") {
+                throw StorageError.migrationBrokeForeignKeys(path: path, component: schema.component,
+                                                             table: violation.string("table") ?? "?")
+            }
             try run("INSERT INTO adapt_schema (component, version) VALUES (?, ?) "
                     + "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
                     schema.component, schema.migrations.count)

@@ -5,6 +5,7 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
     case notADatabase(path: String)
     case cannotOpen(path: String, message: String)
     case newerSchema(path: String, component: String, found: Int, known: Int)
+    case migrationBrokeForeignKeys(path: String, component: String, table: String)
     case unknownDurability(String)
     case missingColumn(String)
 
@@ -32,6 +33,9 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
         case let .newerSchema(path, component, found, known):
             return "\(path) was written by a newer adapt (\(component) schema version \(found), this build knows \(known)); "
                 + "upgrade adapt or pass --state with another directory"
+        case let .migrationBrokeForeignKeys(path, component, table):
+            return "upgrading the \(component) tables of \(path) would leave rows of \(table) pointing at rows that do not "
+                + "exist; nothing was changed. Check the database with `sqlite3 \(path) 'PRAGMA foreign_key_check'`"
         case let .unknownDurability(value):
             return "unknown durability '\(value)'; use full or normal"
         case let .missingColumn(name):
