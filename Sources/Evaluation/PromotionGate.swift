@@ -67,6 +67,9 @@ public struct PromotionGate: Sendable, Equatable {
                               reason: "every difference is zero")
         }
         let outcome: GateOutcome
+        // The report's `p_value` is the configured test's; an outcome found by the opposite one-sided test names
+        // that test's p-value in the reason, so a refusal carries its own evidence.
+        var evidence = ""
         switch options.alternative {
         case .twoSided:
             if result.pValue < alpha {
@@ -77,11 +80,13 @@ public struct PromotionGate: Sendable, Equatable {
         case .less, .greater:
             let lower = try pValue(result, .less, d), higher = try pValue(result, .greater, d)
             outcome = lower < alpha ? .better : (higher < alpha ? .worse : .notEnoughEvidence)
+            if outcome == .worse && options.alternative == .less { evidence = " (p \(higher), alternative greater)" }
+            if outcome == .better && options.alternative == .greater { evidence = " (p \(lower), alternative less)" }
         }
         let reason: String
         switch outcome {
-        case .better: reason = "the candidate's losses are significantly lower at alpha \(alpha)"
-        case .worse: reason = "the candidate's losses are significantly higher at alpha \(alpha)"
+        case .better: reason = "the candidate's losses are significantly lower at alpha \(alpha)\(evidence)"
+        case .worse: reason = "the candidate's losses are significantly higher at alpha \(alpha)\(evidence)"
         case .notEnoughEvidence: reason = "no significant difference at alpha \(alpha)"
         }
         return GateReport(gate: self, differences: d, result: result, outcome: outcome, reason: reason)

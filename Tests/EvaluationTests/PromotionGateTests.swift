@@ -28,6 +28,9 @@ func pairedLosses(n: Int, shift: Double, seed: UInt64 = 7) -> (candidate: [Doubl
     let report = try PromotionGate().evaluate(candidate: candidate, baseline: baseline)
     #expect(report.outcome == .worse)
     #expect(try #require(report.pValue) > 0.99)  // the reported p-value is the requested 'less' test's
+    // The 'greater' test's p-value, the evidence for the refusal, is in the reason: 30 negative-free pairs
+    // give the exact p = 2^-30.
+    #expect(report.reason.hasSuffix("(p \(pow(2.0, -30)), alternative greater)"), "\(report.reason)")
 }
 
 @Test func noShiftIsNotEnoughEvidence() throws {
