@@ -67,6 +67,24 @@ import TestSupport
         print("4 workers drained 10,000 noop jobs in \(elapsed) (per worker: \(claimed))")
     }
 
+    @Test func workersCommittingJobsInGroupsSurviveAKillAndEachJobSucceedsOnce() async throws {
+        #expect(try await adapt(["enqueue", "noop", "--count", "3000", "--sleep-ms", "2"]).status == 0)
+        let options = ["--exit-when-idle", "--json", "--concurrency", "8", "--lease-ms", "800"]
+        let workers = try (0..<3).map { _ in try worker(options) }
+        try await waitUntil("500 jobs succeeded") { try int("SELECT count(*) FROM jobs WHERE state = 'succeeded'") >= 500 }
+        workers[0].send(SIGKILL)
+        #expect(await workers[0].exited() == 128 + SIGKILL)
+        for survivor in workers.dropFirst() { #expect(await survivor.exited() == 0, "\(survivor.stderr)") }
+        #expect(try int("SELECT count(*) FROM jobs WHERE state = 'succeeded'") == 3000)
+        #expect(try int("SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 3000, "each succeeded once")
+        #expect(try int("SELECT count(DISTINCT job_id) FROM job_events WHERE to_state = 'succeeded'") == 3000)
+        #expect(try int("SELECT count(*) FROM jobs WHERE attempt = 2") >= 1, "the killed worker's jobs were rescued")
+        let survivors = try workers.dropFirst().map { try summary($0) }
+        let succeeded = survivors.map { $0["succeeded"]?.intValue ?? 0 }.reduce(0, +)
+        let commits = survivors.map { $0["commits"]?.intValue ?? 0 }.reduce(0, +)
+        #expect(commits < succeeded / 2, "\(commits) commits for \(succeeded) jobs")
+    }
+
     @Test func aWorkerKilledMidJobIsRescuedAfterItsLeaseAndTheJobSucceedsOnce() async throws {
         try await adapt(["enqueue", "noop", "--sleep-ms", "1500"])
         let doomed = try worker(["--lease-ms", "600"])
