@@ -92,6 +92,11 @@ final class WorkWaiter: @unchecked Sendable {
         var burstUntil: UInt64 = 0
         while true {
             condition.lock()
+            if waiters.isEmpty && !stopped {
+                condition.unlock()
+                watch?.disarm()
+                condition.lock()
+            }
             while waiters.isEmpty && !stopped { condition.wait() }
             if stopped {
                 let all = waiters
@@ -102,6 +107,8 @@ final class WorkWaiter: @unchecked Sendable {
                 return
             }
             condition.unlock()
+            // Watch before reading the version, so a commit lands in one or the other.
+            watch?.arm()
             // A failed read (the database busy past its timeout) counts as a change: the slot looks again.
             let observed = (try? database.dataVersion()) ?? -1
             let now = clock.nowMilliseconds()
