@@ -89,21 +89,25 @@ extension JobQueue {
 
     /// Group commit: records every completion in `batch` and claims one job for each that asked for one, all in
     /// one transaction, so a worker running several jobs at once pays one commit for all that finished
-    /// together. Each completion stands alone: one whose lease was lost (`leaseLost`) or whose
-    /// `alsoInTransaction` threw (rolled back to its own savepoint) fails by itself, and asks for no next job.
-    /// Returns, in `batch` order, the next claim (or nil) of each completion or its error; throws when the
-    /// transaction as a whole could not commit (nothing of it was recorded then).
+    /// together. A completion whose lease was lost (`leaseLost`, nothing written) or whose `alsoInTransaction`
+    /// threw (rolled back to its own savepoint) fails by itself, and gets no next job. Returns, in `batch` order,
+    /// the next claim (or nil) of each completion or its error. Any other error (the database's) rolls the whole
+    /// transaction back and is thrown: nothing of it was recorded then.
     public func complete(_ batch: [Completion], thenClaim next: ClaimRequest) throws -> [Result<Claim?, any Error>] {
         let now = self.now
         return try database.transaction {
-            var results: [Result<Claim?, any Error>] = batch.map { finished in
-                Result {
+            var results: [Result<Claim?, any Error>] = try batch.map { finished in
+                do {
                     if let also = finished.alsoInTransaction {
                         try database.transaction { try completeInTransaction(finished.claim, output: finished.output, now: now, also: also) }
                     } else {
                         try completeInTransaction(finished.claim, output: finished.output, now: now, also: nil)
                     }
-                    return nil
+                    return .success(nil)
+                } catch JobQueueError.leaseLost(let job, let token) {
+                    return .failure(JobQueueError.leaseLost(job, token: token))
+                } catch where finished.alsoInTransaction != nil {
+                    return .failure(error)
                 }
             }
             let askers = batch.indices.filter { index in

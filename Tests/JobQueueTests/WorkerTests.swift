@@ -157,7 +157,8 @@ import TestSupport
 
     @Test func jobsFinishingTogetherShareOneCommit() async throws {
         let queue = try connection()
-        let run = try queue.enqueue(noops(64))
+        // Jobs of 5 ms, so that the eight slots are all busy at once however the machine schedules them.
+        let run = try queue.enqueue(noops(64, sleep: 5))
         let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 8, exitWhenIdle: true),
                             body: NoopJob.body)
         let summary = try await worker.run()
