@@ -111,7 +111,7 @@ enum JobCommands {
             OptionSpec("kinds", value: "K[,K]", help: "job kinds to claim (this executable runs: \(handlers.keys.sorted().joined(separator: ", ")))"),
             .flag("exit-when-idle", help: "exit once no job of these kinds is pending, ready, running or waiting to retry"),
             OptionSpec("lease-ms", value: "MS", help: "lease length; heartbeats every third of it (default 30000)"),
-            OptionSpec("concurrency", value: "N", help: "jobs run at once in this process (default 1)"),
+            OptionSpec("concurrency", value: "N", help: "jobs run at once in this process (default 1); jobs finishing together share one commit"),
             OptionSpec("poll-us", value: "US", help: "where inotify is unavailable: how often an idle worker looks for commits (default 1000)"),
             .flag("verbose", help: "log every claim and completion on stderr"),
             .json,
