@@ -1,7 +1,8 @@
 """Job-queue benchmark harness, run by scripts/bench/queue (which installs the peers and starts PostgreSQL).
 
 Four systems, the same noop work, the same machine, one run, at durability full and normal:
-  adapt       the real `adapt` executable (release build), its workers as separate processes
+  adapt       the real `adapt` executable (release build), its workers as separate processes, each running
+              --concurrency jobs at once (group commit), and again one job at a time
   sqlite3     a plain Python queue: UPDATE … RETURNING inside BEGIN IMMEDIATE to claim, a second
               transaction to complete; WAL, synchronous FULL or NORMAL; idle workers poll every 1 ms
   huey        huey with its SqliteStorage (WAL; synchronous FULL or NORMAL), process workers, results kept,
