@@ -53,13 +53,14 @@ struct LoRADropout {
     let sequence: Int
     let probability: Float
 
-    /// Writes x (T, in) with dropped elements zeroed and kept ones scaled by 1/(1 − p) (inverted dropout).
-    func apply(_ x: UnsafePointer<Float>, rows: Int, width: Int, block: Int, projection: Projection, into y: UnsafeMutablePointer<Float>) {
-        precondition(step < 1 << 32 && width <= 1 << 16 && rows <= 1 << 20, "dropout counter out of range")
+    /// Writes `rows` of x (T, in) with dropped elements zeroed and kept ones scaled by 1/(1 − p) (inverted
+    /// dropout); a row's mask depends on its index t only, so any split of the rows gives the same values.
+    func apply(_ x: UnsafePointer<Float>, rows: Range<Int>, width: Int, block: Int, projection: Projection, into y: UnsafeMutablePointer<Float>) {
+        precondition(step < 1 << 32 && width <= 1 << 16 && rows.upperBound <= 1 << 20, "dropout counter out of range")
         let projectionIndex = UInt64(Projection.allCases.firstIndex(of: projection)!)
         let stream = ((UInt64(sequence) << 8 | UInt64(block)) << 3 | projectionIndex) << 34
         let scale = 1 / (1 - probability)
-        for t in 0..<rows {
+        for t in rows {
             var e = 0
             while e < width {
                 // One Philox block gives four words: elements e…e+3 of this row.
@@ -94,7 +95,7 @@ extension LlamaModel {
     }
 
     /// Logits (rows.count, V) = xnF[rows] · Wₒᵤₜᵀ.
-    func logits(_ pass: ForwardPass, rows: [Int], fromQuantized: Bool = true) -> [Float] {
+    func logits(_ pass: ForwardPass, rows: [Int], fromQuantized: Bool = true, team: WorkerTeam = .inline) -> [Float] {
         let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
         let selected = FloatBuffer(rows.count * C)   // (n, C)
         for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
@@ -106,7 +107,7 @@ extension LlamaModel {
                 } else if rows.count == 1 {
                     BLAS.sgemv(m: V, n: C, a: W.baseAddress! + outputOffset, x: selected.pointer, y: o.baseAddress!)
                 } else {
-                    BLAS.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
+                    team.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
                 }
             }
         }
@@ -116,8 +117,10 @@ extension LlamaModel {
     /// The batched forward pass: T new tokens at positions P…P+T−1 attend to the P cached ones and to each
     /// other causally. With `record`, every block's activations are kept for `backward`. Training passes and
     /// `f32Only` ones never read the quantized blocks, so their values match the f32 weights the backward uses.
+    /// The team splits the products and the element-wise work (its size changes the last bits of the products);
+    /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
     func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
-             f32Only: Bool = false) -> ForwardPass {
+             f32Only: Bool = false, team: WorkerTeam = .inline) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -148,7 +151,7 @@ extension LlamaModel {
                     // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
                     BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
                 } else {
-                    BLAS.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                    team.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
                 }
                 guard let lora, let slot = slots?[b][p] else { return }
                 let r = lora.config.rank
@@ -156,16 +159,18 @@ extension LlamaModel {
                 var dropped: FloatBuffer? = nil
                 if let dropout, dropout.probability > 0 {
                     let buffer = FloatBuffer(T * inp)
-                    dropout.apply(input, rows: T, width: inp, block: b, projection: p, into: buffer.pointer)
+                    team.forEachRange(T) { rows in
+                        dropout.apply(input, rows: rows, width: inp, block: b, projection: p, into: buffer.pointer)
+                    }
                     source = UnsafePointer(buffer.pointer)
                     dropped = buffer
                 }
                 let ax = FloatBuffer(T * r)        // (T, r) = drop(x) · Aᵀ
                 lora.values[slot.a].withUnsafeBufferPointer { A in
-                    BLAS.sgemm(transposeB: true, m: T, n: r, k: inp, a: source, b: A.baseAddress!, c: ax.pointer)
+                    team.sgemm(transposeB: true, m: T, n: r, k: inp, a: source, b: A.baseAddress!, c: ax.pointer)
                 }
                 lora.values[slot.b].withUnsafeBufferPointer { B in
-                    BLAS.sgemm(transposeB: true, m: T, n: out, k: r, alpha: lora.config.scale, a: ax.pointer, b: B.baseAddress!, beta: 1, c: y)
+                    team.sgemm(transposeB: true, m: T, n: out, k: r, alpha: lora.config.scale, a: ax.pointer, b: B.baseAddress!, beta: 1, c: y)
                 }
                 if record { acts.lora[p] = (dropped, ax) }
             }
@@ -174,19 +179,27 @@ extension LlamaModel {
                 let layout = blocks[b]
                 let a = shared ?? BlockActivations(h, tokens: T, span: S)
                 if record { pass.blocks.append(a) }
-                a.xIn.pointer.update(from: x.pointer, count: T * C)
-
                 // Attention: RMSNorm, projections, RoPE, cache append, causal GQA softmax(q·kᵀ/√D)·v, o.
-                Kernels.rmsNorm(x.pointer, weight: W + layout.attentionNorm, rows: T, width: C, epsilon: h.rmsEpsilon,
-                                into: a.xn1.pointer, inverseRMS: a.rms1.pointer)
+                team.forEachRange(T) { rows in
+                    let first = rows.lowerBound
+                    (a.xIn.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
+                    Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.attentionNorm, rows: rows.count, width: C,
+                                    epsilon: h.rmsEpsilon, into: a.xn1.pointer + first * C, inverseRMS: a.rms1.pointer + first)
+                }
                 linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
                 linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
                 linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
-                Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles)
-                Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles)
+                team.forEachRange(T) { rows in
+                    Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows)
+                    Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows)
+                }
                 cache.append(block: b, keys: a.k.pointer, values: a.v.pointer, floats: T * Ckv, blockCount: h.blockCount)
                 cache.keys[b].withUnsafeBufferPointer { K in           // (S, Ckv)
                     cache.values[b].withUnsafeBufferPointer { V in     // (S, Ckv)
+                        if record {
+                            causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, team: team)
+                            return
+                        }
                         for head in 0..<H {
                             let kv = head / group
                             let scores = a.probs.pointer + head * T * S   // (T, S)
@@ -199,22 +212,32 @@ extension LlamaModel {
                     }
                 }
                 linear(.o, block: b, a.att.pointer, into: projected.pointer, acts: a)
-                for i in 0..<(T * C) { x.pointer[i] += projected.pointer[i] }
-                a.xMid.pointer.update(from: x.pointer, count: T * C)
-
-                // Feed-forward: RMSNorm, SwiGLU, down.
-                Kernels.rmsNorm(x.pointer, weight: W + layout.ffnNorm, rows: T, width: C, epsilon: h.rmsEpsilon,
-                                into: a.xn2.pointer, inverseRMS: a.rms2.pointer)
+                team.forEachRange(T) { rows in
+                    let first = rows.lowerBound
+                    for i in (first * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
+                    (a.xMid.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
+                    // Feed-forward: RMSNorm, SwiGLU, down.
+                    Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.ffnNorm, rows: rows.count, width: C,
+                                    epsilon: h.rmsEpsilon, into: a.xn2.pointer + first * C, inverseRMS: a.rms2.pointer + first)
+                }
                 linear(.gate, block: b, a.xn2.pointer, into: a.gate.pointer, acts: a)
                 linear(.up, block: b, a.xn2.pointer, into: a.up.pointer, acts: a)
-                Kernels.swiglu(gate: a.gate.pointer, up: a.up.pointer, count: T * F, into: a.hidden.pointer)
+                team.forEachRange(T * F, align: 16) { range in
+                    Kernels.swiglu(gate: a.gate.pointer + range.lowerBound, up: a.up.pointer + range.lowerBound, count: range.count,
+                                   into: a.hidden.pointer + range.lowerBound)
+                }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
-                for i in 0..<(T * C) { x.pointer[i] += projected.pointer[i] }
+                team.forEachRange(T * C, align: 16) { range in
+                    for i in range { x.pointer[i] += projected.pointer[i] }
+                }
             }
             cache.advance(by: T)
-            pass.xOut.pointer.update(from: x.pointer, count: T * C)
-            Kernels.rmsNorm(x.pointer, weight: W + outputNormOffset, rows: T, width: C, epsilon: h.rmsEpsilon,
-                            into: pass.xnF.pointer, inverseRMS: pass.rmsF.pointer)
+            team.forEachRange(T) { rows in
+                let first = rows.lowerBound
+                (pass.xOut.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
+                Kernels.rmsNorm(x.pointer + first * C, weight: W + outputNormOffset, rows: rows.count, width: C,
+                                epsilon: h.rmsEpsilon, into: pass.xnF.pointer + first * C, inverseRMS: pass.rmsF.pointer + first)
+            }
         }
         return pass
     }

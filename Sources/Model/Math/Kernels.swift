@@ -72,12 +72,13 @@ enum Kernels {
              angles: RotaryAngles(rows: rows, rotated: rotated, base: base, firstPosition: firstPosition), inverse: inverse)
     }
 
-    /// `rope` with the angles of its `angles.rows` rows computed beforehand.
-    static func rope(_ x: UnsafeMutablePointer<Float>, heads: Int, headDim: Int, angles: RotaryAngles, inverse: Bool = false) {
+    /// `rope` with the angles of its `angles.rows` rows computed beforehand; only `rows` (default: all) are rotated.
+    static func rope(_ x: UnsafeMutablePointer<Float>, heads: Int, headDim: Int, angles: RotaryAngles,
+                     rows: Range<Int>? = nil, inverse: Bool = false) {
         let pairs = angles.pairs
         angles.cosines.withUnsafeBufferPointer { cosines in
             angles.sines.withUnsafeBufferPointer { sines in
-                for t in 0..<angles.rows {
+                for t in rows ?? 0..<angles.rows {
                     let c = cosines.baseAddress! + t * pairs, s = sines.baseAddress! + t * pairs
                     for h in 0..<heads {
                         let v = x + (t * heads + h) * headDim
@@ -93,10 +94,11 @@ enum Kernels {
         }
     }
 
-    /// In-place softmax of each row over its first `valid(row)` entries; the rest become 0 (the causal mask).
-    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, valid: (Int) -> Int) {
+    /// In-place softmax of each row over its first `valid(row)` entries; the rest of its `width` become 0 (the
+    /// causal mask). Rows are `stride` floats apart (default `width`).
+    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, stride: Int? = nil, valid: (Int) -> Int) {
         for t in 0..<rows {
-            let row = s + t * width
+            let row = s + t * (stride ?? width)
             let n = valid(t)
             var m = -Float.infinity
             for j in 0..<n { m = max(m, row[j]) }
