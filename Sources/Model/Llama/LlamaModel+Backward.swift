@@ -36,6 +36,9 @@ extension LlamaModel {
         if threads > 1 { BLAS.threads = 1 }
         defer { if threads > 1 { BLAS.threads = blasThreads } }
         var lossSum = 0.0
+        let arena = spareBuffers.withLock { $0.take() } ?? BufferArena()
+        defer { spareBuffers.withLock { $0 = arena } }
+        let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
         WorkerTeam.with(count: threads) { team in
             for (index, sequence) in batch.enumerated() {
                 let rows = sequence.weights.indices.filter { sequence.weights[$0] != 0 }
@@ -44,50 +47,58 @@ extension LlamaModel {
                 // The last token is only ever a target, so the pass stops one short of it.
                 let inputs = Array(sequence.tokens.dropLast())
                 var cache = KVCache()
-                let pass = run(tokens: inputs, lora: lora, cache: &cache, record: true, dropout: dropout, team: team)
-                var dLogits = logits(pass, rows: rows, fromQuantized: false, team: team)  // (n, V), becomes ∂loss/∂logits
-                let V = hyperparameters.vocabularySize
+                let pass = run(tokens: inputs, lora: lora, cache: &cache, record: true, dropout: dropout, team: team, arena: arena)
+                // Logits (n, V) = x̂F[rows] · Wₒᵤₜᵀ, from the f32 weights the backward multiplies with; they become ∂loss/∂logits.
+                let selected = arena.take(rows.count * C)                                 // (n, C)
+                for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
+                let dLogits = arena.take(rows.count * V)                                  // (n, V)
+                weights.withUnsafeBufferPointer { W in
+                    team.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset,
+                               c: dLogits.pointer)
+                }
                 var rowLosses = [Double](repeating: 0, count: rows.count)                  // (n) wᵢ·CEᵢ
-                dLogits.withUnsafeMutableBufferPointer { all in
-                    rowLosses.withUnsafeMutableBufferPointer { losses in
-                        team.forEachRange(rows.count) { range in
-                            for i in range {
-                                let t = rows[i]
-                                let w = Double(sequence.weights[t])
-                                let target = sequence.tokens[t + 1]
-                                let row = all.baseAddress! + i * V
-                                var m = -Float.infinity
-                                for j in 0..<V { m = max(m, row[j]) }
-                                let logit = row[target]
-                                // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ (summed in Double).
-                                var z = 0.0
-                                for j in 0..<V {
-                                    let e = expf(row[j] - m)
-                                    row[j] = e
-                                    z += Double(e)
-                                }
-                                let logZ = Double(m) + log(z)
-                                losses[i] = w * (logZ - Double(logit))
-                                // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).
-                                let k = Float(w / weightSum)
-                                let factor = Float(w / weightSum / z)
-                                for j in 0..<V { row[j] *= factor }
-                                row[target] -= k
+                rowLosses.withUnsafeMutableBufferPointer { losses in
+                    team.forEachRange(rows.count) { range in
+                        for i in range {
+                            let t = rows[i]
+                            let w = Double(sequence.weights[t])
+                            let target = sequence.tokens[t + 1]
+                            let row = dLogits.pointer + i * V
+                            var m = -Float.infinity
+                            for j in 0..<V { m = max(m, row[j]) }
+                            let logit = row[target]
+                            // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ (summed in Double).
+                            var z = 0.0
+                            for j in 0..<V {
+                                let e = expf(row[j] - m)
+                                row[j] = e
+                                z += Double(e)
                             }
+                            let logZ = Double(m) + log(z)
+                            losses[i] = w * (logZ - Double(logit))
+                            // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).
+                            let k = Float(w / weightSum)
+                            let factor = Float(w / weightSum / z)
+                            for j in 0..<V { row[j] *= factor }
+                            row[target] -= k
                         }
                     }
                 }
                 // Summed in row order, whatever member computed each row.
                 for loss in rowLosses { lossSum += loss }
-                backward(pass, rows: rows, dLogits: dLogits, lora: lora, dropout: dropout, gradients: &gradients, team: team)
+                backward(pass, rows: rows, dLogits: dLogits.pointer, lora: lora, dropout: dropout, gradients: &gradients,
+                         team: team, arena: arena)
+                // The next sequence reuses this one's buffers.
+                arena.reclaim()
             }
         }
         return (lossSum / weightSum, weightSum, gradients)
     }
 
     /// Back-propagates ∂loss/∂logits of `rows` through the frozen model into the adapter's gradients.
-    func backward(_ pass: ForwardPass, rows: [Int], dLogits: [Float], lora: LoRAParameters, dropout: LoRADropout,
-                  gradients: inout [[Float]], team: WorkerTeam) {
+    /// dLogits: (n, V), n = rows.count. Workspaces come from `arena`.
+    func backward(_ pass: ForwardPass, rows: [Int], dLogits: UnsafePointer<Float>, lora: LoRAParameters, dropout: LoRADropout,
+                  gradients: inout [[Float]], team: WorkerTeam, arena: BufferArena) {
         let h = hyperparameters
         let (T, C, F, V) = (pass.tokens, h.width, h.ffnWidth, h.vocabularySize)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -96,15 +107,15 @@ extension LlamaModel {
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
             // dx̂F (T, C): the output projection's input gradient, non-zero only on predicted rows.
-            let dxnF = FloatBuffer(T * C)
-            let dSelected = FloatBuffer(rows.count * C)                 // (n, C) = dLogits (n, V) · Wout (V, C)
-            dLogits.withUnsafeBufferPointer { dl in
-                team.sgemm(m: rows.count, n: C, k: V, a: dl.baseAddress!, b: W + outputOffset, c: dSelected.pointer)
-            }
+            let dxnF = arena.take(T * C)
+            let dSelected = arena.take(rows.count * C)                  // (n, C) = dLogits (n, V) · Wout (V, C)
+            team.sgemm(m: rows.count, n: C, k: V, a: dLogits, b: W + outputOffset, c: dSelected.pointer)
+            dxnF.pointer.update(repeating: 0, count: T * C)
             for (i, t) in rows.enumerated() { (dxnF.pointer + t * C).update(from: dSelected.pointer + i * C, count: C) }
-            let dx = FloatBuffer(T * C)                                  // (T, C) ∂loss/∂residual stream
+            let dx = arena.take(T * C)                                   // (T, C) ∂loss/∂residual stream
             team.forEachRange(T) { range in
                 let first = range.lowerBound
+                (dx.pointer + first * C).update(repeating: 0, count: range.count * C)
                 Kernels.rmsNormBackward(dxnF.pointer + first * C, x: pass.xOut.pointer + first * C, weight: W + outputNormOffset,
                                         inverseRMS: pass.rmsF.pointer + first, rows: range.count, width: C,
                                         accumulateInto: dx.pointer + first * C)
@@ -113,8 +124,8 @@ extension LlamaModel {
             // Given dy (T, out) of projection p with input x (T, in): dX (T, in) = beta·dX + dy · W, and the
             // adapter's dB (out, r) += s·dyᵀ·(A·x̃), dA (r, in) += (s·dy·B)ᵀ · x̃, dX += drop′(s·dy·B·A), x̃ = drop(x).
             // Workspaces of the adapter paths, overwritten by every projection (sgemm with beta 0).
-            let dAx = FloatBuffer(T * lora.config.rank)                              // (T, r)
-            let dSource = FloatBuffer(T * max(C, Cq, F))                             // (T, in) ∂loss/∂x̃
+            let dAx = arena.take(T * lora.config.rank)                               // (T, r)
+            let dSource = arena.take(T * max(C, Cq, F))                              // (T, in) ∂loss/∂x̃
             let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0)
 
             func linearBackward(_ p: Projection, block b: Int, _ dy: UnsafePointer<Float>, input x: UnsafePointer<Float>,
@@ -148,11 +159,11 @@ extension LlamaModel {
                 }
             }
 
-            let dHidden = FloatBuffer(T * F), dGate = FloatBuffer(T * F), dUp = FloatBuffer(T * F)   // (T, F)
-            let dxn = FloatBuffer(T * C)                                                        // (T, C)
-            let dAtt = FloatBuffer(T * Cq), dq = FloatBuffer(T * Cq)                            // (T, Cq)
-            let dk = FloatBuffer(T * Ckv), dv = FloatBuffer(T * Ckv)                            // (T, Ckv)
-            let dScores = FloatBuffer(H * T * T)                                                // (H, T, S)
+            let dHidden = arena.take(T * F), dGate = arena.take(T * F), dUp = arena.take(T * F)      // (T, F)
+            let dxn = arena.take(T * C)                                                         // (T, C)
+            let dAtt = arena.take(T * Cq), dq = arena.take(T * Cq)                              // (T, Cq)
+            let dk = arena.take(T * Ckv), dv = arena.take(T * Ckv)                              // (T, Ckv)
+            let dScores = arena.take(H * T * T)                                                 // (H, T, S)
             for b in stride(from: h.blockCount - 1, through: 0, by: -1) {
                 let a = pass.blocks[b], layout = blocks[b]
                 // Feed-forward: x += down(silu(gate(x̂₂))·up(x̂₂)).

@@ -22,12 +22,12 @@ final class BlockActivations {
     /// Per adapted projection: the adapter's input after dropout (nil when there is no dropout) and A·x (T, R_lora).
     var lora: [Projection: (input: FloatBuffer?, ax: FloatBuffer)] = [:]
 
-    init(_ h: LlamaModel.Hyperparameters, tokens T: Int, span S: Int) {
-        xIn = FloatBuffer(T * h.width); rms1 = FloatBuffer(T); xn1 = FloatBuffer(T * h.width)
-        q = FloatBuffer(T * h.queryWidth); k = FloatBuffer(T * h.keyValueWidth); v = FloatBuffer(T * h.keyValueWidth)
-        probs = FloatBuffer(h.headCount * T * S); att = FloatBuffer(T * h.queryWidth)
-        xMid = FloatBuffer(T * h.width); rms2 = FloatBuffer(T); xn2 = FloatBuffer(T * h.width)
-        gate = FloatBuffer(T * h.ffnWidth); up = FloatBuffer(T * h.ffnWidth); hidden = FloatBuffer(T * h.ffnWidth)
+    init(_ h: LlamaModel.Hyperparameters, tokens T: Int, span S: Int, buffer: (Int) -> FloatBuffer = { FloatBuffer($0) }) {
+        xIn = buffer(T * h.width); rms1 = buffer(T); xn1 = buffer(T * h.width)
+        q = buffer(T * h.queryWidth); k = buffer(T * h.keyValueWidth); v = buffer(T * h.keyValueWidth)
+        probs = buffer(h.headCount * T * S); att = buffer(T * h.queryWidth)
+        xMid = buffer(T * h.width); rms2 = buffer(T); xn2 = buffer(T * h.width)
+        gate = buffer(T * h.ffnWidth); up = buffer(T * h.ffnWidth); hidden = buffer(T * h.ffnWidth)
     }
 }
 
@@ -39,9 +39,9 @@ final class ForwardPass {
     let xnF: FloatBuffer        // (T, C) input of the output projection
     var blocks: [BlockActivations] = []
 
-    init(_ h: LlamaModel.Hyperparameters, tokens T: Int) {
+    init(_ h: LlamaModel.Hyperparameters, tokens T: Int, buffer: (Int) -> FloatBuffer = { FloatBuffer($0) }) {
         tokens = T
-        xOut = FloatBuffer(T * h.width); rmsF = FloatBuffer(T); xnF = FloatBuffer(T * h.width)
+        xOut = buffer(T * h.width); rmsF = buffer(T); xnF = buffer(T * h.width)
     }
 }
 
@@ -95,7 +95,7 @@ extension LlamaModel {
     }
 
     /// Logits (rows.count, V) = xnF[rows] · Wₒᵤₜᵀ.
-    func logits(_ pass: ForwardPass, rows: [Int], fromQuantized: Bool = true, team: WorkerTeam = .inline) -> [Float] {
+    func logits(_ pass: ForwardPass, rows: [Int], fromQuantized: Bool = true) -> [Float] {
         let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
         let selected = FloatBuffer(rows.count * C)   // (n, C)
         for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
@@ -107,7 +107,7 @@ extension LlamaModel {
                 } else if rows.count == 1 {
                     BLAS.sgemv(m: V, n: C, a: W.baseAddress! + outputOffset, x: selected.pointer, y: o.baseAddress!)
                 } else {
-                    team.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
+                    BLAS.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
                 }
             }
         }
@@ -119,8 +119,9 @@ extension LlamaModel {
     /// `f32Only` ones never read the quantized blocks, so their values match the f32 weights the backward uses.
     /// The team splits the products and the element-wise work (its size changes the last bits of the products);
     /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
+    /// Buffers come from `arena` when given (recorded passes only: their every buffer is written before it is read).
     func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
-             f32Only: Bool = false, team: WorkerTeam = .inline) -> ForwardPass {
+             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -129,16 +130,18 @@ extension LlamaModel {
         precondition(tokens.allSatisfy { $0 >= 0 && $0 < h.vocabularySize }, "token id outside the vocabulary")
         if let lora { lora.validate(for: h) }
         let slots = lora?.slots(blockCount: h.blockCount)
-        let pass = ForwardPass(h, tokens: T)
+        precondition(arena == nil || record, "only recorded passes write every buffer before reading it")
+        let buffer: (Int) -> FloatBuffer = { arena?.take($0) ?? FloatBuffer($0) }
+        let pass = ForwardPass(h, tokens: T, buffer: buffer)
         let scale = 1 / Float(D).squareRoot()
         let group = H / G
 
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
-            let x = FloatBuffer(T * C)             // (T, C) residual stream
+            let x = buffer(T * C)                  // (T, C) residual stream
             for (t, id) in tokens.enumerated() { (x.pointer + t * C).update(from: W + embeddingOffset + id * C, count: C) }
             let shared = record ? nil : BlockActivations(h, tokens: T, span: S)
-            let projected = FloatBuffer(T * C)     // (T, C) output of o and down
+            let projected = buffer(T * C)          // (T, C) output of o and down
             let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
 
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
@@ -158,14 +161,14 @@ extension LlamaModel {
                 var source = input
                 var dropped: FloatBuffer? = nil
                 if let dropout, dropout.probability > 0 {
-                    let buffer = FloatBuffer(T * inp)
+                    let kept = buffer(T * inp)
                     team.forEachRange(T) { rows in
-                        dropout.apply(input, rows: rows, width: inp, block: b, projection: p, into: buffer.pointer)
+                        dropout.apply(input, rows: rows, width: inp, block: b, projection: p, into: kept.pointer)
                     }
-                    source = UnsafePointer(buffer.pointer)
-                    dropped = buffer
+                    source = UnsafePointer(kept.pointer)
+                    dropped = kept
                 }
-                let ax = FloatBuffer(T * r)        // (T, r) = drop(x) · Aᵀ
+                let ax = buffer(T * r)             // (T, r) = drop(x) · Aᵀ
                 lora.values[slot.a].withUnsafeBufferPointer { A in
                     team.sgemm(transposeB: true, m: T, n: r, k: inp, a: source, b: A.baseAddress!, c: ax.pointer)
                 }
@@ -177,7 +180,7 @@ extension LlamaModel {
 
             for b in 0..<h.blockCount {
                 let layout = blocks[b]
-                let a = shared ?? BlockActivations(h, tokens: T, span: S)
+                let a = shared ?? BlockActivations(h, tokens: T, span: S, buffer: buffer)
                 if record { pass.blocks.append(a) }
                 // Attention: RMSNorm, projections, RoPE, cache append, causal GQA softmax(q·kᵀ/√D)·v, o.
                 team.forEachRange(T) { rows in

@@ -141,6 +141,12 @@ final class FloatBuffer {
         pointer.initialize(repeating: 0, count: max(1, count))
     }
 
+    /// Contents unspecified: for buffers their user writes before reading (floats need no initialisation).
+    init(uninitialized count: Int) {
+        self.count = count
+        pointer = .allocate(capacity: max(1, count))
+    }
+
     deinit { pointer.deallocate() }
 
     func zero() { pointer.update(repeating: 0, count: count) }
