@@ -21,22 +21,30 @@ struct WorkerTeamTests {
         }
     }
 
-    @Test(arguments: [1, 2, 3, 4])
-    func sharesCoverEveryIndexOnceInOrder(count: Int) {
-        let team = WorkerTeam(count: count)
-        defer { team.finish() }
-        for (total, align) in [(0, 1), (1, 1), (7, 1), (255, 1), (256, 16), (1000, 16), (9, 8)] {
-            let ranges = (0..<count).map { team.range(total, member: $0, align: align) }
-            #expect(ranges.flatMap { Array($0) } == Array(0..<total))
-            #expect(ranges.dropLast().allSatisfy { $0.upperBound % align == 0 || $0.upperBound == total })
+    @Test func piecesCoverEveryIndexOnceInOrderOnAlignedBoundaries() {
+        for parts in 1...5 {
+            for (total, align) in [(0, 1), (1, 1), (7, 1), (255, 1), (256, 16), (1000, 16), (9, 8)] {
+                let pieces = (0..<parts).map { WorkerTeam.piece(total, $0, of: parts, align: align) }
+                #expect(pieces.flatMap { Array($0) } == Array(0..<total))
+                #expect(pieces.dropLast().allSatisfy { $0.upperBound % align == 0 || $0.upperBound == total })
+            }
         }
-        for costs in [[Int](), [5], [1, 2, 3, 4], [4, 3, 2, 1, 4, 3, 2, 1, 4], Array(repeating: 1, count: 36)] {
-            let parts = (0..<count).map { team.partition(costs: costs, member: $0) }
-            #expect(parts.flatMap { Array($0) } == Array(costs.indices))
-            // Balanced: no member's share exceeds an equal share by more than one task.
-            let total = costs.reduce(0, +)
-            for part in parts {
-                #expect(part.map { costs[$0] }.reduce(0, +) <= total / count + (costs.max() ?? 0))
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func everyTaskAndEveryPieceRunsExactlyOnce(count: Int) {
+        WorkerTeam.with(count: count) { team in
+            for tasks in [0, 1, 2, 5, 36, 1000] {
+                let runs = Mutex<[Int]>([])
+                team.forEachTask(tasks) { task in runs.withLock { $0.append(task) } }
+                #expect(runs.withLock { $0.sorted() } == Array(0..<tasks))
+            }
+            for (total, align, minimum) in [(0, 1, 1), (3, 1, 1), (256, 1, 8), (393_216, 16, 4096), (576, 16, 64)] {
+                let pieces = Mutex<[Range<Int>]>([])
+                team.forEachRange(total, align: align, minimum: minimum) { range in pieces.withLock { $0.append(range) } }
+                let sorted = pieces.withLock { $0.sorted { $0.lowerBound < $1.lowerBound } }
+                #expect(sorted.flatMap { Array($0) } == Array(0..<total))
+                if count == 1 { #expect(sorted.count == min(1, total)) }   // a team of one never cuts
             }
         }
     }

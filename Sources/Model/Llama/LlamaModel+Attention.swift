@@ -21,20 +21,17 @@ extension LlamaModel {
         let S = P + T, group = H / h.kvHeadCount
         let scale = 1 / Float(D).squareRoot()
         let rowsPerBlock = Self.attentionBlockRows, blockCount = (T + rowsPerBlock - 1) / rowsPerBlock
-        // Task (head, block i) reads P + r1 keys.
-        let costs = (0..<(H * blockCount)).map { P + min(T, ($0 % blockCount + 1) * rowsPerBlock) }
-        team.run { member in
-            for task in team.partition(costs: costs, member: member) {
-                let head = task / blockCount, kv = head / group
-                let r0 = (task % blockCount) * rowsPerBlock, r1 = min(T, r0 + rowsPerBlock)
-                let visible = P + r1
-                let scores = a.probs.pointer + head * T * S + r0 * S          // rows r0..<r1 of (T, S)
-                BLAS.sgemm(transposeB: true, m: r1 - r0, n: visible, k: D, alpha: scale,
-                           a: a.q.pointer + r0 * Cq + head * D, lda: Cq, b: K + kv * D, ldb: Ckv, c: scores, ldc: S)
-                Kernels.maskedSoftmax(scores, rows: r1 - r0, width: visible, stride: S) { P + r0 + $0 + 1 }
-                BLAS.sgemm(m: r1 - r0, n: D, k: visible, a: scores, lda: S, b: V + kv * D, ldb: Ckv,
-                           c: a.att.pointer + r0 * Cq + head * D, ldc: Cq)
-            }
+        // Tasks (head, block), the last blocks (which read the most keys) first.
+        team.forEachTask(H * blockCount) { task in
+            let head = task % H, kv = head / group
+            let r0 = (blockCount - 1 - task / H) * rowsPerBlock, r1 = min(T, r0 + rowsPerBlock)
+            let visible = P + r1
+            let scores = a.probs.pointer + head * T * S + r0 * S          // rows r0..<r1 of (T, S)
+            BLAS.sgemm(transposeB: true, m: r1 - r0, n: visible, k: D, alpha: scale,
+                       a: a.q.pointer + r0 * Cq + head * D, lda: Cq, b: K + kv * D, ldb: Ckv, c: scores, ldc: S)
+            Kernels.maskedSoftmax(scores, rows: r1 - r0, width: visible, stride: S) { P + r0 + $0 + 1 }
+            BLAS.sgemm(m: r1 - r0, n: D, k: visible, a: scores, lda: S, b: V + kv * D, ldb: Ckv,
+                       c: a.att.pointer + r0 * Cq + head * D, ldc: Cq)
         }
     }
 
@@ -54,41 +51,35 @@ extension LlamaModel {
         let rowsPerBlock = Self.attentionBlockRows, blockCount = (T + rowsPerBlock - 1) / rowsPerBlock
         let (q, k, v, probs) = (a.q.pointer, a.k.pointer, a.v.pointer, a.probs.pointer)
 
-        let queryCosts = (0..<(H * blockCount)).map { min(T, ($0 % blockCount + 1) * rowsPerBlock) }
-        team.run { member in
-            for task in team.partition(costs: queryCosts, member: member) {
-                let head = task / blockCount, kv = head / group
-                let r0 = (task % blockCount) * rowsPerBlock, r1 = min(T, r0 + rowsPerBlock)
-                let p = probs + head * T * T + r0 * T, dS = dScores + head * T * T + r0 * T   // rows r0..<r1, keys 0..<r1
-                BLAS.sgemm(transposeB: true, m: r1 - r0, n: r1, k: D, a: dAtt + r0 * Cq + head * D, lda: Cq,
-                           b: v + kv * D, ldb: Ckv, c: dS, ldc: T)
-                // Masked entries (j > t) have P = 0 and become dS = 0, which the key side reads.
-                for i in 0..<(r1 - r0) {
-                    let t = r0 + i, pr = p + i * T, d = dS + i * T
-                    var dot: Float = 0
-                    for j in 0...t { dot += pr[j] * d[j] }
-                    for j in 0...t { d[j] = pr[j] * (d[j] - dot) }
-                    for j in (t + 1)..<max(t + 1, r1) { d[j] = 0 }
-                }
-                BLAS.sgemm(m: r1 - r0, n: D, k: r1, alpha: scale, a: dS, lda: T, b: k + kv * D, ldb: Ckv,
-                           c: dq + r0 * Cq + head * D, ldc: Cq)
+        // Tasks (head, query block), the last blocks first; then (key-value head, key block), the first first.
+        team.forEachTask(H * blockCount) { task in
+            let head = task % H, kv = head / group
+            let r0 = (blockCount - 1 - task / H) * rowsPerBlock, r1 = min(T, r0 + rowsPerBlock)
+            let p = probs + head * T * T + r0 * T, dS = dScores + head * T * T + r0 * T   // rows r0..<r1, keys 0..<r1
+            BLAS.sgemm(transposeB: true, m: r1 - r0, n: r1, k: D, a: dAtt + r0 * Cq + head * D, lda: Cq,
+                       b: v + kv * D, ldb: Ckv, c: dS, ldc: T)
+            // Masked entries (j > t) have P = 0 and become dS = 0, which the key side reads.
+            for i in 0..<(r1 - r0) {
+                let t = r0 + i, pr = p + i * T, d = dS + i * T
+                var dot: Float = 0
+                for j in 0...t { dot += pr[j] * d[j] }
+                for j in 0...t { d[j] = pr[j] * (d[j] - dot) }
+                for j in (t + 1)..<max(t + 1, r1) { d[j] = 0 }
             }
+            BLAS.sgemm(m: r1 - r0, n: D, k: r1, alpha: scale, a: dS, lda: T, b: k + kv * D, ldb: Ckv,
+                       c: dq + r0 * Cq + head * D, ldc: Cq)
         }
-
-        let keyCosts = (0..<(G * blockCount)).map { T - ($0 % blockCount) * rowsPerBlock }
-        team.run { member in
-            for task in team.partition(costs: keyCosts, member: member) {
-                let kv = task / blockCount
-                let c0 = (task % blockCount) * rowsPerBlock, c1 = min(T, c0 + rowsPerBlock)
-                for head in (kv * group)..<((kv + 1) * group) {
-                    let first = head == kv * group
-                    BLAS.sgemm(transposeA: true, m: c1 - c0, n: D, k: T - c0, alpha: scale,
-                               a: dScores + head * T * T + c0 * T + c0, lda: T, b: q + c0 * Cq + head * D, ldb: Cq,
-                               beta: first ? 0 : 1, c: dk + c0 * Ckv + kv * D, ldc: Ckv)
-                    BLAS.sgemm(transposeA: true, m: c1 - c0, n: D, k: T - c0,
-                               a: probs + head * T * T + c0 * T + c0, lda: T, b: dAtt + c0 * Cq + head * D, ldb: Cq,
-                               beta: first ? 0 : 1, c: dv + c0 * Ckv + kv * D, ldc: Ckv)
-                }
+        team.forEachTask(G * blockCount) { task in
+            let kv = task % G
+            let c0 = (task / G) * rowsPerBlock, c1 = min(T, c0 + rowsPerBlock)
+            for head in (kv * group)..<((kv + 1) * group) {
+                let first = head == kv * group
+                BLAS.sgemm(transposeA: true, m: c1 - c0, n: D, k: T - c0, alpha: scale,
+                           a: dScores + head * T * T + c0 * T + c0, lda: T, b: q + c0 * Cq + head * D, ldb: Cq,
+                           beta: first ? 0 : 1, c: dk + c0 * Ckv + kv * D, ldc: Ckv)
+                BLAS.sgemm(transposeA: true, m: c1 - c0, n: D, k: T - c0,
+                           a: probs + head * T * T + c0 * T + c0, lda: T, b: dAtt + c0 * Cq + head * D, ldb: Cq,
+                           beta: first ? 0 : 1, c: dv + c0 * Ckv + kv * D, ldc: Ckv)
             }
         }
     }

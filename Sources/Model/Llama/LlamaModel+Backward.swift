@@ -168,7 +168,7 @@ extension LlamaModel {
                 let a = pass.blocks[b], layout = blocks[b]
                 // Feed-forward: x += down(silu(gate(x̂₂))·up(x̂₂)).
                 linearBackward(.down, block: b, dx.pointer, input: a.hidden.pointer, acts: a, beta: 0, into: dHidden.pointer)
-                team.forEachRange(T * F, align: 16) { range in
+                team.forEachRange(T * F, align: 16, minimum: 4096) { range in
                     let i = range.lowerBound
                     Kernels.swigluBackward(dHidden.pointer + i, gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count,
                                            dGate: dGate.pointer + i, dUp: dUp.pointer + i)

@@ -225,12 +225,12 @@ extension LlamaModel {
                 }
                 linear(.gate, block: b, a.xn2.pointer, into: a.gate.pointer, acts: a)
                 linear(.up, block: b, a.xn2.pointer, into: a.up.pointer, acts: a)
-                team.forEachRange(T * F, align: 16) { range in
+                team.forEachRange(T * F, align: 16, minimum: 4096) { range in
                     Kernels.swiglu(gate: a.gate.pointer + range.lowerBound, up: a.up.pointer + range.lowerBound, count: range.count,
                                    into: a.hidden.pointer + range.lowerBound)
                 }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
-                team.forEachRange(T * C, align: 16) { range in
+                team.forEachRange(T * C, align: 16, minimum: 4096) { range in
                     for i in range { x.pointer[i] += projected.pointer[i] }
                 }
             }

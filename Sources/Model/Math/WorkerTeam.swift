@@ -11,9 +11,10 @@ import Glibc
 /// each turn), as OpenBLAS's own workers do: waking a sleeping thread costs more than most regions.
 /// Member 0 is the calling thread; members 1..<count are threads the team starts and `finish()` joins.
 ///
-/// Determinism: what a member computes is a function of its index and the team's size only (fixed ranges,
-/// `range(_:member:align:)` and `partition(costs:member:)`), never of which thread gets there first, and no
-/// region reduces into a shared value; so results do not depend on scheduling.
+/// Determinism: work is cut into tasks as a function of the sizes and the team's size only (`piece`), every
+/// task writes its own outputs, and no region reduces into a shared value; which member runs which task is
+/// left to the moment (`forEachTask`), so a delayed thread delays only its current task, and no bit depends
+/// on it.
 ///
 /// `@unchecked Sendable`: `job` is written by member 0 only before it publishes a new generation (release)
 /// and read by the other members only after they observed it (acquire); the counters are atomics.
@@ -22,6 +23,7 @@ final class WorkerTeam: @unchecked Sendable {
     private let generation = Atomic<Int>(0)
     private let pending = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
+    private let nextTask = Atomic<Int>(0)
     private var job: ((Int) -> Void)? = nil
     private var threads: [pthread_t] = []
 
@@ -99,39 +101,44 @@ final class WorkerTeam: @unchecked Sendable {
         }
     }
 
-    /// Member `member`'s share of 0..<total: contiguous, in order, boundaries on multiples of `align`.
-    func range(_ total: Int, member: Int, align: Int = 1) -> Range<Int> {
+    /// Piece `index` of 0..<total cut into `parts` contiguous pieces in order, boundaries on multiples of `align`.
+    static func piece(_ total: Int, _ index: Int, of parts: Int, align: Int = 1) -> Range<Int> {
         let units = (total + align - 1) / align
-        let lower = min(total, units * member / count * align)
-        let upper = min(total, units * (member + 1) / count * align)
+        let lower = min(total, units * index / parts * align)
+        let upper = min(total, units * (index + 1) / parts * align)
         return lower..<upper
     }
 
-    /// Runs `body` on each member's share of 0..<total (see `range`); empty shares are skipped.
-    func forEachRange(_ total: Int, align: Int = 1, _ body: (Range<Int>) -> Void) {
-        if count == 1 || total < 2 * align {
-            if total > 0 { body(0..<total) }
+    /// Runs `body(task)` once for every task in 0..<tasks, spread over the members: each takes the next task
+    /// not yet taken, so a member the machine delays holds up only the task it is on. The tasks must write
+    /// disjoint outputs (then which member ran a task does not matter to any bit).
+    func forEachTask(_ tasks: Int, _ body: (Int) -> Void) {
+        if count == 1 || tasks < 2 {
+            for task in 0..<tasks { body(task) }
             return
         }
-        run { member in
-            let share = range(total, member: member, align: align)
-            if !share.isEmpty { body(share) }
+        nextTask.store(0, ordering: .relaxed)   // published by `run`'s release
+        run { _ in
+            while true {
+                let task = nextTask.wrappingAdd(1, ordering: .relaxed).oldValue
+                if task >= tasks { break }
+                body(task)
+            }
         }
     }
 
-    /// Member `member`'s tasks out of tasks with the given costs: contiguous, in order, with about equal cost
-    /// per member (a task goes to the member whose share of the total holds the task's midpoint).
-    func partition(costs: [Int], member: Int) -> Range<Int> {
-        let total = max(1, costs.reduce(0, +))
-        var lower = 0, upper = 0, before = 0
-        for (i, cost) in costs.enumerated() {
-            // Non-decreasing in i, so every member's tasks are contiguous.
-            let owner = min(count - 1, (2 * before + cost) * count / (2 * total))
-            if owner < member { lower = i + 1 }
-            if owner <= member { upper = i + 1 }
-            before += cost
+    /// Runs `body` on pieces of 0..<total (see `piece`) as tasks: one piece on a team of one, else up to two
+    /// per member, each at least `minimum` long.
+    func forEachRange(_ total: Int, align: Int = 1, minimum: Int = 1, _ body: (Range<Int>) -> Void) {
+        let parts = count == 1 ? 1 : max(1, min(2 * count, total / max(minimum, align)))
+        if parts == 1 {
+            if total > 0 { body(0..<total) }
+            return
         }
-        return lower..<max(lower, upper)
+        forEachTask(parts) { index in
+            let share = Self.piece(total, index, of: parts, align: align)
+            if !share.isEmpty { body(share) }
+        }
     }
 }
 
@@ -149,15 +156,15 @@ extension WorkerTeam {
         if count == 1 || m * n * k < 1 << 17 {
             BLAS.sgemm(transposeA: transposeA, transposeB: transposeB, m: m, n: n, k: k, alpha: alpha,
                        a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc)
-        } else if n >= 32 * count {
+        } else if n >= 64 * count {
             // Columns on multiples of 16: whole tiles of OpenBLAS's sgemm kernels.
-            forEachRange(n, align: 16) { columns in
+            forEachRange(n, align: 16, minimum: 64) { columns in
                 BLAS.sgemm(transposeA: transposeA, transposeB: transposeB, m: m, n: columns.count, k: k, alpha: alpha,
                            a: a, lda: lda, b: b + (transposeB ? columns.lowerBound * ldb : columns.lowerBound), ldb: ldb,
                            beta: beta, c: c + columns.lowerBound, ldc: ldc)
             }
         } else {
-            forEachRange(m, align: 8) { rows in
+            forEachRange(m, align: 8, minimum: 32) { rows in
                 BLAS.sgemm(transposeA: transposeA, transposeB: transposeB, m: rows.count, n: n, k: k, alpha: alpha,
                            a: a + (transposeA ? rows.lowerBound : rows.lowerBound * lda), lda: lda, b: b, ldb: ldb,
                            beta: beta, c: c + rows.lowerBound * ldc, ldc: ldc)
