@@ -50,12 +50,16 @@ struct LoRATests {
         #expect(maxAbsDifference(fast, naive) <= 1e-5 * naive.map(abs).max()!)
     }
 
-    @Test func theLossIsTheWeightedMeanCrossEntropyOfTheTargets() {
+    /// Against logits from the inference pass (whole-width attention, no team): also checks the training
+    /// pass's blocked causal attention (the long sequence has three blocks) on a team of one and of two.
+    @Test(arguments: [(false, 1), (true, 1), (true, 2)])
+    func theLossIsTheWeightedMeanCrossEntropyOfTheTargets(long: Bool, threads: Int) {
         let lora = Self.adapter()
-        let result = Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 1, step: 0)
+        let batch = long ? Self.longBatch + Self.batch : Self.batch
+        let result = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 1, step: 0, threads: threads)
         let V = Tiny.model.hyperparameters.vocabularySize
         var expected = 0.0, weights = 0.0
-        for sequence in Self.batch {
+        for sequence in batch {
             var cache = KVCache()
             let logits = Tiny.model.forwardAll(tokens: sequence.tokens, lora: lora, cache: &cache)
             for (t, w) in sequence.weights.enumerated() where w != 0 {
