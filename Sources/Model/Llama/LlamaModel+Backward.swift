@@ -69,16 +69,9 @@ extension LlamaModel {
                             let w = Double(sequence.weights[t])
                             let target = sequence.tokens[t + 1]
                             let row = dLogits.pointer + i * V
-                            var m = -Float.infinity
-                            for j in 0..<V { m = max(m, row[j]) }
                             let logit = row[target]
-                            // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ (summed in Double).
-                            var z = 0.0
-                            for j in 0..<V {
-                                let e = expf(row[j] - m)
-                                row[j] = e
-                                z += Double(e)
-                            }
+                            // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ.
+                            let (m, z) = Kernels.exponentiateShifted(row, count: V)
                             let logZ = Double(m) + log(z)
                             losses[i] = w * (logZ - Double(logit))
                             // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).

@@ -100,18 +100,63 @@ enum Kernels {
         for t in 0..<rows {
             let row = s + t * (stride ?? width)
             let n = valid(t)
-            var m = -Float.infinity
-            for j in 0..<n { m = max(m, row[j]) }
-            var sum: Double = 0
-            for j in 0..<n {
-                let e = expf(row[j] - m)
-                row[j] = e
-                sum += Double(e)
-            }
+            let (_, sum) = exponentiateShifted(row, count: n)
             let inv = Float(1 / sum)
             for j in 0..<n { row[j] *= inv }
             for j in n..<width { row[j] = 0 }
         }
+    }
+
+    /// Replaces x (n) by eˣ⁻ᵐ with m = max x and returns m and Σ eˣ⁻ᵐ: the shared part of a softmax and of a
+    /// log-sum-exp. Eight lanes at a time (`exponential8`); the sum gathers blocks of 256 entries in f32 lanes
+    /// and adds the blocks in Double, in a fixed order.
+    static func exponentiateShifted(_ x: UnsafeMutablePointer<Float>, count n: Int) -> (max: Float, sum: Double) {
+        var m = -Float.infinity
+        for j in 0..<n where x[j] > m { m = x[j] }
+        let raw = UnsafeMutableRawPointer(x)
+        let vectors = n / 8
+        var sum: Double = 0
+        var start = 0
+        while start < vectors {
+            var block = SIMD8<Float>(repeating: 0)
+            for v in start..<min(vectors, start + 32) {
+                let e = exponential8(raw.loadUnaligned(fromByteOffset: v * 32, as: SIMD8<Float>.self) - m)
+                raw.storeBytes(of: e, toByteOffset: v * 32, as: SIMD8<Float>.self)
+                block += e
+            }
+            sum += Double((block[0] + block[1]) + (block[2] + block[3]) + ((block[4] + block[5]) + (block[6] + block[7])))
+            start += 32
+        }
+        for j in (vectors * 8)..<n {
+            let e = expf(x[j] - m)
+            x[j] = e
+            sum += Double(e)
+        }
+        return (m, sum)
+    }
+
+    /// eˣ for x ≤ 0 in eight lanes, with vector arithmetic only (`rounded()`, `clamped` and conversions on SIMD
+    /// types compile to per-lane code): x = k·ln 2 + r with |r| ≤ ln 2 / 2 (ln 2 in two parts, so k·ln 2 is
+    /// exact), eʳ by its Taylor series to degree 7 (truncation below 6e-9 relative, under f32 rounding), 2ᵏ
+    /// through the exponent bits. Adding 1.5·2²³ rounds x·log₂e to the integer k and leaves k in the low
+    /// mantissa bits. Where 2ᵏ would be subnormal (x < −87.3, also x = −∞) the result is 0.
+    @inline(__always)
+    static func exponential8(_ x: SIMD8<Float>) -> SIMD8<Float> {
+        let shifted = x * 1.442_695_040_888_963_4 + 12_582_912
+        let k = shifted - 12_582_912
+        let r = x - k * 0.693_145_751_953_125 - k * 1.428_606_765_330_187_0e-6
+        var p = SIMD8<Float>(repeating: 1.0 / 5040)
+        p = p * r + 1.0 / 720
+        p = p * r + 1.0 / 120
+        p = p * r + 1.0 / 24
+        p = p * r + 1.0 / 6
+        p = p * r + 0.5
+        p = p * r + 1
+        p = p * r + 1
+        let kBits = unsafeBitCast(shifted, to: SIMD8<Int32>.self) &- 0x4B40_0000   // k
+        let scale = unsafeBitCast((kBits &+ 127) &<< 23, to: SIMD8<Float>.self)      // 2ᵏ
+        let underflow = (kBits &+ 126) &>> 31                                        // all ones where k < −126
+        return unsafeBitCast(unsafeBitCast(p * scale, to: SIMD8<Int32>.self) & ~underflow, to: SIMD8<Float>.self)
     }
 
     /// h = silu(g) · u = g·σ(g)·u, element-wise over `count` values.
