@@ -50,12 +50,16 @@ struct LoRATests {
         #expect(maxAbsDifference(fast, naive) <= 1e-5 * naive.map(abs).max()!)
     }
 
-    @Test func theLossIsTheWeightedMeanCrossEntropyOfTheTargets() {
+    /// Against logits from the inference pass (whole-width attention, no team): also checks the training
+    /// pass's blocked causal attention (the long sequence has three blocks) on a team of one and of two.
+    @Test(arguments: [(false, 1), (true, 1), (true, 2)])
+    func theLossIsTheWeightedMeanCrossEntropyOfTheTargets(long: Bool, threads: Int) {
         let lora = Self.adapter()
-        let result = Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 1, step: 0)
+        let batch = long ? Self.longBatch + Self.batch : Self.batch
+        let result = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 1, step: 0, threads: threads)
         let V = Tiny.model.hyperparameters.vocabularySize
         var expected = 0.0, weights = 0.0
-        for sequence in Self.batch {
+        for sequence in batch {
             var cache = KVCache()
             let logits = Tiny.model.forwardAll(tokens: sequence.tokens, lora: lora, cache: &cache)
             for (t, w) in sequence.weights.enumerated() where w != 0 {
@@ -70,14 +74,20 @@ struct LoRATests {
         #expect(abs(result.loss - expected / weights) <= 1e-5)
     }
 
+    /// One sequence of 150 tokens: three causal attention blocks of 64 rows, products large enough for a team
+    /// to split, and a prompt of 20 unweighted positions.
+    static let longBatch: [TrainingSequence] = {
+        let tokens = (0..<150).map { (7 * $0 * $0 + 3 * $0 + 1) % 290 + 3 }
+        return [TrainingSequence(tokens: tokens, weights: (0..<149).map { $0 < 20 ? 0 : 1 })]
+    }()
+
     /// Directional derivatives along random directions, tensor by tensor, against central finite differences
     /// of the loss (ε = 1e-3; the loss is computed in f32, so differences carry about 2e-4 of noise): within
     /// 0.5% relative plus 5e-4 absolute (measured: about 1e-4 relative on directional derivatives of order 1).
     /// With dropout, the masks are fixed by (seed, step), so the loss is a smooth function of the adapter.
-    @Test(arguments: [Float(0), 0.2])
-    func gradientsAgreeWithFiniteDifferences(dropout: Float) {
+    func checkAgainstFiniteDifferences(_ batch: [TrainingSequence], dropout: Float, threads: Int) {
         let lora = Self.adapter(dropout: dropout)
-        let analytic = Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 3, step: 9).gradients
+        let analytic = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 9, threads: threads).gradients
         let rng = CounterRNG(seed: 99)
         let epsilon: Float = 1e-3
         var worst = 0.0
@@ -88,15 +98,41 @@ struct LoRATests {
                 plus.values[tensor][i] += epsilon * direction[i]
                 minus.values[tensor][i] -= epsilon * direction[i]
             }
-            let lPlus = Tiny.model.lossAndGradients(Self.batch, lora: plus, dropoutSeed: 3, step: 9).loss
-            let lMinus = Tiny.model.lossAndGradients(Self.batch, lora: minus, dropoutSeed: 3, step: 9).loss
+            let lPlus = Tiny.model.lossAndGradients(batch, lora: plus, dropoutSeed: 3, step: 9, threads: threads).loss
+            let lMinus = Tiny.model.lossAndGradients(batch, lora: minus, dropoutSeed: 3, step: 9, threads: threads).loss
             let numeric = (lPlus - lMinus) / (2 * Double(epsilon))
             let exact = zip(analytic[tensor], direction).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
             let error = abs(numeric - exact)
             worst = max(worst, error / max(abs(exact), 1e-1))
             #expect(error <= 5e-3 * abs(exact) + 5e-4, "\(lora.names[tensor]): analytic \(exact), numeric \(numeric)")
         }
-        print("gradient check (dropout \(dropout)): worst relative error \(worst)")
+        print("gradient check (\(batch.count) sequences, dropout \(dropout), \(threads) threads): worst relative error \(worst)")
+    }
+
+    @Test(arguments: [Float(0), 0.2])
+    func gradientsAgreeWithFiniteDifferences(dropout: Float) {
+        checkAgainstFiniteDifferences(Self.batch, dropout: dropout, threads: 1)
+    }
+
+    /// The blocked causal attention (masked keys skipped, the key side summed per key block) and a team of two.
+    @Test(arguments: [(Float(0), 1), (0.2, 2)])
+    func gradientsOfALongSequenceAgreeWithFiniteDifferences(dropout: Float, threads: Int) {
+        checkAgainstFiniteDifferences(Self.longBatch, dropout: dropout, threads: threads)
+    }
+
+    /// Same inputs and team size give the same bits; another team size only moves the last bits of the products.
+    @Test func aTeamOfTwoRepeatsBitForBitAndAgreesWithOneThread() {
+        let lora = Self.adapter(dropout: 0.1)
+        let batch = Self.longBatch + Self.batch
+        let two = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 2)
+        let again = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 2)
+        #expect(two.loss.bitPattern == again.loss.bitPattern)
+        #expect(two.gradients.map { $0.map(\.bitPattern) } == again.gradients.map { $0.map(\.bitPattern) })
+        let one = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 1)
+        #expect(abs(one.loss - two.loss) <= 1e-6 * abs(one.loss))
+        for (a, b) in zip(one.gradients, two.gradients) {
+            #expect(maxAbsDifference(a, b) <= 1e-4 * a.map(abs).max()!)
+        }
     }
 
     @Test func lossAndGradientsAreBitIdenticalOnRepeat() {

@@ -9,7 +9,12 @@ import Foundation
 // projection adds A·x (r) and, with dropout, its dropped input (in); the predicted rows add their logits and
 // their gradient (2V). For SmolLM2-135M, rank 8 on q, k, v, o with dropout: 30 · (8450 + 2336) floats
 // ≈ 1.29 MB, plus 30 · 9 · T floats (1.08 KB · T) of attention, plus 393 KB of logits: about 2 MB per token
-// at T = 128–256 (measured: peak RSS grows by 2.0 MB per token between 128 and 256 tokens).
+// at T = 128–256 (measured: peak RSS grows by 2.0 MB per token between 128 and 256 tokens). The backward's
+// workspaces add one block's worth, with the score gradients of every head (H·T per token).
+//
+// Every buffer of a pass comes from the model's `BufferArena` and goes back to it after the sequence, so
+// after the first step a training step allocates no activation memory (it used to fault in about 43,000
+// fresh pages a step at T = 256 and zero them on the calling thread).
 
 extension LlamaModel {
     /// Mean over weighted target tokens of the cross-entropy, and its gradient with respect to every LoRA
@@ -19,164 +24,179 @@ extension LlamaModel {
     /// batches can combine them (gradient of the combined mean = Σ weightSumₖ·gradientsₖ / Σ weightSumₖ).
     /// Dropout masks are a pure function of (dropoutSeed, step, sequence index in the batch, block, projection,
     /// token, element). Sequences are processed one after another in batch order and every reduction has a
-    /// fixed order, so the same inputs and BLAS thread count give bit-identical results.
-    public func lossAndGradients(_ batch: [TrainingSequence], lora: LoRAParameters, dropoutSeed: UInt64, step: UInt64)
+    /// fixed order, so the same inputs and thread count give bit-identical results.
+    ///
+    /// `threads` (default: OpenBLAS's current setting) is the size of the team that splits the pass's products
+    /// and element-wise work by fixed ranges; OpenBLAS is kept single-threaded meanwhile and restored after.
+    /// The thread count changes the last bits of the products, as OpenBLAS's own threading does.
+    public func lossAndGradients(_ batch: [TrainingSequence], lora: LoRAParameters, dropoutSeed: UInt64, step: UInt64,
+                                 threads: Int? = nil)
         -> (loss: Double, weightSum: Double, gradients: [[Float]]) {
         lora.validate(for: hyperparameters)
         var gradients = lora.values.map { [Float](repeating: 0, count: $0.count) }
         let weightSum = batch.reduce(0.0) { total, sequence in sequence.weights.reduce(total) { $0 + Double($1) } }
         guard weightSum > 0 else { return (0, 0, gradients) }
+        let threads = max(1, threads ?? BLAS.threads)
+        let blasThreads = BLAS.threads
+        if threads > 1 { BLAS.threads = 1 }
+        defer { if threads > 1 { BLAS.threads = blasThreads } }
         var lossSum = 0.0
-        for (index, sequence) in batch.enumerated() {
-            let rows = sequence.weights.indices.filter { sequence.weights[$0] != 0 }
-            guard !rows.isEmpty else { continue }
-            let dropout = LoRADropout(rng: CounterRNG(seed: dropoutSeed), step: step, sequence: index, probability: lora.config.dropout)
-            // The last token is only ever a target, so the pass stops one short of it.
-            let inputs = Array(sequence.tokens.dropLast())
-            var cache = KVCache()
-            let pass = run(tokens: inputs, lora: lora, cache: &cache, record: true, dropout: dropout)
-            var dLogits = logits(pass, rows: rows, fromQuantized: false)  // (n, V), becomes ∂loss/∂logits
-            let V = hyperparameters.vocabularySize
-            for (i, t) in rows.enumerated() {
-                let w = Double(sequence.weights[t])
-                let target = sequence.tokens[t + 1]
-                dLogits.withUnsafeMutableBufferPointer { all in
-                    let row = all.baseAddress! + i * V
-                    var m = -Float.infinity
-                    for j in 0..<V { m = max(m, row[j]) }
-                    let logit = row[target]
-                    // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ (summed in Double).
-                    var z = 0.0
-                    for j in 0..<V {
-                        let e = expf(row[j] - m)
-                        row[j] = e
-                        z += Double(e)
-                    }
-                    let logZ = Double(m) + log(z)
-                    lossSum += w * (logZ - Double(logit))
-                    // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).
-                    let k = Float(w / weightSum)
-                    let factor = Float(w / weightSum / z)
-                    for j in 0..<V { row[j] *= factor }
-                    row[target] -= k
+        let arena = spareBuffers.withLock { $0.take() } ?? BufferArena()
+        defer { spareBuffers.withLock { $0 = arena } }
+        let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
+        WorkerTeam.with(count: threads) { team in
+            for (index, sequence) in batch.enumerated() {
+                let rows = sequence.weights.indices.filter { sequence.weights[$0] != 0 }
+                guard !rows.isEmpty else { continue }
+                let dropout = LoRADropout(rng: CounterRNG(seed: dropoutSeed), step: step, sequence: index, probability: lora.config.dropout)
+                // The last token is only ever a target, so the pass stops one short of it.
+                let inputs = Array(sequence.tokens.dropLast())
+                var cache = KVCache()
+                let pass = run(tokens: inputs, lora: lora, cache: &cache, record: true, dropout: dropout, team: team, arena: arena)
+                // Logits (n, V) = x̂F[rows] · Wₒᵤₜᵀ, from the f32 weights the backward multiplies with; they become ∂loss/∂logits.
+                let selected = arena.take(rows.count * C)                                 // (n, C)
+                for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
+                let dLogits = arena.take(rows.count * V)                                  // (n, V)
+                weights.withUnsafeBufferPointer { W in
+                    team.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset,
+                               c: dLogits.pointer)
                 }
+                var rowLosses = [Double](repeating: 0, count: rows.count)                  // (n) wᵢ·CEᵢ
+                rowLosses.withUnsafeMutableBufferPointer { losses in
+                    team.forEachRange(rows.count) { range in
+                        for i in range {
+                            let t = rows[i]
+                            let w = Double(sequence.weights[t])
+                            let target = sequence.tokens[t + 1]
+                            let row = dLogits.pointer + i * V
+                            let logit = row[target]
+                            // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ.
+                            let (m, z) = Kernels.exponentiateShifted(row, count: V)
+                            let logZ = Double(m) + log(z)
+                            losses[i] = w * (logZ - Double(logit))
+                            // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).
+                            let k = Float(w / weightSum)
+                            let factor = Float(w / weightSum / z)
+                            for j in 0..<V { row[j] *= factor }
+                            row[target] -= k
+                        }
+                    }
+                }
+                // Summed in row order, whatever member computed each row.
+                for loss in rowLosses { lossSum += loss }
+                backward(pass, rows: rows, dLogits: dLogits.pointer, lora: lora, dropout: dropout, gradients: &gradients,
+                         team: team, arena: arena)
+                // The next sequence reuses this one's buffers.
+                arena.reclaim()
             }
-            backward(pass, rows: rows, dLogits: dLogits, lora: lora, dropout: dropout, gradients: &gradients)
         }
         return (lossSum / weightSum, weightSum, gradients)
     }
 
     /// Back-propagates ∂loss/∂logits of `rows` through the frozen model into the adapter's gradients.
-    func backward(_ pass: ForwardPass, rows: [Int], dLogits: [Float], lora: LoRAParameters, dropout: LoRADropout,
-                  gradients: inout [[Float]]) {
+    /// dLogits: (n, V), n = rows.count. Workspaces come from `arena`.
+    func backward(_ pass: ForwardPass, rows: [Int], dLogits: UnsafePointer<Float>, lora: LoRAParameters, dropout: LoRADropout,
+                  gradients: inout [[Float]], team: WorkerTeam, arena: BufferArena) {
         let h = hyperparameters
         let (T, C, F, V) = (pass.tokens, h.width, h.ffnWidth, h.vocabularySize)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
-        let group = H / G
-        let scale = 1 / Float(D).squareRoot()
         let slots = lora.slots(blockCount: h.blockCount)
 
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
             // dx̂F (T, C): the output projection's input gradient, non-zero only on predicted rows.
-            let dxnF = FloatBuffer(T * C)
-            let dSelected = FloatBuffer(rows.count * C)                 // (n, C) = dLogits (n, V) · Wout (V, C)
-            dLogits.withUnsafeBufferPointer { dl in
-                BLAS.sgemm(m: rows.count, n: C, k: V, a: dl.baseAddress!, b: W + outputOffset, c: dSelected.pointer)
-            }
+            let dxnF = arena.take(T * C)
+            let dSelected = arena.take(rows.count * C)                  // (n, C) = dLogits (n, V) · Wout (V, C)
+            team.sgemm(m: rows.count, n: C, k: V, a: dLogits, b: W + outputOffset, c: dSelected.pointer)
+            dxnF.pointer.update(repeating: 0, count: T * C)
             for (i, t) in rows.enumerated() { (dxnF.pointer + t * C).update(from: dSelected.pointer + i * C, count: C) }
-            let dx = FloatBuffer(T * C)                                  // (T, C) ∂loss/∂residual stream
-            Kernels.rmsNormBackward(dxnF.pointer, x: pass.xOut.pointer, weight: W + outputNormOffset, inverseRMS: pass.rmsF.pointer,
-                                    rows: T, width: C, accumulateInto: dx.pointer)
+            let dx = arena.take(T * C)                                   // (T, C) ∂loss/∂residual stream
+            team.forEachRange(T) { range in
+                let first = range.lowerBound
+                (dx.pointer + first * C).update(repeating: 0, count: range.count * C)
+                Kernels.rmsNormBackward(dxnF.pointer + first * C, x: pass.xOut.pointer + first * C, weight: W + outputNormOffset,
+                                        inverseRMS: pass.rmsF.pointer + first, rows: range.count, width: C,
+                                        accumulateInto: dx.pointer + first * C)
+            }
 
-            // Given dy (T, out) of projection p with input x (T, in): dX (T, in) += dy · W, and the adapter's
-            // dB (out, r) += s·dyᵀ·(A·x̃), dA (r, in) += (s·dy·B)ᵀ · x̃, dX += drop′(s·dy·B·A), x̃ = drop(x).
+            // Given dy (T, out) of projection p with input x (T, in): dX (T, in) = beta·dX + dy · W, and the
+            // adapter's dB (out, r) += s·dyᵀ·(A·x̃), dA (r, in) += (s·dy·B)ᵀ · x̃, dX += drop′(s·dy·B·A), x̃ = drop(x).
             // Workspaces of the adapter paths, overwritten by every projection (sgemm with beta 0).
-            let dAx = FloatBuffer(T * lora.config.rank)                              // (T, r)
-            let dSource = FloatBuffer(T * max(C, Cq, F))                             // (T, in) ∂loss/∂x̃
+            let dAx = arena.take(T * lora.config.rank)                               // (T, r)
+            let dSource = arena.take(T * max(C, Cq, F))                              // (T, in) ∂loss/∂x̃
             let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0)
 
             func linearBackward(_ p: Projection, block b: Int, _ dy: UnsafePointer<Float>, input x: UnsafePointer<Float>,
-                                acts: BlockActivations, accumulateInto dX: UnsafeMutablePointer<Float>) {
+                                acts: BlockActivations, beta: Float, into dX: UnsafeMutablePointer<Float>) {
                 let (out, inp) = h.shape(of: p)
-                BLAS.sgemm(m: T, n: inp, k: out, a: dy, b: W + blocks[b].offset(of: p), beta: 1, c: dX)
+                team.sgemm(m: T, n: inp, k: out, a: dy, b: W + blocks[b].offset(of: p), beta: beta, c: dX)
                 guard let slot = slots[b][p], let saved = acts.lora[p] else { return }
                 let r = lora.config.rank, s = lora.config.scale
                 let source = saved.input.map { UnsafePointer($0.pointer) } ?? x   // x̃ (T, in)
                 lora.values[slot.b].withUnsafeBufferPointer { B in
-                    BLAS.sgemm(m: T, n: r, k: out, alpha: s, a: dy, b: B.baseAddress!, c: dAx.pointer)
+                    team.sgemm(m: T, n: r, k: out, alpha: s, a: dy, b: B.baseAddress!, c: dAx.pointer)
                 }
                 gradients[slot.b].withUnsafeMutableBufferPointer { dB in
-                    BLAS.sgemm(transposeA: true, m: out, n: r, k: T, alpha: s, a: dy, b: saved.ax.pointer, beta: 1, c: dB.baseAddress!)
+                    team.sgemm(transposeA: true, m: out, n: r, k: T, alpha: s, a: dy, b: saved.ax.pointer, beta: 1, c: dB.baseAddress!)
                 }
                 gradients[slot.a].withUnsafeMutableBufferPointer { dA in
-                    BLAS.sgemm(transposeA: true, m: r, n: inp, k: T, a: dAx.pointer, b: source, beta: 1, c: dA.baseAddress!)
+                    team.sgemm(transposeA: true, m: r, n: inp, k: T, a: dAx.pointer, b: source, beta: 1, c: dA.baseAddress!)
                 }
                 lora.values[slot.a].withUnsafeBufferPointer { A in
                     if saved.input != nil {
-                        BLAS.sgemm(m: T, n: inp, k: r, a: dAx.pointer, b: A.baseAddress!, c: dSource.pointer)
+                        team.sgemm(m: T, n: inp, k: r, a: dAx.pointer, b: A.baseAddress!, c: dSource.pointer)
                         // Inverted dropout is linear with the same mask: its backward is the same map.
-                        dropout.apply(dSource.pointer, rows: T, width: inp, block: b, projection: p, into: dSource.pointer)
-                        for i in 0..<(T * inp) { dX[i] += dSource.pointer[i] }
+                        team.forEachRange(T) { range in
+                            dropout.apply(dSource.pointer, rows: range, width: inp, block: b, projection: p, into: dSource.pointer)
+                            for i in (range.lowerBound * inp)..<(range.upperBound * inp) { dX[i] += dSource.pointer[i] }
+                        }
                     } else {
                         // Without dropout ∂loss/∂x̃ is ∂loss/∂x: sgemm adds it to dX directly.
-                        BLAS.sgemm(m: T, n: inp, k: r, a: dAx.pointer, b: A.baseAddress!, beta: 1, c: dX)
+                        team.sgemm(m: T, n: inp, k: r, a: dAx.pointer, b: A.baseAddress!, beta: 1, c: dX)
                     }
                 }
             }
 
-            let dHidden = FloatBuffer(T * F), dGate = FloatBuffer(T * F), dUp = FloatBuffer(T * F)   // (T, F)
-            let dxn = FloatBuffer(T * C)                                                        // (T, C)
-            let dAtt = FloatBuffer(T * Cq), dq = FloatBuffer(T * Cq)                            // (T, Cq)
-            let dk = FloatBuffer(T * Ckv), dv = FloatBuffer(T * Ckv)                            // (T, Ckv)
-            let dP = FloatBuffer(T * T)                                                         // (T, S)
+            let dHidden = arena.take(T * F), dGate = arena.take(T * F), dUp = arena.take(T * F)      // (T, F)
+            let dxn = arena.take(T * C)                                                         // (T, C)
+            let dAtt = arena.take(T * Cq), dq = arena.take(T * Cq)                              // (T, Cq)
+            let dk = arena.take(T * Ckv), dv = arena.take(T * Ckv)                              // (T, Ckv)
+            let dScores = arena.take(H * T * T)                                                 // (H, T, S)
             for b in stride(from: h.blockCount - 1, through: 0, by: -1) {
                 let a = pass.blocks[b], layout = blocks[b]
                 // Feed-forward: x += down(silu(gate(x̂₂))·up(x̂₂)).
-                dHidden.zero()
-                linearBackward(.down, block: b, dx.pointer, input: a.hidden.pointer, acts: a, accumulateInto: dHidden.pointer)
-                Kernels.swigluBackward(dHidden.pointer, gate: a.gate.pointer, up: a.up.pointer, count: T * F,
-                                       dGate: dGate.pointer, dUp: dUp.pointer)
-                dxn.zero()
-                linearBackward(.gate, block: b, dGate.pointer, input: a.xn2.pointer, acts: a, accumulateInto: dxn.pointer)
-                linearBackward(.up, block: b, dUp.pointer, input: a.xn2.pointer, acts: a, accumulateInto: dxn.pointer)
-                Kernels.rmsNormBackward(dxn.pointer, x: a.xMid.pointer, weight: W + layout.ffnNorm, inverseRMS: a.rms2.pointer,
-                                        rows: T, width: C, accumulateInto: dx.pointer)
-
-                // Attention: x += o(softmax(q·kᵀ/√D + mask)·v).
-                dAtt.zero()
-                linearBackward(.o, block: b, dx.pointer, input: a.att.pointer, acts: a, accumulateInto: dAtt.pointer)
-                dk.zero(); dv.zero()
-                for head in 0..<H {
-                    let kv = head / group
-                    let probs = a.probs.pointer + head * T * T                     // (T, S)
-                    // dP = dAttₕ · Vᵀ; dV += Pᵀ · dAttₕ
-                    BLAS.sgemm(transposeB: true, m: T, n: T, k: D, a: dAtt.pointer + head * D, lda: Cq,
-                               b: a.v.pointer + kv * D, ldb: Ckv, c: dP.pointer)
-                    BLAS.sgemm(transposeA: true, m: T, n: D, k: T, a: probs, b: dAtt.pointer + head * D, ldb: Cq,
-                               beta: 1, c: dv.pointer + kv * D, ldc: Ckv)
-                    // Softmax backward: dS = P ⊙ (dP − Σⱼ Pⱼ·dPⱼ); masked entries have P = 0.
-                    for t in 0..<T {
-                        let p = probs + t * T, d = dP.pointer + t * T
-                        var dot: Float = 0
-                        for j in 0...t { dot += p[j] * d[j] }
-                        for j in 0..<T { d[j] = j <= t ? p[j] * (d[j] - dot) : 0 }
-                    }
-                    // dqₕ = dS · K / √D; dK += dSᵀ · qₕ / √D
-                    BLAS.sgemm(m: T, n: D, k: T, alpha: scale, a: dP.pointer, b: a.k.pointer + kv * D, ldb: Ckv,
-                               c: dq.pointer + head * D, ldc: Cq)
-                    BLAS.sgemm(transposeA: true, m: T, n: D, k: T, alpha: scale, a: dP.pointer, b: a.q.pointer + head * D, ldb: Cq,
-                               beta: 1, c: dk.pointer + kv * D, ldc: Ckv)
+                linearBackward(.down, block: b, dx.pointer, input: a.hidden.pointer, acts: a, beta: 0, into: dHidden.pointer)
+                team.forEachRange(T * F, align: 16, minimum: 4096) { range in
+                    let i = range.lowerBound
+                    Kernels.swigluBackward(dHidden.pointer + i, gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count,
+                                           dGate: dGate.pointer + i, dUp: dUp.pointer + i)
                 }
-                // RoPE is a rotation: its backward rotates by the opposite angle.
-                Kernels.rope(dq.pointer, heads: H, headDim: D, angles: angles, inverse: true)
-                Kernels.rope(dk.pointer, heads: G, headDim: D, angles: angles, inverse: true)
-                dxn.zero()
-                linearBackward(.q, block: b, dq.pointer, input: a.xn1.pointer, acts: a, accumulateInto: dxn.pointer)
-                linearBackward(.k, block: b, dk.pointer, input: a.xn1.pointer, acts: a, accumulateInto: dxn.pointer)
-                linearBackward(.v, block: b, dv.pointer, input: a.xn1.pointer, acts: a, accumulateInto: dxn.pointer)
-                Kernels.rmsNormBackward(dxn.pointer, x: a.xIn.pointer, weight: W + layout.attentionNorm, inverseRMS: a.rms1.pointer,
-                                        rows: T, width: C, accumulateInto: dx.pointer)
+                linearBackward(.gate, block: b, dGate.pointer, input: a.xn2.pointer, acts: a, beta: 0, into: dxn.pointer)
+                linearBackward(.up, block: b, dUp.pointer, input: a.xn2.pointer, acts: a, beta: 1, into: dxn.pointer)
+                team.forEachRange(T) { range in
+                    let first = range.lowerBound
+                    Kernels.rmsNormBackward(dxn.pointer + first * C, x: a.xMid.pointer + first * C, weight: W + layout.ffnNorm,
+                                            inverseRMS: a.rms2.pointer + first, rows: range.count, width: C,
+                                            accumulateInto: dx.pointer + first * C)
+                }
+
+                // Attention: x += o(softmax(q·kᵀ/√D + mask)·v); RoPE is a rotation: its backward rotates back.
+                linearBackward(.o, block: b, dx.pointer, input: a.att.pointer, acts: a, beta: 0, into: dAtt.pointer)
+                causalAttentionBackward(a, dAtt: dAtt.pointer, dScores: dScores.pointer, dq: dq.pointer, dk: dk.pointer,
+                                        dv: dv.pointer, tokens: T, team: team)
+                team.forEachRange(T) { range in
+                    Kernels.rope(dq.pointer, heads: H, headDim: D, angles: angles, rows: range, inverse: true)
+                    Kernels.rope(dk.pointer, heads: G, headDim: D, angles: angles, rows: range, inverse: true)
+                }
+                linearBackward(.q, block: b, dq.pointer, input: a.xn1.pointer, acts: a, beta: 0, into: dxn.pointer)
+                linearBackward(.k, block: b, dk.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
+                linearBackward(.v, block: b, dv.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
+                team.forEachRange(T) { range in
+                    let first = range.lowerBound
+                    Kernels.rmsNormBackward(dxn.pointer + first * C, x: a.xIn.pointer + first * C, weight: W + layout.attentionNorm,
+                                            inverseRMS: a.rms1.pointer + first, rows: range.count, width: C,
+                                            accumulateInto: dx.pointer + first * C)
+                }
             }
         }
     }

@@ -22,12 +22,12 @@ final class BlockActivations {
     /// Per adapted projection: the adapter's input after dropout (nil when there is no dropout) and A·x (T, R_lora).
     var lora: [Projection: (input: FloatBuffer?, ax: FloatBuffer)] = [:]
 
-    init(_ h: LlamaModel.Hyperparameters, tokens T: Int, span S: Int) {
-        xIn = FloatBuffer(T * h.width); rms1 = FloatBuffer(T); xn1 = FloatBuffer(T * h.width)
-        q = FloatBuffer(T * h.queryWidth); k = FloatBuffer(T * h.keyValueWidth); v = FloatBuffer(T * h.keyValueWidth)
-        probs = FloatBuffer(h.headCount * T * S); att = FloatBuffer(T * h.queryWidth)
-        xMid = FloatBuffer(T * h.width); rms2 = FloatBuffer(T); xn2 = FloatBuffer(T * h.width)
-        gate = FloatBuffer(T * h.ffnWidth); up = FloatBuffer(T * h.ffnWidth); hidden = FloatBuffer(T * h.ffnWidth)
+    init(_ h: LlamaModel.Hyperparameters, tokens T: Int, span S: Int, buffer: (Int) -> FloatBuffer = { FloatBuffer($0) }) {
+        xIn = buffer(T * h.width); rms1 = buffer(T); xn1 = buffer(T * h.width)
+        q = buffer(T * h.queryWidth); k = buffer(T * h.keyValueWidth); v = buffer(T * h.keyValueWidth)
+        probs = buffer(h.headCount * T * S); att = buffer(T * h.queryWidth)
+        xMid = buffer(T * h.width); rms2 = buffer(T); xn2 = buffer(T * h.width)
+        gate = buffer(T * h.ffnWidth); up = buffer(T * h.ffnWidth); hidden = buffer(T * h.ffnWidth)
     }
 }
 
@@ -39,9 +39,9 @@ final class ForwardPass {
     let xnF: FloatBuffer        // (T, C) input of the output projection
     var blocks: [BlockActivations] = []
 
-    init(_ h: LlamaModel.Hyperparameters, tokens T: Int) {
+    init(_ h: LlamaModel.Hyperparameters, tokens T: Int, buffer: (Int) -> FloatBuffer = { FloatBuffer($0) }) {
         tokens = T
-        xOut = FloatBuffer(T * h.width); rmsF = FloatBuffer(T); xnF = FloatBuffer(T * h.width)
+        xOut = buffer(T * h.width); rmsF = buffer(T); xnF = buffer(T * h.width)
     }
 }
 
@@ -53,13 +53,14 @@ struct LoRADropout {
     let sequence: Int
     let probability: Float
 
-    /// Writes x (T, in) with dropped elements zeroed and kept ones scaled by 1/(1 − p) (inverted dropout).
-    func apply(_ x: UnsafePointer<Float>, rows: Int, width: Int, block: Int, projection: Projection, into y: UnsafeMutablePointer<Float>) {
-        precondition(step < 1 << 32 && width <= 1 << 16 && rows <= 1 << 20, "dropout counter out of range")
+    /// Writes `rows` of x (T, in) with dropped elements zeroed and kept ones scaled by 1/(1 − p) (inverted
+    /// dropout); a row's mask depends on its index t only, so any split of the rows gives the same values.
+    func apply(_ x: UnsafePointer<Float>, rows: Range<Int>, width: Int, block: Int, projection: Projection, into y: UnsafeMutablePointer<Float>) {
+        precondition(step < 1 << 32 && width <= 1 << 16 && rows.upperBound <= 1 << 20, "dropout counter out of range")
         let projectionIndex = UInt64(Projection.allCases.firstIndex(of: projection)!)
         let stream = ((UInt64(sequence) << 8 | UInt64(block)) << 3 | projectionIndex) << 34
         let scale = 1 / (1 - probability)
-        for t in 0..<rows {
+        for t in rows {
             var e = 0
             while e < width {
                 // One Philox block gives four words: elements e…e+3 of this row.
@@ -116,8 +117,11 @@ extension LlamaModel {
     /// The batched forward pass: T new tokens at positions P…P+T−1 attend to the P cached ones and to each
     /// other causally. With `record`, every block's activations are kept for `backward`. Training passes and
     /// `f32Only` ones never read the quantized blocks, so their values match the f32 weights the backward uses.
+    /// The team splits the products and the element-wise work (its size changes the last bits of the products);
+    /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
+    /// Buffers come from `arena` when given (recorded passes only: their every buffer is written before it is read).
     func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
-             f32Only: Bool = false) -> ForwardPass {
+             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -126,16 +130,18 @@ extension LlamaModel {
         precondition(tokens.allSatisfy { $0 >= 0 && $0 < h.vocabularySize }, "token id outside the vocabulary")
         if let lora { lora.validate(for: h) }
         let slots = lora?.slots(blockCount: h.blockCount)
-        let pass = ForwardPass(h, tokens: T)
+        precondition(arena == nil || record, "only recorded passes write every buffer before reading it")
+        let buffer: (Int) -> FloatBuffer = { arena?.take($0) ?? FloatBuffer($0) }
+        let pass = ForwardPass(h, tokens: T, buffer: buffer)
         let scale = 1 / Float(D).squareRoot()
         let group = H / G
 
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
-            let x = FloatBuffer(T * C)             // (T, C) residual stream
+            let x = buffer(T * C)                  // (T, C) residual stream
             for (t, id) in tokens.enumerated() { (x.pointer + t * C).update(from: W + embeddingOffset + id * C, count: C) }
             let shared = record ? nil : BlockActivations(h, tokens: T, span: S)
-            let projected = FloatBuffer(T * C)     // (T, C) output of o and down
+            let projected = buffer(T * C)          // (T, C) output of o and down
             let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
 
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
@@ -148,45 +154,55 @@ extension LlamaModel {
                     // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
                     BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
                 } else {
-                    BLAS.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                    team.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
                 }
                 guard let lora, let slot = slots?[b][p] else { return }
                 let r = lora.config.rank
                 var source = input
                 var dropped: FloatBuffer? = nil
                 if let dropout, dropout.probability > 0 {
-                    let buffer = FloatBuffer(T * inp)
-                    dropout.apply(input, rows: T, width: inp, block: b, projection: p, into: buffer.pointer)
-                    source = UnsafePointer(buffer.pointer)
-                    dropped = buffer
+                    let kept = buffer(T * inp)
+                    team.forEachRange(T) { rows in
+                        dropout.apply(input, rows: rows, width: inp, block: b, projection: p, into: kept.pointer)
+                    }
+                    source = UnsafePointer(kept.pointer)
+                    dropped = kept
                 }
-                let ax = FloatBuffer(T * r)        // (T, r) = drop(x) · Aᵀ
+                let ax = buffer(T * r)             // (T, r) = drop(x) · Aᵀ
                 lora.values[slot.a].withUnsafeBufferPointer { A in
-                    BLAS.sgemm(transposeB: true, m: T, n: r, k: inp, a: source, b: A.baseAddress!, c: ax.pointer)
+                    team.sgemm(transposeB: true, m: T, n: r, k: inp, a: source, b: A.baseAddress!, c: ax.pointer)
                 }
                 lora.values[slot.b].withUnsafeBufferPointer { B in
-                    BLAS.sgemm(transposeB: true, m: T, n: out, k: r, alpha: lora.config.scale, a: ax.pointer, b: B.baseAddress!, beta: 1, c: y)
+                    team.sgemm(transposeB: true, m: T, n: out, k: r, alpha: lora.config.scale, a: ax.pointer, b: B.baseAddress!, beta: 1, c: y)
                 }
                 if record { acts.lora[p] = (dropped, ax) }
             }
 
             for b in 0..<h.blockCount {
                 let layout = blocks[b]
-                let a = shared ?? BlockActivations(h, tokens: T, span: S)
+                let a = shared ?? BlockActivations(h, tokens: T, span: S, buffer: buffer)
                 if record { pass.blocks.append(a) }
-                a.xIn.pointer.update(from: x.pointer, count: T * C)
-
                 // Attention: RMSNorm, projections, RoPE, cache append, causal GQA softmax(q·kᵀ/√D)·v, o.
-                Kernels.rmsNorm(x.pointer, weight: W + layout.attentionNorm, rows: T, width: C, epsilon: h.rmsEpsilon,
-                                into: a.xn1.pointer, inverseRMS: a.rms1.pointer)
+                team.forEachRange(T) { rows in
+                    let first = rows.lowerBound
+                    (a.xIn.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
+                    Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.attentionNorm, rows: rows.count, width: C,
+                                    epsilon: h.rmsEpsilon, into: a.xn1.pointer + first * C, inverseRMS: a.rms1.pointer + first)
+                }
                 linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
                 linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
                 linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
-                Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles)
-                Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles)
+                team.forEachRange(T) { rows in
+                    Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows)
+                    Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows)
+                }
                 cache.append(block: b, keys: a.k.pointer, values: a.v.pointer, floats: T * Ckv, blockCount: h.blockCount)
                 cache.keys[b].withUnsafeBufferPointer { K in           // (S, Ckv)
                     cache.values[b].withUnsafeBufferPointer { V in     // (S, Ckv)
+                        if record {
+                            causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, team: team)
+                            return
+                        }
                         for head in 0..<H {
                             let kv = head / group
                             let scores = a.probs.pointer + head * T * S   // (T, S)
@@ -199,22 +215,32 @@ extension LlamaModel {
                     }
                 }
                 linear(.o, block: b, a.att.pointer, into: projected.pointer, acts: a)
-                for i in 0..<(T * C) { x.pointer[i] += projected.pointer[i] }
-                a.xMid.pointer.update(from: x.pointer, count: T * C)
-
-                // Feed-forward: RMSNorm, SwiGLU, down.
-                Kernels.rmsNorm(x.pointer, weight: W + layout.ffnNorm, rows: T, width: C, epsilon: h.rmsEpsilon,
-                                into: a.xn2.pointer, inverseRMS: a.rms2.pointer)
+                team.forEachRange(T) { rows in
+                    let first = rows.lowerBound
+                    for i in (first * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
+                    (a.xMid.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
+                    // Feed-forward: RMSNorm, SwiGLU, down.
+                    Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.ffnNorm, rows: rows.count, width: C,
+                                    epsilon: h.rmsEpsilon, into: a.xn2.pointer + first * C, inverseRMS: a.rms2.pointer + first)
+                }
                 linear(.gate, block: b, a.xn2.pointer, into: a.gate.pointer, acts: a)
                 linear(.up, block: b, a.xn2.pointer, into: a.up.pointer, acts: a)
-                Kernels.swiglu(gate: a.gate.pointer, up: a.up.pointer, count: T * F, into: a.hidden.pointer)
+                team.forEachRange(T * F, align: 16, minimum: 4096) { range in
+                    Kernels.swiglu(gate: a.gate.pointer + range.lowerBound, up: a.up.pointer + range.lowerBound, count: range.count,
+                                   into: a.hidden.pointer + range.lowerBound)
+                }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
-                for i in 0..<(T * C) { x.pointer[i] += projected.pointer[i] }
+                team.forEachRange(T * C, align: 16, minimum: 4096) { range in
+                    for i in range { x.pointer[i] += projected.pointer[i] }
+                }
             }
             cache.advance(by: T)
-            pass.xOut.pointer.update(from: x.pointer, count: T * C)
-            Kernels.rmsNorm(x.pointer, weight: W + outputNormOffset, rows: T, width: C, epsilon: h.rmsEpsilon,
-                            into: pass.xnF.pointer, inverseRMS: pass.rmsF.pointer)
+            team.forEachRange(T) { rows in
+                let first = rows.lowerBound
+                (pass.xOut.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
+                Kernels.rmsNorm(x.pointer + first * C, weight: W + outputNormOffset, rows: rows.count, width: C,
+                                epsilon: h.rmsEpsilon, into: pass.xnF.pointer + first * C, inverseRMS: pass.rmsF.pointer + first)
+            }
         }
         return pass
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 // Dimension legend (llama family; figures for SmolLM2-135M):
 //   V  vocabulary size (49152)          C  width, embedding_length (576)
@@ -12,7 +13,8 @@ import Foundation
 
 /// A llama-family transformer in f32 on OpenBLAS, its weights dequantized once at load.
 ///
-/// Immutable after `init`, so one instance can serve many threads; every pass allocates its own buffers.
+/// Immutable after `init` (but for a spare set of training buffers under a mutex), so one instance can serve
+/// many threads.
 public final class LlamaModel: Sendable {
     public struct Hyperparameters: Sendable, Equatable, Codable {
         public var vocabularySize: Int   // V
@@ -109,6 +111,8 @@ public final class LlamaModel: Sendable {
     /// Per block, the projections stored in a type `QuantizedMatVec` reads (empty when disabled).
     let quantized: [[Projection: GGUFTensorInfo]]
     let quantizedOutput: GGUFTensorInfo?
+    /// The buffers of the last training pass, for the next one (a concurrent pass makes its own).
+    let spareBuffers = Mutex<BufferArena?>(nil)
 
     /// Loads and dequantizes a llama-family GGUF.
     public convenience init(url: URL, quantizedDecode: Bool = true) throws {

@@ -72,12 +72,13 @@ enum Kernels {
              angles: RotaryAngles(rows: rows, rotated: rotated, base: base, firstPosition: firstPosition), inverse: inverse)
     }
 
-    /// `rope` with the angles of its `angles.rows` rows computed beforehand.
-    static func rope(_ x: UnsafeMutablePointer<Float>, heads: Int, headDim: Int, angles: RotaryAngles, inverse: Bool = false) {
+    /// `rope` with the angles of its `angles.rows` rows computed beforehand; only `rows` (default: all) are rotated.
+    static func rope(_ x: UnsafeMutablePointer<Float>, heads: Int, headDim: Int, angles: RotaryAngles,
+                     rows: Range<Int>? = nil, inverse: Bool = false) {
         let pairs = angles.pairs
         angles.cosines.withUnsafeBufferPointer { cosines in
             angles.sines.withUnsafeBufferPointer { sines in
-                for t in 0..<angles.rows {
+                for t in rows ?? 0..<angles.rows {
                     let c = cosines.baseAddress! + t * pairs, s = sines.baseAddress! + t * pairs
                     for h in 0..<heads {
                         let v = x + (t * heads + h) * headDim
@@ -93,23 +94,69 @@ enum Kernels {
         }
     }
 
-    /// In-place softmax of each row over its first `valid(row)` entries; the rest become 0 (the causal mask).
-    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, valid: (Int) -> Int) {
+    /// In-place softmax of each row over its first `valid(row)` entries; the rest of its `width` become 0 (the
+    /// causal mask). Rows are `stride` floats apart (default `width`).
+    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, stride: Int? = nil, valid: (Int) -> Int) {
         for t in 0..<rows {
-            let row = s + t * width
+            let row = s + t * (stride ?? width)
             let n = valid(t)
-            var m = -Float.infinity
-            for j in 0..<n { m = max(m, row[j]) }
-            var sum: Double = 0
-            for j in 0..<n {
-                let e = expf(row[j] - m)
-                row[j] = e
-                sum += Double(e)
-            }
+            let (_, sum) = exponentiateShifted(row, count: n)
             let inv = Float(1 / sum)
             for j in 0..<n { row[j] *= inv }
             for j in n..<width { row[j] = 0 }
         }
+    }
+
+    /// Replaces x (n) by eˣ⁻ᵐ with m = max x and returns m and Σ eˣ⁻ᵐ: the shared part of a softmax and of a
+    /// log-sum-exp. Eight lanes at a time (`exponential8`); the sum gathers blocks of 256 entries in f32 lanes
+    /// and adds the blocks in Double, in a fixed order.
+    static func exponentiateShifted(_ x: UnsafeMutablePointer<Float>, count n: Int) -> (max: Float, sum: Double) {
+        var m = -Float.infinity
+        for j in 0..<n where x[j] > m { m = x[j] }
+        let raw = UnsafeMutableRawPointer(x)
+        let vectors = n / 8
+        var sum: Double = 0
+        var start = 0
+        while start < vectors {
+            var block = SIMD8<Float>(repeating: 0)
+            for v in start..<min(vectors, start + 32) {
+                let e = exponential8(raw.loadUnaligned(fromByteOffset: v * 32, as: SIMD8<Float>.self) - m)
+                raw.storeBytes(of: e, toByteOffset: v * 32, as: SIMD8<Float>.self)
+                block += e
+            }
+            sum += Double((block[0] + block[1]) + (block[2] + block[3]) + ((block[4] + block[5]) + (block[6] + block[7])))
+            start += 32
+        }
+        for j in (vectors * 8)..<n {
+            let e = expf(x[j] - m)
+            x[j] = e
+            sum += Double(e)
+        }
+        return (m, sum)
+    }
+
+    /// eˣ for x ≤ 0 in eight lanes, with vector arithmetic only (`rounded()`, `clamped` and conversions on SIMD
+    /// types compile to per-lane code): x = k·ln 2 + r with |r| ≤ ln 2 / 2 (ln 2 in two parts, so k·ln 2 is
+    /// exact), eʳ by its Taylor series to degree 7 (truncation below 6e-9 relative, under f32 rounding), 2ᵏ
+    /// through the exponent bits. Adding 1.5·2²³ rounds x·log₂e to the integer k and leaves k in the low
+    /// mantissa bits. Where 2ᵏ would be subnormal (x < −87.3, also x = −∞) the result is 0.
+    @inline(__always)
+    static func exponential8(_ x: SIMD8<Float>) -> SIMD8<Float> {
+        let shifted = x * 1.442_695_040_888_963_4 + 12_582_912
+        let k = shifted - 12_582_912
+        let r = x - k * 0.693_145_751_953_125 - k * 1.428_606_765_330_187_0e-6
+        var p = SIMD8<Float>(repeating: 1.0 / 5040)
+        p = p * r + 1.0 / 720
+        p = p * r + 1.0 / 120
+        p = p * r + 1.0 / 24
+        p = p * r + 1.0 / 6
+        p = p * r + 0.5
+        p = p * r + 1
+        p = p * r + 1
+        let kBits = unsafeBitCast(shifted, to: SIMD8<Int32>.self) &- 0x4B40_0000   // k
+        let scale = unsafeBitCast((kBits &+ 127) &<< 23, to: SIMD8<Float>.self)      // 2ᵏ
+        let underflow = (kBits &+ 126) &>> 31                                        // all ones where k < −126
+        return unsafeBitCast(unsafeBitCast(p * scale, to: SIMD8<Int32>.self) & ~underflow, to: SIMD8<Float>.self)
     }
 
     /// h = silu(g) · u = g·σ(g)·u, element-wise over `count` values.
@@ -137,6 +184,12 @@ final class FloatBuffer {
         self.count = count
         pointer = .allocate(capacity: max(1, count))
         pointer.initialize(repeating: 0, count: max(1, count))
+    }
+
+    /// Contents unspecified: for buffers their user writes before reading (floats need no initialisation).
+    init(uninitialized count: Int) {
+        self.count = count
+        pointer = .allocate(capacity: max(1, count))
     }
 
     deinit { pointer.deallocate() }

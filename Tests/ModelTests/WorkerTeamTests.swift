@@ -1,0 +1,71 @@
+import AdaptCore
+import Foundation
+@testable import Model
+import Synchronization
+import Testing
+
+struct WorkerTeamTests {
+    @Test(arguments: [1, 2, 3])
+    func everyMemberRunsOnceAndTheCallerIsMemberZero(count: Int) {
+        let caller = pthread_self()
+        let seen = Mutex<[Int: pthread_t]>([:])
+        WorkerTeam.with(count: count) { team in
+            for _ in 0..<100 {
+                seen.withLock { $0 = [:] }
+                team.run { member in
+                    seen.withLock { $0[member] = pthread_self() }
+                }
+                #expect(seen.withLock { $0.keys.sorted() } == Array(0..<count))
+                #expect(seen.withLock { $0[0] } == caller)
+            }
+        }
+    }
+
+    @Test func piecesCoverEveryIndexOnceInOrderOnAlignedBoundaries() {
+        for parts in 1...5 {
+            for (total, align) in [(0, 1), (1, 1), (7, 1), (255, 1), (256, 16), (1000, 16), (9, 8)] {
+                let pieces = (0..<parts).map { WorkerTeam.piece(total, $0, of: parts, align: align) }
+                #expect(pieces.flatMap { Array($0) } == Array(0..<total))
+                #expect(pieces.dropLast().allSatisfy { $0.upperBound % align == 0 || $0.upperBound == total })
+            }
+        }
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func everyTaskAndEveryPieceRunsExactlyOnce(count: Int) {
+        WorkerTeam.with(count: count) { team in
+            for tasks in [0, 1, 2, 5, 36, 1000] {
+                let runs = Mutex<[Int]>([])
+                team.forEachTask(tasks) { task in runs.withLock { $0.append(task) } }
+                #expect(runs.withLock { $0.sorted() } == Array(0..<tasks))
+            }
+            for (total, align, minimum) in [(0, 1, 1), (3, 1, 1), (256, 1, 8), (393_216, 16, 4096), (576, 16, 64)] {
+                let pieces = Mutex<[Range<Int>]>([])
+                team.forEachRange(total, align: align, minimum: minimum) { range in pieces.withLock { $0.append(range) } }
+                let sorted = pieces.withLock { $0.sorted { $0.lowerBound < $1.lowerBound } }
+                #expect(sorted.flatMap { Array($0) } == Array(0..<total))
+                if count == 1 { #expect(sorted.count == min(1, total)) }   // a team of one never cuts
+            }
+        }
+    }
+
+    /// Split by columns, by rows, and not split: within rounding of one sgemm (the team only cuts C into blocks).
+    @Test func aTeamsSgemmEqualsOneSgemm() {
+        let saved = BLAS.threads
+        BLAS.threads = 1
+        defer { BLAS.threads = saved }
+        let rng = CounterRNG(seed: 3)
+        func random(_ n: Int, _ step: UInt64) -> [Float] { (0..<n).map { Float(rng.normal(.test, step: step, index: UInt32($0))) } }
+        WorkerTeam.with(count: 2) { team in
+            for (m, n, k, transposeA, transposeB) in [(200, 300, 64, false, true), (300, 8, 200, true, false), (8, 40, 30, false, false)] {
+                let a = random(m * k, 1), b = random(k * n, 2), c0 = random(m * n, 3)
+                var expected = c0, actual = c0
+                BLAS.sgemm(transposeA: transposeA, transposeB: transposeB, m: m, n: n, k: k, alpha: 0.5,
+                           a: a, b: b, beta: 1, c: &expected)
+                team.sgemm(transposeA: transposeA, transposeB: transposeB, m: m, n: n, k: k, alpha: 0.5,
+                           a: a, b: b, beta: 1, c: &actual)
+                #expect(maxAbsDifference(expected, actual) <= 1e-5 * expected.map(abs).max()!)
+            }
+        }
+    }
+}
