@@ -37,7 +37,7 @@ enum TrainCommands {
             OptionSpec("eval-every", value: "M", help: "with --held-out: evaluate every M steps (default 10)"),
             OptionSpec("patience", value: "P", help: "with --held-out: stop after P evaluations without improvement (default 3); the best weights are kept"),
             OptionSpec("seed", value: "S", help: "seed of data order, dropout and initialisation (default 0)"),
-            OptionSpec("threads", value: "T", help: "BLAS threads (default 1; on --resume, the checkpoint's)"),
+            OptionSpec("threads", value: "T", help: "threads that compute each step; 1 and 2 differ in the last bits (default 1; on --resume, the checkpoint's)"),
             .flag("resume", help: "continue from the newest valid checkpoint"),
             .json,
         ]
