@@ -552,7 +552,7 @@ def main():
         "transaction per job (completion and next claim). The Python queue commits two per job (claim, "
         "complete), PostgreSQL one (the claim's row lock is held while the job runs), each worker one job at a "
         "time. adapt records more per job than the peers (a run row, an event per transition with its index, "
-        "lease and attempt columns, the run/name and idempotency-key indexes), about 7 WAL pages per single "
+        "lease and attempt columns, the run/name and idempotency-key indexes), about 6 WAL pages per single "
         "enqueue and 5–6 per job one at a time against the Python queue's 2–3; that is the gap of its single "
         "enqueues and of one-at-a-time workers at durability normal, where a commit costs no fsync. "
         "Idle adapt workers are woken by inotify on the database folder and confirm with `PRAGMA data_version` "
