@@ -162,6 +162,15 @@ extension LlamaModel {
             let dAtt = arena.take(T * Cq), dq = arena.take(T * Cq)                              // (T, Cq)
             let dk = arena.take(T * Ckv), dv = arena.take(T * Ckv)                              // (T, Ckv)
             let dScores = arena.take(H * T * T)                                                 // (H, T, S)
+            /// dx += RMSNorm's backward of dxn, rows split over the team.
+            func normBackward(input: UnsafePointer<Float>, weight: UnsafePointer<Float>, inverseRMS: UnsafePointer<Float>) {
+                team.forEachRange(T) { range in
+                    let first = range.lowerBound
+                    Kernels.rmsNormBackward(dxn.pointer + first * C, x: input + first * C, weight: weight,
+                                            inverseRMS: inverseRMS + first, rows: range.count, width: C,
+                                            accumulateInto: dx.pointer + first * C)
+                }
+            }
             for b in stride(from: h.blockCount - 1, through: 0, by: -1) {
                 let a = pass.blocks[b], layout = blocks[b]
                 // Feed-forward: x += down(silu(gate(x̂₂))·up(x̂₂)).
@@ -173,12 +182,7 @@ extension LlamaModel {
                 }
                 linearBackward(.gate, block: b, dGate.pointer, input: a.xn2.pointer, acts: a, beta: 0, into: dxn.pointer)
                 linearBackward(.up, block: b, dUp.pointer, input: a.xn2.pointer, acts: a, beta: 1, into: dxn.pointer)
-                team.forEachRange(T) { range in
-                    let first = range.lowerBound
-                    Kernels.rmsNormBackward(dxn.pointer + first * C, x: a.xMid.pointer + first * C, weight: W + layout.ffnNorm,
-                                            inverseRMS: a.rms2.pointer + first, rows: range.count, width: C,
-                                            accumulateInto: dx.pointer + first * C)
-                }
+                normBackward(input: a.xMid.pointer, weight: W + layout.ffnNorm, inverseRMS: a.rms2.pointer)
 
                 // Attention: x += o(softmax(q·kᵀ/√D + mask)·v); RoPE is a rotation: its backward rotates back.
                 linearBackward(.o, block: b, dx.pointer, input: a.att.pointer, acts: a, beta: 0, into: dAtt.pointer)
@@ -191,12 +195,7 @@ extension LlamaModel {
                 linearBackward(.q, block: b, dq.pointer, input: a.xn1.pointer, acts: a, beta: 0, into: dxn.pointer)
                 linearBackward(.k, block: b, dk.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
                 linearBackward(.v, block: b, dv.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
-                team.forEachRange(T) { range in
-                    let first = range.lowerBound
-                    Kernels.rmsNormBackward(dxn.pointer + first * C, x: a.xIn.pointer + first * C, weight: W + layout.attentionNorm,
-                                            inverseRMS: a.rms1.pointer + first, rows: range.count, width: C,
-                                            accumulateInto: dx.pointer + first * C)
-                }
+                normBackward(input: a.xIn.pointer, weight: W + layout.attentionNorm, inverseRMS: a.rms1.pointer)
             }
         }
     }
