@@ -195,8 +195,8 @@ extension JobQueue {
         let now = self.now
         try database.transaction {
             let added = try database.run("""
-                INSERT INTO job_events (job_id, run_id, attempt, from_state, to_state, at, message)
-                SELECT id, run_id, attempt, 'running', 'running', ?, ? FROM jobs
+                INSERT INTO job_events (job_id, run_id, previous_id, attempt, from_state, to_state, at, message)
+                SELECT id, run_id, last_event_id, attempt, 'running', 'running', ?, ? FROM jobs
                 WHERE id = ? AND attempt = ? AND state = 'running' AND lease_expires_at >= ?
                 """, now, message, claim.jobID, claim.token, now)
             guard added == 1 else { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }

@@ -43,7 +43,11 @@ extension JobQueue {
     public func jobs(matching filter: JobFilter = JobFilter()) throws -> [JobRecord] {
         var conditions: [String] = []
         var arguments: [SQLBindable] = []
-        if let run = filter.run { conditions.append("run_id = ?"); arguments.append(run) }
+        if let run = filter.run {
+            guard let ids = try jobIDs(of: run) else { return [] }
+            conditions.append("id BETWEEN ? AND ?")
+            arguments += [ids.lowerBound, ids.upperBound]
+        }
         if let state = filter.state { conditions.append("state = ?"); arguments.append(state.rawValue) }
         if let kind = filter.kind { conditions.append("kind = ?"); arguments.append(kind) }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
@@ -67,15 +71,25 @@ extension JobQueue {
             .compactMap { $0.int64("depends_on").map(JobID.init) }
     }
 
-    /// Events in the order they happened, after event `afterID`, optionally of one run or one job.
+    /// Events in the order they happened, after event `afterID`, optionally of one run or one job (found by
+    /// walking the jobs' event chains back to `afterID`).
     public func events(run: RunID? = nil, job: JobID? = nil, afterID: Int64 = 0, limit: Int = 10_000) throws -> [EventRecord] {
-        var sql = "SELECT * FROM job_events WHERE id > ?"
-        var arguments: [SQLBindable] = [afterID]
-        if let run { sql += " AND job_id IN (SELECT id FROM jobs WHERE run_id = ?)"; arguments.append(run) }
-        if let job { sql += " AND job_id = ?"; arguments.append(job) }
-        sql += " ORDER BY id LIMIT ?"
-        arguments.append(limit)
-        return try database.query(sql, arguments: arguments).map(EventRecord.init(row:))
+        var jobs: ClosedRange<Int64>? = nil
+        if let run {
+            guard let ids = try jobIDs(of: run) else { return [] }
+            jobs = ids
+        }
+        if let job {
+            if let ids = jobs, !ids.contains(job.value) { return [] }
+            jobs = job.value...job.value
+        }
+        guard let jobs else {
+            return try database.query("SELECT * FROM job_events WHERE id > ? ORDER BY id LIMIT ?", afterID, limit)
+                .map(EventRecord.init(row:))
+        }
+        return try database.query("""
+            SELECT * FROM job_events WHERE id IN (\(Self.eventChains)) ORDER BY id LIMIT ?
+            """, jobs.lowerBound, jobs.upperBound, afterID, afterID, limit).map(EventRecord.init(row:))
     }
 
     // MARK: What an idle worker polls
@@ -119,6 +133,6 @@ extension JobQueue {
         SELECT r.id, r.kind, r.name, r.unique_key, r.manifest, r.created_at, r.cancelled_at,
                max(j.updated_at) AS last_update, max(j.attempt) AS max_attempt,
                \(JobState.allCases.map { "sum(j.state = '\($0.rawValue)') AS n_\($0.rawValue)" }.joined(separator: ", "))
-        FROM job_runs r LEFT JOIN jobs j ON j.run_id = r.id
+        FROM job_runs r LEFT JOIN jobs j ON j.id BETWEEN r.first_job_id AND r.last_job_id
         """
 }

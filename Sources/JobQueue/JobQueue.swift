@@ -37,36 +37,38 @@ public final class JobQueue: Sendable {
     ///
     /// With a unique key, a second enqueue (from any process) returns the first run with `existing: true`
     /// and stores nothing: the lookup and the insert share one `BEGIN IMMEDIATE` transaction, so two
-    /// enqueuers cannot both miss the key; the `UNIQUE` column is the backstop.
+    /// enqueuers cannot both miss the key; the unique index is the backstop. The run's jobs take the next
+    /// consecutive ids, which the run records as its range (nobody else inserts while the transaction holds
+    /// the write lock).
     @discardableResult
     public func enqueue(_ description: RunDescription) throws -> EnqueueResult {
         let ordered = try description.validate()
         let now = self.now
         return try database.transaction {
             if let key = description.uniqueKey,
-               let row = try database.queryOne("SELECT id FROM job_runs WHERE unique_key = ?", key),
-               let id = row.int64("id") {
-                let jobs = try database.query("SELECT id FROM jobs WHERE run_id = ? ORDER BY id", id)
-                return EnqueueResult(runID: RunID(id), jobIDs: jobs.compactMap { $0.int64("id").map(JobID.init) },
-                                     existing: true)
+               let row = try database.queryOne("SELECT id, first_job_id, last_job_id FROM job_runs WHERE unique_key = ?", key),
+               let id = row.int64("id"), let first = row.int64("first_job_id"), let last = row.int64("last_job_id") {
+                return EnqueueResult(runID: RunID(id), jobIDs: (first...last).map(JobID.init), existing: true)
             }
+            let first = try database.scalar("SELECT coalesce(max(id), 0) + 1 FROM jobs").integerValue ?? 1
             try database.run("""
-                INSERT INTO job_runs (kind, name, unique_key, manifest, created_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO job_runs (kind, name, unique_key, manifest, created_at, first_job_id, last_job_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, description.kind, description.name, description.uniqueKey,
-                JobJSON.canonicalString(description.manifest), now)
+                JobJSON.canonicalString(description.manifest), now, first, first + Int64(ordered.count) - 1)
             let runID = RunID(database.lastInsertRowID)
             var ids: [String: JobID] = [:]
-            for step in ordered {
+            for (offset, step) in ordered.enumerated() {
+                let id = JobID(first + Int64(offset))
                 let parents = Array(Set(step.dependsOn)).sorted()
                 let state: JobState = parents.isEmpty ? .ready : .pending
                 let note = parents.isEmpty ? "enqueued" : "enqueued; waits for \(parents.count) parent(s)"
                 try database.run("""
-                    INSERT INTO jobs (run_id, name, kind, state, priority, run_at, max_attempts, input, waiting_on,
+                    INSERT INTO jobs (id, run_id, name, kind, state, priority, run_at, max_attempts, input, waiting_on,
                                       transition_note, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, runID, step.name, step.kind, state.rawValue, step.priority, step.runAt ?? now,
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, id, runID, step.name, step.kind, state.rawValue, step.priority, step.runAt ?? now,
                     step.maxAttempts, JobJSON.canonicalString(step.input), parents.count, note, now, now)
-                let id = JobID(database.lastInsertRowID)
                 ids[step.name] = id
                 for parent in parents {
                     try database.run("INSERT INTO job_dependencies (job_id, depends_on) VALUES (?, ?)", id, ids[parent]!)
@@ -97,18 +99,20 @@ public final class JobQueue: Sendable {
     public func cancel(run: RunID) throws -> CancelOutcome {
         let now = self.now
         return try database.transaction {
-            _ = try self.run(run)
+            guard let jobs = try jobIDs(of: run) else { throw JobQueueError.unknownRun(run) }
             let unfinished = try database.scalar("""
-                SELECT count(*) FROM jobs WHERE run_id = ? AND state IN (\(JobState.sqlList(JobState.unfinished)))
-                """, run).integerValue ?? 0
+                SELECT count(*) FROM jobs WHERE id BETWEEN ? AND ? AND state IN (\(JobState.sqlList(JobState.unfinished)))
+                """, jobs.lowerBound, jobs.upperBound).integerValue ?? 0
             guard unfinished > 0 else { return CancelOutcome(cancelled: 0, running: 0) }
             try database.run("UPDATE job_runs SET cancelled_at = coalesce(cancelled_at, ?) WHERE id = ?", now, run)
             let cancelled = try database.run("""
                 UPDATE jobs SET state = 'cancelled', error = 'run cancelled', finished_at = ?, updated_at = ?,
                                 transition_note = 'run cancelled'
-                WHERE run_id = ? AND state IN ('pending', 'ready', 'failed')
-                """, now, now, run)
-            let running = try database.scalar("SELECT count(*) FROM jobs WHERE run_id = ? AND state = 'running'", run)
+                WHERE id BETWEEN ? AND ? AND state IN ('pending', 'ready', 'failed')
+                """, now, now, jobs.lowerBound, jobs.upperBound)
+            let running = try database.scalar("""
+                SELECT count(*) FROM jobs WHERE id BETWEEN ? AND ? AND state = 'running'
+                """, jobs.lowerBound, jobs.upperBound)
             return CancelOutcome(cancelled: cancelled, running: Int(running.integerValue ?? 0))
         }
     }
@@ -245,25 +249,45 @@ public final class JobQueue: Sendable {
     }
 
     /// Deletes finished runs (with their jobs and events) whose last change is older than `age`; the only
-    /// way history is ever removed.
+    /// way history is ever removed. Nothing cascades (see `JobSchema.version3`): each run's events go first,
+    /// found by walking every job's chain back, then its jobs (their dependency rows cascade), then the run.
     public func pruneHistory(olderThanMilliseconds age: Int64) throws -> PruneOutcome {
         let cutoff = now - age
         return try database.transaction {
-            let ids = try database.query("""
-                SELECT r.id FROM job_runs r
-                WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.run_id = r.id
+            let doomed = try database.query("""
+                SELECT r.id, r.first_job_id, r.last_job_id FROM job_runs r
+                WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id BETWEEN r.first_job_id AND r.last_job_id
                                   AND j.state IN (\(JobState.sqlList(JobState.unfinished))))
-                  AND coalesce((SELECT max(updated_at) FROM jobs j WHERE j.run_id = r.id), r.created_at) < ?
-                """, cutoff).compactMap { $0.int64("id") }
+                  AND coalesce((SELECT max(updated_at) FROM jobs j WHERE j.id BETWEEN r.first_job_id AND r.last_job_id),
+                               r.created_at) < ?
+                """, cutoff)
             var jobs = 0, events = 0
-            for id in ids {
-                jobs += Int(try database.scalar("SELECT count(*) FROM jobs WHERE run_id = ?", id).integerValue ?? 0)
-                events += Int(try database.scalar("""
-                    SELECT count(*) FROM job_events WHERE job_id IN (SELECT id FROM jobs WHERE run_id = ?)
-                    """, id).integerValue ?? 0)
+            for row in doomed {
+                guard let id = row.int64("id"), let first = row.int64("first_job_id"),
+                      let last = row.int64("last_job_id") else { continue }
+                events += try database.run("DELETE FROM job_events WHERE id IN (\(Self.eventChains))", first, last, 0, 0)
+                jobs += try database.run("DELETE FROM jobs WHERE id BETWEEN ? AND ?", first, last)
                 try database.run("DELETE FROM job_runs WHERE id = ?", id)
             }
-            return PruneOutcome(runs: ids.count, jobs: jobs, events: events)
+            return PruneOutcome(runs: doomed.count, jobs: jobs, events: events)
         }
+    }
+
+    /// The ids of the events of the jobs whose ids lie between the first two parameters, newer than the
+    /// third and fourth (the same id): each job's chain is walked back from its last event and stops at
+    /// the first event not newer.
+    static let eventChains = """
+        WITH RECURSIVE chain(id) AS (
+            SELECT last_event_id FROM jobs WHERE id BETWEEN ? AND ? AND last_event_id > ?
+            UNION ALL
+            SELECT e.previous_id FROM job_events e JOIN chain c ON e.id = c.id WHERE e.previous_id > ?)
+        SELECT id FROM chain
+        """
+
+    /// The ids of `run`'s jobs, or nil when there is no such run.
+    func jobIDs(of run: RunID) throws -> ClosedRange<Int64>? {
+        guard let row = try database.queryOne("SELECT first_job_id, last_job_id FROM job_runs WHERE id = ?", run),
+              let first = row.int64("first_job_id"), let last = row.int64("last_job_id") else { return nil }
+        return first...last
     }
 }

@@ -2,15 +2,17 @@ import Storage
 
 /// The job engine's tables, as ordered migrations (never edit a shipped one; append a new one).
 ///
-/// Three tables: `job_runs` (one row per enqueued run description), `jobs` (one row per step, with its
-/// lease and fencing token) and `job_events` (the append-only history). Times are integer milliseconds since
-/// the epoch, always bound from the injected clock. The database itself guarantees two invariants of
-/// DESIGN.md so that no code path can forget them:
+/// Three tables: `job_runs` (one row per enqueued run description, with the range of its job ids), `jobs`
+/// (one row per step, with its lease and fencing token) and `job_events` (the append-only history, chained
+/// per job). Times are integer milliseconds since the epoch, always bound from the injected clock. The
+/// database itself guarantees the invariants of DESIGN.md so that no code path can forget them:
 /// - only the moves of `JobState.transitions` are possible (trigger `jobs_transition_allowed`);
 /// - every state change appends an event (trigger `jobs_transition_event`) carrying the statement's
-///   `transition_note` and `updated_at`, and events can never be updated (trigger `job_events_append_only`).
+///   `transition_note` and `updated_at`, and events can never be updated (trigger `job_events_append_only`);
+/// - a job lies in its run's id range and an event continues its job's chain (`version3` says why these
+///   replaced two indexes).
 public enum JobSchema {
-    public static let schema = Schema(component: "jobqueue", migrations: [version1, version2])
+    public static let schema = Schema(component: "jobqueue", migrations: [version1, version2, version3])
 
     static let states = "'pending','ready','running','succeeded','failed','discarded','cancelled'"
 

@@ -30,10 +30,13 @@ import TestSupport
         #expect(try database.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'jobs'") == .integer(0))
     }
 
-    /// Every row of `table`, every column, as text.
-    static func dump(_ database: Database, _ table: String) throws -> [String] {
-        let columns = try database.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", table).compactMap { $0.string("name") }
-        return try database.query("SELECT * FROM \(table) ORDER BY 1, 2").map { row in
+    static func columns(_ database: Database, _ table: String) throws -> [String] {
+        try database.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", table).compactMap { $0.string("name") }
+    }
+
+    /// Every row of `table`, the given columns, as text.
+    static func dump(_ database: Database, _ table: String, columns: [String]) throws -> [String] {
+        try database.query("SELECT * FROM \(table) ORDER BY 1, 2").map { row in
             columns.map { "\($0)=\(row[$0])" }.joined(separator: " ")
         }
     }
@@ -43,6 +46,7 @@ import TestSupport
         let path = directory.file("adapt.sqlite").path
         let tables = ["job_runs", "jobs", "job_dependencies", "job_events"]
         var before: [String: [String]] = [:]
+        var columns: [String: [String]] = [:]
         do {
             let database = try Database(path: path)
             try database.migrate(Schema(component: "jobqueue", migrations: [JobSchema.schema.migrations[0]]))
@@ -58,26 +62,44 @@ import TestSupport
                 UPDATE jobs SET state = 'running', attempt = 1, lease_owner = 'w', lease_expires_at = 99,
                                 transition_note = 'claimed' WHERE id = 3;
                 """)
-            for table in tables { before[table] = try Self.dump(database, table) }
+            for table in tables {
+                columns[table] = try Self.columns(database, table)
+                before[table] = try Self.dump(database, table, columns: columns[table]!)
+            }
         }
         let database = try Database(path: path)
         let queue = try JobQueue(database: database)
-        #expect(try database.schemaVersion(of: "jobqueue") == 2)
+        #expect(try database.schemaVersion(of: "jobqueue") == JobSchema.schema.migrations.count)
         for table in tables {
-            #expect(try Self.dump(database, table) == before[table], "\(table)")
+            #expect(try Self.dump(database, table, columns: columns[table]!) == before[table], "\(table)")
         }
+        // Version 3: each run knows its jobs' id range, each job its last event, each event its job's previous one.
+        #expect(try database.query("SELECT first_job_id, last_job_id FROM job_runs ORDER BY id").map {
+            [$0.int64("first_job_id"), $0.int64("last_job_id")] } == [[1, 2], [3, 3]])
+        #expect(try queue.events(job: JobID(3)).map(\.to) == [.ready, .running])
+        #expect(try queue.events(run: RunID(1)).map(\.jobID) == [JobID(1), JobID(2)])
+        #expect(try queue.jobs(matching: .init(run: RunID(1))).map(\.name) == ["a", "b"])
         #expect(try database.scalar("PRAGMA foreign_keys") == .integer(1), "foreign keys are back on")
         #expect(throws: StorageError.self, "the idempotency key is still unique") {
-            try database.run("INSERT INTO job_runs (kind, name, unique_key, manifest, created_at) VALUES ('t', 'x', 'lineage/2026-11-30', '{}', 3)")
+            try database.run("INSERT INTO job_runs (kind, name, unique_key, manifest, created_at, first_job_id, last_job_id) VALUES ('t', 'x', 'lineage/2026-11-30', '{}', 3, 9, 9)")
         }
         #expect(throws: StorageError.self, "transitions are still checked") {
             try database.run("UPDATE jobs SET state = 'succeeded', output = '1', finished_at = 5 WHERE id = 2")
         }
         #expect(try queue.enqueue(RunDescription(kind: "t", uniqueKey: "lineage/2026-11-30", steps: [.init(name: "a", kind: "t")])).existing)
-        // Deleting a run still takes its jobs, their dependencies and their events with it.
-        try database.run("DELETE FROM job_runs WHERE id = 1")
+        // New jobs and events continue after the converted ones, and pruning still takes a run's jobs,
+        // dependencies and events with it.
+        let added = try queue.enqueue(RunDescription(kind: "t", steps: [.init(name: "a", kind: "t")]))
+        #expect(added.jobIDs == [JobID(4)])
+        #expect(try queue.events(job: JobID(4)).map(\.to) == [.ready])
+        try database.run("""
+            UPDATE jobs SET state = 'cancelled', finished_at = 1, updated_at = 1, lease_owner = NULL,
+                            lease_expires_at = NULL WHERE id <= 3
+            """)
+        let pruned = try queue.pruneHistory(olderThanMilliseconds: 0)
+        #expect(pruned.runs == 2 && pruned.jobs == 3)
         #expect(try database.scalar("SELECT count(*) FROM jobs") == .integer(1))
         #expect(try database.scalar("SELECT count(*) FROM job_dependencies") == .integer(0))
-        #expect(try database.scalar("SELECT count(*) FROM job_events WHERE job_id <> 3") == .integer(0))
+        #expect(try database.scalar("SELECT count(*) FROM job_events WHERE job_id <> 4") == .integer(0))
     }
 }

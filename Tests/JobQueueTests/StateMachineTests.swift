@@ -54,13 +54,17 @@ import Testing
         try fixture.enqueue(["a"])
         #expect(throws: StorageError.self) { try fixture.database.run("UPDATE jobs SET state = 'paused' WHERE id = 1") }
         #expect(throws: StorageError.self) {
-            try fixture.database.run("INSERT INTO job_events (job_id, run_id, attempt, to_state, at) VALUES (1, 1, 0, 'paused', 0)")
+            try fixture.database.run("""
+                INSERT INTO job_events (job_id, run_id, previous_id, attempt, to_state, at)
+                VALUES (1, 1, (SELECT last_event_id FROM jobs WHERE id = 1), 0, 'paused', 0)
+                """)
         }
-        // A job is never created running.
+        // A job is never created running (the run's range is widened so that only the state is wrong).
+        try fixture.database.run("UPDATE job_runs SET last_job_id = 2 WHERE id = 1")
         #expect(throws: StorageError.self) {
             try fixture.database.run("""
-                INSERT INTO jobs (run_id, name, kind, state, run_at, max_attempts, input, created_at, updated_at, lease_owner,
-                                  lease_expires_at, attempt) VALUES (1, 'z', 't', 'running', 0, 1, '{}', 0, 0, 'w', 1, 1)
+                INSERT INTO jobs (id, run_id, name, kind, state, run_at, max_attempts, input, created_at, updated_at,
+                                  lease_owner, lease_expires_at, attempt) VALUES (2, 1, 'z', 't', 'running', 0, 1, '{}', 0, 0, 'w', 1, 1)
                 """)
         }
     }
@@ -76,6 +80,56 @@ import Testing
         #expect(events.map(\.attempt) == [0, 1, 1])
         #expect(events.allSatisfy { $0.at == fixture.clock.nowMilliseconds() })
         #expect(throws: StorageError.self) { try fixture.database.run("UPDATE job_events SET message = 'x'") }
+    }
+
+    @Test func aJobOutsideItsRunsIdRangeIsRefused() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a"])
+        for (id, run) in [(2, 1), (1, 2), (5, 1)] {
+            #expect(throws: StorageError.self, "job \(id) in run \(run)") {
+                try fixture.database.run("""
+                    INSERT INTO jobs (id, run_id, name, kind, state, run_at, max_attempts, input, created_at, updated_at)
+                    VALUES (?, ?, 'z', 't', 'ready', 0, 1, '{}', 0, 0)
+                    """, id, run)
+            }
+        }
+        #expect(throws: StorageError.self) { try fixture.database.run("UPDATE jobs SET run_id = 2 WHERE id = 1") }
+        #expect(try fixture.count("SELECT count(*) FROM jobs") == 1)
+    }
+
+    @Test func anEventThatDoesNotContinueItsJobsChainIsRefused() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a", "b"])
+        let insert = """
+            INSERT INTO job_events (job_id, run_id, previous_id, attempt, from_state, to_state, at)
+            VALUES (?, 1, ?, 0, 'ready', 'ready', 0)
+            """
+        // Job 2's last event is event 2: a stale pointer, no pointer, another job's event and no job are refused.
+        for (job, previous) in [(2, SQLValue.integer(1)), (2, .null), (1, .integer(2)), (3, .null)] {
+            #expect(throws: StorageError.self, "job \(job) after \(previous)") {
+                try fixture.database.run(insert, arguments: [Int64(job), previous])
+            }
+        }
+        try fixture.database.run(insert, arguments: [Int64(2), SQLValue.integer(2)])
+        #expect(try fixture.count("SELECT last_event_id FROM jobs WHERE id = 2") == 3)
+        #expect(try fixture.queue.events(job: JobID(2)).map(\.id) == [2, 3])
+    }
+
+    @Test func eventsOfARunOrJobAreFoundAfterAGivenEvent() throws {
+        let fixture = try QueueFixture()
+        let first = try fixture.enqueue(["a", "b"], dependsOn: ["b": ["a"]])
+        let other = try fixture.enqueue(["c"])
+        while let claim = try fixture.claim() { try fixture.queue.complete(claim, output: .null) }
+        let all = try fixture.queue.events()
+        let ofFirst = all.filter { $0.runID == first.runID }
+        #expect(ofFirst.count == 7 && all.count == 10)
+        #expect(try fixture.queue.events(run: first.runID) == ofFirst)
+        #expect(try fixture.queue.events(run: first.runID, afterID: ofFirst[3].id) == Array(ofFirst[4...]))
+        #expect(try fixture.queue.events(run: first.runID, afterID: ofFirst[3].id, limit: 2) == Array(ofFirst[4...5]))
+        #expect(try fixture.queue.events(job: other.jobIDs[0]) == all.filter { $0.jobID == other.jobIDs[0] })
+        #expect(try fixture.queue.events(run: first.runID, job: other.jobIDs[0]).isEmpty)
+        #expect(try fixture.queue.events(run: RunID(99)).isEmpty)
+        #expect(try fixture.queue.jobs(matching: .init(run: other.runID)).map(\.id) == other.jobIDs)
     }
 
     @Test func identifiersPrintAndParseAsRunNAndJobN() {
