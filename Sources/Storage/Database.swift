@@ -4,6 +4,9 @@ import Foundation
 // SQLITE_TRANSIENT tells SQLite to copy bound text and blobs before the call returns.
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+/// Evaluated once, before the first connection opens.
+private let disableMemoryStatistics: Int32 = adapt_sqlite3_disable_memory_statistics()
+
 /// The one connection wrapper everything uses; the only file that calls libsqlite3.
 ///
 /// `@unchecked Sendable`: the handle and the statement cache are only touched with `lock` held. The lock is
@@ -22,7 +25,8 @@ public final class Database: @unchecked Sendable {
         self.path = path
         self.durability = durability
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        _ = disableMemoryStatistics
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
