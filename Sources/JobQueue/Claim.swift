@@ -15,6 +15,8 @@ public struct Claim: Sendable, Equatable {
     public let maxAttempts: Int
     public let owner: String
     public let leaseExpiresAt: Int64
+    /// How long each lease of this claim lasts (the job's own, or the worker's); heartbeats come every third.
+    public let leaseMilliseconds: Int64
     /// Whether other jobs wait for this one (so its completion has dependents to make ready).
     let hasDependents: Bool
 
@@ -33,17 +35,20 @@ public struct Claim: Sendable, Equatable {
         maxAttempts = row.int("max_attempts") ?? 1
         self.owner = owner
         leaseExpiresAt = row.int64("lease_expires_at") ?? 0
+        leaseMilliseconds = row.int64("lease_length") ?? 0
         hasDependents = row.bool("has_dependents") ?? true
     }
 
     /// The same claim with its lease moved (after a heartbeat).
     func extended(to expiry: Int64) -> Claim {
         Claim(jobID: jobID, runID: runID, name: name, kind: kind, input: input, token: token,
-              maxAttempts: maxAttempts, owner: owner, leaseExpiresAt: expiry, hasDependents: hasDependents)
+              maxAttempts: maxAttempts, owner: owner, leaseExpiresAt: expiry, leaseMilliseconds: leaseMilliseconds,
+              hasDependents: hasDependents)
     }
 
     public init(jobID: JobID, runID: RunID, name: String, kind: String, input: JSONValue, token: Int64,
-                maxAttempts: Int, owner: String, leaseExpiresAt: Int64, hasDependents: Bool = true) {
+                maxAttempts: Int, owner: String, leaseExpiresAt: Int64, leaseMilliseconds: Int64,
+                hasDependents: Bool = true) {
         self.jobID = jobID
         self.runID = runID
         self.name = name
@@ -53,6 +58,7 @@ public struct Claim: Sendable, Equatable {
         self.maxAttempts = maxAttempts
         self.owner = owner
         self.leaseExpiresAt = leaseExpiresAt
+        self.leaseMilliseconds = leaseMilliseconds
         self.hasDependents = hasDependents
     }
 }
@@ -61,13 +67,18 @@ public struct Claim: Sendable, Equatable {
 public struct ClaimRequest: Sendable, Equatable {
     public var kinds: [String]
     public var owner: String
+    /// The lease of jobs that have none of their own (a step's `lease_ms`)…
     public var leaseMilliseconds: Int64
+    /// …or of every job, when the worker was told its lease explicitly: a command-line `--lease-ms` wins over
+    /// what the run description says, as flags win over files.
+    public var overridesJobLeases: Bool
 
-    public init(kinds: [String], owner: String, leaseMilliseconds: Int64) {
+    public init(kinds: [String], owner: String, leaseMilliseconds: Int64, overridesJobLeases: Bool = false) {
         precondition(!kinds.isEmpty && leaseMilliseconds > 0, "a claim needs at least one kind and a positive lease")
         self.kinds = kinds
         self.owner = owner
         self.leaseMilliseconds = leaseMilliseconds
+        self.overridesJobLeases = overridesJobLeases
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Extends the leases of a worker's running jobs every lease/3 from one dedicated thread.
+/// Extends the leases of a worker's running jobs, each every third of its own lease, from one dedicated thread.
 ///
 /// A thread rather than a task: a job body may keep every cooperative thread busy with computation (the
 /// train step does), and a missed heartbeat would lose the lease. When a heartbeat finds the run cancelled
@@ -9,7 +9,6 @@ import Foundation
 /// `@unchecked Sendable`: `entries` and `stopped` are only touched with `condition` locked.
 final class HeartbeatMonitor: @unchecked Sendable {
     private let queue: JobQueue
-    private let leaseMilliseconds: Int64
     private let condition = NSCondition()
     private var entries: [JobID: Entry] = [:]
     private var stopped = false
@@ -24,12 +23,11 @@ final class HeartbeatMonitor: @unchecked Sendable {
         var due: Int64
     }
 
-    init(queue: JobQueue, leaseMilliseconds: Int64) {
+    init(queue: JobQueue) {
         self.queue = queue
-        self.leaseMilliseconds = leaseMilliseconds
     }
 
-    var interval: Int64 { max(1, leaseMilliseconds / 3) }
+    static func interval(_ claim: Claim) -> Int64 { max(1, claim.leaseMilliseconds / 3) }
 
     func start() {
         let thread = Thread { [self] in loop() }
@@ -47,7 +45,7 @@ final class HeartbeatMonitor: @unchecked Sendable {
 
     func watch(_ context: JobContext, interrupt: @escaping @Sendable () -> Void) {
         condition.withLock {
-            let due = queue.clock.nowMilliseconds() + interval
+            let due = queue.clock.nowMilliseconds() + Self.interval(context.claim)
             entries[context.claim.jobID] = Entry(context: context, interrupt: interrupt, due: due)
             if due < wakeAt { condition.broadcast() }
         }
@@ -76,7 +74,9 @@ final class HeartbeatMonitor: @unchecked Sendable {
                 wakeAt = .max
             }
             if stopped { condition.unlock(); return }
-            for entry in due { entries[entry.context.claim.jobID]?.due = queue.clock.nowMilliseconds() + interval }
+            for entry in due {
+                entries[entry.context.claim.jobID]?.due = queue.clock.nowMilliseconds() + Self.interval(entry.context.claim)
+            }
             condition.unlock()
             for entry in due { beat(entry) }
         }
@@ -84,7 +84,7 @@ final class HeartbeatMonitor: @unchecked Sendable {
 
     private func beat(_ entry: Entry) {
         do {
-            switch try queue.heartbeat(entry.context.claim, leaseMilliseconds: leaseMilliseconds) {
+            switch try queue.heartbeat(entry.context.claim, leaseMilliseconds: entry.context.claim.leaseMilliseconds) {
             case .extended: break
             case .cancelled:
                 if !entry.context.isRunCancelled {

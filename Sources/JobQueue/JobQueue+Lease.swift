@@ -6,7 +6,8 @@ import Storage
 /// `JobQueueError.leaseLost` and changes nothing.
 extension JobQueue {
     /// Takes the next due job of one of `kinds` (lowest priority, then earliest run_at, then oldest) and leases
-    /// it to `owner` for `leaseMilliseconds`. Its attempt becomes the claim's fencing token.
+    /// it to `owner` for the job's own lease, or `leaseMilliseconds` when it has none. Its attempt becomes the
+    /// claim's fencing token.
     ///
     /// One `UPDATE … WHERE id IN (SELECT … LIMIT 1) RETURNING` inside `BEGIN IMMEDIATE`: the write lock is taken
     /// before the read, so two processes can never claim the same job, and no stale-snapshot retry is needed.
@@ -24,16 +25,19 @@ extension JobQueue {
         // `has_dependents` lets the completion skip readying dependents when there are none: dependencies are
         // only ever written with the job itself, so the answer cannot change while the claim is held.
         let sql = """
-            UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?,
-                            heartbeat_at = ?, updated_at = ?, transition_note = ?
+            UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = ?,
+                            lease_expires_at = ? + coalesce(?, lease_ms, ?), heartbeat_at = ?, updated_at = ?,
+                            transition_note = ?
             WHERE id IN (SELECT id FROM jobs
                          WHERE state IN ('ready','failed') AND kind IN (\(Self.placeholders(request.kinds.count))) AND run_at <= ?
                          ORDER BY priority, run_at, id LIMIT ?)
             RETURNING id, run_id, name, kind, input, attempt, max_attempts, lease_expires_at,
+                      lease_expires_at - heartbeat_at AS lease_length,
                       EXISTS (SELECT 1 FROM job_dependencies WHERE depends_on = jobs.id) AS has_dependents
             """
-        let arguments: [SQLBindable] = [request.owner, now + request.leaseMilliseconds, now, now, "claimed by \(request.owner)"]
-            + request.kinds + [now, limit]
+        let override: Int64? = request.overridesJobLeases ? request.leaseMilliseconds : nil
+        let arguments: [SQLBindable] = [request.owner, now, override, request.leaseMilliseconds, now, now,
+                                        "claimed by \(request.owner)"] + request.kinds + [now, limit]
         return try database.query(sql, arguments: arguments).map { try Claim(row: $0, owner: request.owner) }
             .sorted { $0.jobID.value < $1.jobID.value }
     }

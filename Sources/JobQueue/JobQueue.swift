@@ -64,11 +64,12 @@ public final class JobQueue: Sendable {
                 let state: JobState = parents.isEmpty ? .ready : .pending
                 let note = parents.isEmpty ? "enqueued" : "enqueued; waits for \(parents.count) parent(s)"
                 try database.run("""
-                    INSERT INTO jobs (id, run_id, name, kind, state, priority, run_at, max_attempts, input, waiting_on,
-                                      transition_note, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO jobs (id, run_id, name, kind, state, priority, run_at, max_attempts, lease_ms, input,
+                                      waiting_on, transition_note, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, id, runID, step.name, step.kind, state.rawValue, step.priority, step.runAt ?? now,
-                    step.maxAttempts, JobJSON.canonicalString(step.input), parents.count, note, now, now)
+                    step.maxAttempts, step.leaseMilliseconds,
+                    JobJSON.canonicalString(step.input), parents.count, note, now, now)
                 ids[step.name] = id
                 for parent in parents {
                     try database.run("INSERT INTO job_dependencies (job_id, depends_on) VALUES (?, ?)", id, ids[parent]!)

@@ -46,6 +46,7 @@ public enum RunDescriptionProblem: Equatable, Sendable, CustomStringConvertible 
     case unknownDependency(step: String, dependency: String)
     case cycle([String])
     case invalidMaxAttempts(step: String, value: Int)
+    case invalidLease(step: String, milliseconds: Int64)
 
     public var description: String {
         switch self {
@@ -60,6 +61,9 @@ public enum RunDescriptionProblem: Equatable, Sendable, CustomStringConvertible 
             return "the dependencies form a cycle (\(names.joined(separator: " → "))); a run must be a DAG"
         case let .invalidMaxAttempts(step, value):
             return "step '\(step)' has max_attempts \(value); it must be at least 1"
+        case let .invalidLease(step, milliseconds):
+            return "step '\(step)' has lease_ms \(milliseconds); it must be from \(RunDescription.leaseRange.lowerBound) "
+                + "to \(RunDescription.leaseRange.upperBound) (a day), or left out to take the worker's lease"
         }
     }
 }

@@ -1,5 +1,6 @@
 extension JobSchema {
-    /// Two B-trees fewer written per enqueue and one fewer per state change, with the same rules.
+    /// Two B-trees fewer written per enqueue and one fewer per state change, with the same rules; and a lease
+    /// per job.
     ///
     /// A commit writes every page it touches to the WAL, so the number of B-trees an operation touches is most
     /// of its cost once a commit needs no fsync. Two indexes existed only to find rows that can be found
@@ -13,6 +14,7 @@ extension JobSchema {
     ///   consecutive ids; the run now records that range (`first_job_id`, `last_job_id`) and
     ///   `jobs_within_run` refuses a job outside its run's range, in place of the foreign key. Names are unique
     ///   within a run because `RunDescription.validate` refuses duplicates before anything is stored.
+    /// It also gives each job an optional lease of its own (`lease_ms`: a pipeline step's `lease_seconds`).
     /// Without those foreign keys nothing cascades: `pruneHistory` deletes a run's events, jobs and run itself.
     /// A run whose jobs are not consecutive cannot be converted and fails the migration (`first_job_id` is
     /// NOT NULL), leaving the database as it was.
@@ -86,6 +88,8 @@ extension JobSchema {
         updated_at INTEGER NOT NULL,
         finished_at INTEGER,
         last_event_id INTEGER,
+        -- the lease of every claim of this job (its step's own); NULL: the claiming worker's
+        lease_ms INTEGER CHECK (lease_ms IS NULL OR lease_ms > 0),
         -- a lease exists exactly while the job runs
         CHECK ((state = 'running') = (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL)),
         -- a running job has been claimed at least once: its attempt is its fencing token

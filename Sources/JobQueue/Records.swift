@@ -18,6 +18,8 @@ public struct JobRecord: Sendable, Equatable, Encodable {
     public let error: String?
     public let leaseOwner: String?
     public let leaseExpiresAt: Int64?
+    /// The job's own lease (a step's `lease_ms`); nil when the claiming worker's applies.
+    public let leaseMilliseconds: Int64?
     public let createdAt: Int64
     public let updatedAt: Int64
     public let finishedAt: Int64?
@@ -40,6 +42,7 @@ public struct JobRecord: Sendable, Equatable, Encodable {
         error = row.string("error")
         leaseOwner = row.string("lease_owner")
         leaseExpiresAt = row.int64("lease_expires_at")
+        leaseMilliseconds = row.int64("lease_ms")
         createdAt = row.int64("created_at") ?? 0
         updatedAt = row.int64("updated_at") ?? 0
         finishedAt = row.int64("finished_at")
@@ -56,7 +59,7 @@ public struct JobRecord: Sendable, Equatable, Encodable {
         case id, name, kind, state, priority, attempt, error
         case runID = "run_id", runAt = "run_at", maxAttempts = "max_attempts", leaseOwner = "lease_owner"
         case leaseExpiresAt = "lease_expires_at", createdAt = "created_at", updatedAt = "updated_at"
-        case finishedAt = "finished_at"
+        case finishedAt = "finished_at", leaseMilliseconds = "lease_ms"
     }
 
     /// The listing form: everything but input and output (which `show` adds).
@@ -74,6 +77,7 @@ public struct JobRecord: Sendable, Equatable, Encodable {
         try c.encode(error, forKey: .error)
         try c.encode(leaseOwner, forKey: .leaseOwner)
         try c.encode(leaseExpiresAt.map(Timestamp.iso8601), forKey: .leaseExpiresAt)
+        try c.encode(leaseMilliseconds, forKey: .leaseMilliseconds)
         try c.encode(Timestamp.iso8601(createdAt), forKey: .createdAt)
         try c.encode(Timestamp.iso8601(updatedAt), forKey: .updatedAt)
         try c.encode(finishedAt.map(Timestamp.iso8601), forKey: .finishedAt)

@@ -3,7 +3,8 @@ import AdaptCore
 /// What `enqueue` takes: a DAG of steps, built by the pipeline layer (or read from a JSON file).
 ///
 /// JSON form: `{"kind", "name"?, "unique_key"?, "manifest"?, "steps": [{"name", "kind", "input"?,
-/// "depends_on"?, "priority"?, "max_attempts"?, "run_at"?}]}`; `run_at` is milliseconds since the epoch.
+/// "depends_on"?, "priority"?, "max_attempts"?, "run_at"?, "lease_ms"?}]}`; `run_at` is milliseconds since the
+/// epoch.
 public struct RunDescription: Codable, Equatable, Sendable {
     /// What sort of run this is (`nightly`, `noop`); shown as the run's `kind`.
     public var kind: String
@@ -27,9 +28,12 @@ public struct RunDescription: Codable, Equatable, Sendable {
         public var maxAttempts: Int
         /// Not before this time (ms since the epoch); nil means as soon as its parents succeed.
         public var runAt: Int64?
+        /// The lease of each claim of this step; nil leaves it to the claiming worker (`ClaimRequest`).
+        public var leaseMilliseconds: Int64?
 
         public init(name: String, kind: String, input: JSONValue = .object([:]), dependsOn: [String] = [],
-                    priority: Int = 0, maxAttempts: Int = RunDescription.defaultMaxAttempts, runAt: Int64? = nil) {
+                    priority: Int = 0, maxAttempts: Int = RunDescription.defaultMaxAttempts, runAt: Int64? = nil,
+                    leaseMilliseconds: Int64? = nil) {
             self.name = name
             self.kind = kind
             self.input = input
@@ -37,11 +41,12 @@ public struct RunDescription: Codable, Equatable, Sendable {
             self.priority = priority
             self.maxAttempts = maxAttempts
             self.runAt = runAt
+            self.leaseMilliseconds = leaseMilliseconds
         }
 
         enum CodingKeys: String, CodingKey {
             case name, kind, input, priority
-            case dependsOn = "depends_on", maxAttempts = "max_attempts", runAt = "run_at"
+            case dependsOn = "depends_on", maxAttempts = "max_attempts", runAt = "run_at", leaseMilliseconds = "lease_ms"
         }
 
         public init(from decoder: Decoder) throws {
@@ -52,11 +57,14 @@ public struct RunDescription: Codable, Equatable, Sendable {
                       dependsOn: try c.decodeIfPresent([String].self, forKey: .dependsOn) ?? [],
                       priority: try c.decodeIfPresent(Int.self, forKey: .priority) ?? 0,
                       maxAttempts: try c.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? RunDescription.defaultMaxAttempts,
-                      runAt: try c.decodeIfPresent(Int64.self, forKey: .runAt))
+                      runAt: try c.decodeIfPresent(Int64.self, forKey: .runAt),
+                      leaseMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .leaseMilliseconds))
         }
     }
 
     public static let defaultMaxAttempts = 3
+    /// The leases a step may ask for: long enough for a heartbeat every third of it, at most a day.
+    public static let leaseRange: ClosedRange<Int64> = 30...86_400_000
 
     public init(kind: String, name: String? = nil, uniqueKey: String? = nil, manifest: JSONValue = .object([:]),
                 steps: [Step]) {
@@ -93,6 +101,9 @@ public struct RunDescription: Codable, Equatable, Sendable {
             if step.name.isEmpty { throw fail(.emptyStepName(index: i)) }
             if step.kind.isEmpty { throw fail(.emptyStepKind(step: step.name)) }
             if step.maxAttempts < 1 { throw fail(.invalidMaxAttempts(step: step.name, value: step.maxAttempts)) }
+            if let lease = step.leaseMilliseconds, !Self.leaseRange.contains(lease) {
+                throw fail(.invalidLease(step: step.name, milliseconds: lease))
+            }
             if index[step.name] != nil { throw fail(.duplicateStep(step.name)) }
             index[step.name] = i
         }

@@ -9,7 +9,9 @@ public struct WorkerOptions: Sendable {
     public var kinds: [String]
     /// Who holds the leases (shown as `lease_owner`); unique per process.
     public var owner: String
+    /// The lease of jobs without one of their own, or of every job with `leaseOverridesJobs`.
     public var leaseMilliseconds: Int64
+    public var leaseOverridesJobs: Bool
     /// Jobs run at once in this process.
     public var concurrency: Int
     /// Return once no job of `kinds` has work ahead (none pending, ready, running or waiting to retry).
@@ -21,16 +23,21 @@ public struct WorkerOptions: Sendable {
     public var log: (@Sendable (String) -> Void)?
 
     public init(kinds: [String], owner: String = WorkerOptions.defaultOwner(), leaseMilliseconds: Int64 = 30_000,
-                concurrency: Int = 1, exitWhenIdle: Bool = false, pollMicroseconds: Int = 1_000,
-                log: (@Sendable (String) -> Void)? = nil) {
+                leaseOverridesJobs: Bool = false, concurrency: Int = 1, exitWhenIdle: Bool = false,
+                pollMicroseconds: Int = 1_000, log: (@Sendable (String) -> Void)? = nil) {
         precondition(!kinds.isEmpty && concurrency >= 1 && leaseMilliseconds >= 3, "invalid worker options")
         self.kinds = kinds
         self.owner = owner
         self.leaseMilliseconds = leaseMilliseconds
+        self.leaseOverridesJobs = leaseOverridesJobs
         self.concurrency = concurrency
         self.exitWhenIdle = exitWhenIdle
         self.pollMicroseconds = pollMicroseconds
         self.log = log
+    }
+
+    var claimRequest: ClaimRequest {
+        ClaimRequest(kinds: kinds, owner: owner, leaseMilliseconds: leaseMilliseconds, overridesJobLeases: leaseOverridesJobs)
     }
 
     /// `host/pid`: unique among the processes sharing a state directory.
@@ -83,10 +90,9 @@ public final class Worker: Sendable {
         self.queue = queue
         self.options = options
         self.body = body
-        monitor = HeartbeatMonitor(queue: queue, leaseMilliseconds: options.leaseMilliseconds)
+        monitor = HeartbeatMonitor(queue: queue)
         waiter = WorkWaiter(database: queue.database, clock: queue.clock, pollMicroseconds: options.pollMicroseconds)
-        commits = GroupCommit(queue: queue, request: ClaimRequest(
-            kinds: options.kinds, owner: options.owner, leaseMilliseconds: options.leaseMilliseconds))
+        commits = GroupCommit(queue: queue, request: options.claimRequest)
     }
 
     /// Runs until stopped (or idle, with `exitWhenIdle`); returns what it did.
@@ -198,9 +204,7 @@ public final class Worker: Sendable {
         return true
     }
 
-    private var request: ClaimRequest {
-        ClaimRequest(kinds: options.kinds, owner: options.owner, leaseMilliseconds: options.leaseMilliseconds)
-    }
+    private var request: ClaimRequest { options.claimRequest }
 
     /// Runs one job and records its result; returns the next job when the completion could claim it in the
     /// same transaction.

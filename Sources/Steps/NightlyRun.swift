@@ -26,7 +26,8 @@ public enum NightlyRun {
             // Steps without parents wait for `runAt`; the others become ready when their parents succeed.
             RunDescription.Step(name: step.name, kind: step.kind, input: step.input, dependsOn: step.dependsOn,
                                 priority: step.priority, maxAttempts: step.maxAttempts,
-                                runAt: step.dependsOn.isEmpty ? runAt : nil)
+                                runAt: step.dependsOn.isEmpty ? runAt : nil,
+                                leaseMilliseconds: Int64(step.leaseSeconds) * 1000)
         }
         return RunDescription(kind: kind, name: "\(planned.name) \(planned.uniqueKey)", uniqueKey: planned.uniqueKey,
                               manifest: .object(manifest), steps: steps)

@@ -19,7 +19,7 @@ public enum WorkerExecutable {
             OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
             OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
             .flag("exit-when-idle", help: "exit once no \(kind) step is pending, ready, running or waiting to retry"),
-            OptionSpec("lease-ms", value: "MS", help: "lease length; heartbeats every third of it (default \(defaultLease(kind)))"),
+            OptionSpec("lease-ms", value: "MS", help: "lease length, for every step when given (default: the step's lease_seconds, else \(defaultLease(kind))); heartbeats every third of it"),
             .flag("verbose", help: "log every claim and completion on stderr"),
         ]
     }
@@ -55,7 +55,8 @@ public enum WorkerExecutable {
         let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
         let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: log)
         let options = WorkerOptions(
-            kinds: [kind], leaseMilliseconds: Int64(lease), exitWhenIdle: a.flag("exit-when-idle"),
+            kinds: [kind], leaseMilliseconds: Int64(lease), leaseOverridesJobs: a.has("lease-ms"),
+            exitWhenIdle: a.flag("exit-when-idle"),
             log: { line in
                 if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
             })

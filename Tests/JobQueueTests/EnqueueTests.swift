@@ -46,6 +46,9 @@ import Testing
                                            .init(name: "c", kind: "t", dependsOn: ["b"])]), .cycle(["a", "c", "b", "a"])),
         (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", dependsOn: ["a"])]), .cycle(["a", "a"])),
         (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", maxAttempts: 0)]), .invalidMaxAttempts(step: "a", value: 0)),
+        (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", leaseMilliseconds: 29)]), .invalidLease(step: "a", milliseconds: 29)),
+        (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", leaseMilliseconds: 86_400_001)]),
+         .invalidLease(step: "a", milliseconds: 86_400_001)),
     ]
 
     @Test(arguments: 0..<malformed.count)
@@ -63,7 +66,7 @@ import Testing
             {"kind": "nightly", "unique_key": "k", "steps": [
               {"name": "prune", "kind": "prune"},
               {"name": "train", "kind": "train", "depends_on": ["prune"], "max_attempts": 5, "priority": -1,
-               "run_at": 1767225600000, "input": {"rank": 8}}]}
+               "run_at": 1767225600000, "lease_ms": 600000, "input": {"rank": 8}}]}
             """
         let description = try JSON.decode(RunDescription.self, from: text, context: "test")
         #expect(description.name == "nightly" && description.uniqueKey == "k" && description.manifest == .object([:]))
@@ -71,6 +74,7 @@ import Testing
         #expect(description.steps[1].dependsOn == ["prune"] && description.steps[1].maxAttempts == 5)
         #expect(description.steps[1].priority == -1 && description.steps[1].runAt == 1_767_225_600_000)
         #expect(description.steps[1].input["rank"] == .int(8))
+        #expect(description.steps[0].leaseMilliseconds == nil && description.steps[1].leaseMilliseconds == 600_000)
         #expect(try description.validate().map(\.name) == ["prune", "train"])
     }
 }

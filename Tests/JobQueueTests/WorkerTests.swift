@@ -130,6 +130,21 @@ import TestSupport
         #expect(try queue.job(run.jobIDs[0]).state == .cancelled)
     }
 
+    @Test func aJobWithAShortLeaseOfItsOwnIsKeptAliveByHeartbeatsAtItsOwnPace() async throws {
+        let queue = try connection()
+        // The worker's default lease (60 s) would never need a heartbeat in 1.2 s; the job's 300 ms needs four.
+        let run = try queue.enqueue(RunDescription(kind: "noop", steps: [
+            .init(name: "a", kind: "noop", input: NoopJob.input(sleepMilliseconds: 1_200), leaseMilliseconds: 300)]))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], leaseMilliseconds: 60_000, exitWhenIdle: true),
+                            body: NoopJob.body)
+        let summary = try await worker.run()
+        #expect(summary.succeeded == 1 && summary.leaseLost == 0)
+        let job = try queue.job(run.jobIDs[0])
+        #expect(job.state == .succeeded && job.attempt == 1)
+        let heartbeat = try #require(try queue.database.queryOne("SELECT heartbeat_at, created_at FROM jobs WHERE id = ?", run.jobIDs[0]))
+        #expect((heartbeat.int64("heartbeat_at") ?? 0) - (heartbeat.int64("created_at") ?? 0) >= 900, "the lease was extended")
+    }
+
     @Test func theBodyReportsProgressAsEvents() async throws {
         let queue = try connection()
         let run = try queue.enqueue(RunDescription(kind: "t", steps: [.init(name: "a", kind: "train")]))

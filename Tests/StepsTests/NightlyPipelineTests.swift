@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Pipelines
 import Testing
 import TestSupport
 
@@ -87,6 +88,17 @@ import TestSupport
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("absent.gguf"))
         #expect(try fixture.queue().runs().isEmpty)
+    }
+
+    @Test func eachStepsLeaseSecondsBecomesItsJobsLease() async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        let run = try await fixture.enqueue()
+        let jobs = try fixture.queue().jobs(matching: .init(run: try #require(RunID.parse(run))))
+        let pipeline = try Pipeline.load(contentsOf: URL(fileURLWithPath: fixture.pipelinePath))
+        #expect(jobs.count == pipeline.steps.count)
+        for step in pipeline.steps {
+            #expect(jobs.first { $0.name == step.name }?.leaseMilliseconds == Int64(step.leaseSeconds) * 1000, "\(step.name)")
+        }
     }
 
     @Test func theManifestRecordsPipelineSeedThreadsAndModel() async throws {

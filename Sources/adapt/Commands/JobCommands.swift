@@ -110,7 +110,7 @@ enum JobCommands {
         options: [
             OptionSpec("kinds", value: "K[,K]", help: "job kinds to claim (this executable runs: \(handlers.keys.sorted().joined(separator: ", ")))"),
             .flag("exit-when-idle", help: "exit once no job of these kinds is pending, ready, running or waiting to retry"),
-            OptionSpec("lease-ms", value: "MS", help: "lease length; heartbeats every third of it (default 30000)"),
+            OptionSpec("lease-ms", value: "MS", help: "lease length, for every job when given (default: the job's own lease_ms, else 30000); heartbeats every third of it"),
             OptionSpec("concurrency", value: "N", help: "jobs run at once in this process (default 1); jobs finishing together share one commit"),
             OptionSpec("poll-us", value: "US", help: "where inotify is unavailable: how often an idle worker looks for commits (default 1000)"),
             .flag("verbose", help: "log every claim and completion on stderr"),
@@ -127,7 +127,7 @@ enum JobCommands {
         let verbose = a.flag("verbose")
         let options = WorkerOptions(
             kinds: kinds, leaseMilliseconds: Int64(try a.int("lease-ms", default: 30_000, in: 30...86_400_000)),
-            concurrency: try a.int("concurrency", default: 1, in: 1...256),
+            leaseOverridesJobs: a.has("lease-ms"), concurrency: try a.int("concurrency", default: 1, in: 1...256),
             exitWhenIdle: a.flag("exit-when-idle"), pollMicroseconds: try a.int("poll-us", default: 1_000, in: 50...1_000_000),
             log: { line in
                 if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { Console.error("worker: \(line)") }

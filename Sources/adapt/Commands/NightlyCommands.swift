@@ -42,13 +42,10 @@ enum NightlyCommands {
         if pipeline.train.schedule == .linear {
             throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
         }
-        // Two settings a pipeline file can state but the run does not apply: say so rather than ignore them.
+        // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
             Console.error("adapt: warning: sample.held_out_fraction is not applied per run; the lineage's stored policy "
                           + "decides the held-out split (adapt data policy --lineage \(lineage) --held-out-fraction F)")
-        }
-        if pipeline.steps.contains(where: { $0.leaseSeconds != $0.kind.defaultLeaseSeconds }) {
-            Console.error("adapt: warning: steps[].lease_seconds is not applied; each worker's --lease-ms sets its lease")
         }
         let runAt = try a.string("at").map(parseTime)
         let night = try a.string("night").map { try Night(parsing: $0) }
@@ -98,7 +95,7 @@ enum NightlyCommands {
         options: [
             OptionSpec("workers", value: "K[,K]", help: "kinds to run (default prune,sample,train,eval,promote)"),
             .flag("exit-when-idle", help: "exit once the queue has no work of these kinds"),
-            OptionSpec("lease-ms", value: "MS", help: "passed to every worker (default: each kind's own, 60000 or 120000)"),
+            OptionSpec("lease-ms", value: "MS", help: "passed to every worker, where it replaces the steps' lease_seconds (default: each step's own)"),
             .json,
         ]
     ) { invocation in
