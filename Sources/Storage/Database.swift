@@ -21,7 +21,8 @@ public final class Database: @unchecked Sendable {
 
     /// Opens (creating if needed) the database at `path` in WAL mode with the given durability.
     /// A file that is not SQLite is refused without being modified.
-    public init(path: String, durability: Durability = .full, busyTimeoutMilliseconds: Int32 = 30_000) throws {
+    public init(path: String, durability: Durability = .full, pageSize: Int = Database.defaultPageSize,
+                busyTimeoutMilliseconds: Int32 = 30_000) throws {
         self.path = path
         self.durability = durability
         var db: OpaquePointer?
@@ -39,6 +40,7 @@ public final class Database: @unchecked Sendable {
         do {
             // Reading the schema first detects a non-database file before any pragma could write to it.
             _ = try scalar("SELECT count(*) FROM sqlite_schema")
+            try execute("PRAGMA page_size=\(pageSize)")
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
             try execute("PRAGMA foreign_keys=ON")
@@ -50,6 +52,16 @@ public final class Database: @unchecked Sendable {
             throw error
         }
     }
+
+    /// The page size of a new database file (an existing one keeps its own: WAL mode cannot change it).
+    ///
+    /// A commit appends every page it changed to the WAL, and the rows here are small (a job is about 130
+    /// bytes, an event about 60), so a commit changes a few bytes in each of a few pages. With SQLite's
+    /// default 4 KB pages a single enqueue wrote four 4 KB frames; with 1 KB pages it writes four 1 KB frames,
+    /// which took single enqueues from about 19k to 29k a second and one-at-a-time claim+complete from 14k to
+    /// 19k at durability normal (BENCHMARKS.md). Larger rows (an eval report, an example's text) spill into
+    /// overflow pages, which costs reads a few more page lookups and writes nothing extra.
+    public static let defaultPageSize = 1024
 
     deinit { close() }
 

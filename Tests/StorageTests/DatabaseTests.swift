@@ -13,6 +13,20 @@ import TestSupport
     #expect(try normal.scalar("PRAGMA synchronous") == .integer(1))
 }
 
+@Test func aNewDatabaseHasSmallPagesAndAnExistingOneKeepsItsOwn() throws {
+    let dir = TemporaryDirectory()
+    let fresh = try Database(path: dir.file("new.sqlite").path)
+    #expect(try fresh.scalar("PRAGMA page_size") == .integer(1024))
+    let old = dir.file("old.sqlite").path
+    do {
+        let created = try Database(path: old, pageSize: 4096)
+        try created.execute("CREATE TABLE keep (x TEXT); INSERT INTO keep VALUES ('row')")
+    }
+    let reopened = try Database(path: old)
+    #expect(try reopened.scalar("PRAGMA page_size") == .integer(4096))
+    #expect(try reopened.scalar("SELECT x FROM keep") == .text("row"))
+}
+
 @Test func bindsAndReadsBackEveryType() throws {
     let dir = TemporaryDirectory()
     let db = try Database(path: dir.file("t.sqlite").path)
