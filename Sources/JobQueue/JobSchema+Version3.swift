@@ -7,9 +7,8 @@ extension JobSchema {
     /// without them:
     /// - `job_events (job_id, id)`: an event now names the previous event of its job (`previous_id`) and a job
     ///   its last event (`last_event_id`), so a job's history is a walk back from the job row, which every
-    ///   state change writes anyway. `job_events_follow_their_job` refuses an event that does not continue its
-    ///   job's chain (or names no job), in place of the foreign key, and `job_events_chain` moves the job's
-    ///   pointer.
+    ///   state change writes anyway. `job_events_chain` moves the job's pointer and refuses an event that does
+    ///   not continue its job's chain (or names no job), in place of the foreign key.
     /// - `UNIQUE (run_id, name)` on jobs: a run's jobs are inserted in one transaction, so they were always
     ///   consecutive ids; the run now records that range (`first_job_id`, `last_job_id`) and
     ///   `jobs_within_run` refuses a job outside its run's range, in place of the foreign key. Names are unique
@@ -146,12 +145,13 @@ extension JobSchema {
                 NEW.transition_note);
     END;
 
-    CREATE TRIGGER job_events_follow_their_job BEFORE INSERT ON job_events
-    WHEN NOT EXISTS (SELECT 1 FROM jobs WHERE id = NEW.job_id AND last_event_id IS NEW.previous_id)
-    BEGIN SELECT RAISE(ABORT, 'an event names an existing job and, as previous_id, that job''s last event'); END;
-
+    -- One look at the job both checks the new event continues its chain and moves the job's pointer.
     CREATE TRIGGER job_events_chain AFTER INSERT ON job_events
-    BEGIN UPDATE jobs SET last_event_id = NEW.id WHERE id = NEW.job_id; END;
+    BEGIN
+        UPDATE jobs SET last_event_id = NEW.id WHERE id = NEW.job_id AND last_event_id IS NEW.previous_id;
+        SELECT RAISE(ABORT, 'an event names an existing job and, as previous_id, that job''s last event')
+        WHERE changes() = 0;
+    END;
 
     CREATE TRIGGER job_events_append_only BEFORE UPDATE ON job_events
     BEGIN SELECT RAISE(ABORT, 'job events are never rewritten'); END;
