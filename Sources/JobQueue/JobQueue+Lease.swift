@@ -23,12 +23,14 @@ extension JobQueue {
     private func claimInTransaction(_ request: ClaimRequest, now: Int64, limit: Int) throws -> [Claim] {
         guard limit > 0 else { return [] }
         // `has_dependents` lets the completion skip readying dependents when there are none: dependencies are
-        // only ever written with the job itself, so the answer cannot change while the claim is held.
+        // only ever written with the job itself, so the answer cannot change while the claim is held. For one job
+        // `id = (…)` rather than `id IN (…)`: an IN list is first built into a temporary table, which was about a
+        // tenth of the CPU of a claim-and-complete.
         let sql = """
             UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = ?,
                             lease_expires_at = ? + coalesce(?, lease_ms, ?), heartbeat_at = ?, updated_at = ?,
                             transition_note = ?
-            WHERE id IN (SELECT id FROM jobs
+            WHERE id \(limit == 1 ? "=" : "IN") (SELECT id FROM jobs
                          WHERE state IN ('ready','failed') AND kind IN (\(Self.placeholders(request.kinds.count))) AND run_at <= ?
                          ORDER BY priority, run_at, id LIMIT ?)
             RETURNING id, run_id, name, kind, input, attempt, max_attempts, lease_expires_at,
