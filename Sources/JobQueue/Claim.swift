@@ -24,7 +24,8 @@ public struct Claim: Sendable, Equatable {
     /// True when a failure now would be the job's last.
     public var isLastAttempt: Bool { attempt >= maxAttempts }
 
-    init(row: Row, owner: String) throws {
+    /// A claim made at `now` from the job's row as the claim reads it (its next attempt and its lease length).
+    init(row: Row, owner: String, now: Int64) throws {
         let id = try row.required("id").integerValue ?? 0
         jobID = JobID(id)
         runID = RunID(row.int64("run_id") ?? 0)
@@ -34,8 +35,8 @@ public struct Claim: Sendable, Equatable {
         token = row.int64("attempt") ?? 0
         maxAttempts = row.int("max_attempts") ?? 1
         self.owner = owner
-        leaseExpiresAt = row.int64("lease_expires_at") ?? 0
         leaseMilliseconds = row.int64("lease_length") ?? 0
+        leaseExpiresAt = now + leaseMilliseconds
         hasDependents = row.bool("has_dependents") ?? true
     }
 

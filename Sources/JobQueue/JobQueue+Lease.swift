@@ -22,26 +22,29 @@ extension JobQueue {
 
     private func claimInTransaction(_ request: ClaimRequest, now: Int64, limit: Int) throws -> [Claim] {
         guard limit > 0 else { return [] }
+        // A read, then one update per job, inside the caller's write transaction (nobody else can claim in
+        // between). `UPDATE … RETURNING` would say it in one statement, but SQLite gathers RETURNING rows (and an
+        // `IN (subquery)` list) in temporary tables, which cost more than the extra statement.
         // `has_dependents` lets the completion skip readying dependents when there are none: dependencies are
-        // only ever written with the job itself, so the answer cannot change while the claim is held. For one job
-        // `id = (…)` rather than `id IN (…)`: an IN list is first built into a temporary table, which was about a
-        // tenth of the CPU of a claim-and-complete.
-        let sql = """
-            UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_owner = ?,
-                            lease_expires_at = ? + coalesce(?, lease_ms, ?), heartbeat_at = ?, updated_at = ?,
-                            transition_note = ?
-            WHERE id \(limit == 1 ? "=" : "IN") (SELECT id FROM jobs
-                         WHERE state IN ('ready','failed') AND kind IN (\(Self.placeholders(request.kinds.count))) AND run_at <= ?
-                         ORDER BY priority, run_at, id LIMIT ?)
-            RETURNING id, run_id, name, kind, input, attempt, max_attempts, lease_expires_at,
-                      lease_expires_at - heartbeat_at AS lease_length,
-                      EXISTS (SELECT 1 FROM job_dependencies WHERE depends_on = jobs.id) AS has_dependents
-            """
+        // only ever written with the job itself, so the answer cannot change while the claim is held.
         let override: Int64? = request.overridesJobLeases ? request.leaseMilliseconds : nil
-        let arguments: [SQLBindable] = [request.owner, now, override, request.leaseMilliseconds, now, now,
-                                        "claimed by \(request.owner)"] + request.kinds + [now, limit]
-        return try database.query(sql, arguments: arguments).map { try Claim(row: $0, owner: request.owner) }
-            .sorted { $0.jobID.value < $1.jobID.value }
+        let due = try database.query("""
+            SELECT id, run_id, name, kind, input, attempt + 1 AS attempt, max_attempts,
+                   coalesce(?, lease_ms, ?) AS lease_length,
+                   EXISTS (SELECT 1 FROM job_dependencies WHERE depends_on = jobs.id) AS has_dependents
+            FROM jobs
+            WHERE state IN ('ready','failed') AND kind IN (\(Self.placeholders(request.kinds.count))) AND run_at <= ?
+            ORDER BY priority, run_at, id LIMIT ?
+            """, arguments: [override, request.leaseMilliseconds] + request.kinds + [now, limit])
+        return try due.map { row in
+            let claim = try Claim(row: row, owner: request.owner, now: now)
+            try database.run("""
+                UPDATE jobs SET state = 'running', attempt = ?, lease_owner = ?, lease_expires_at = ?, heartbeat_at = ?,
+                                updated_at = ?, transition_note = ?
+                WHERE id = ?
+                """, claim.token, claim.owner, claim.leaseExpiresAt, now, now, "claimed by \(claim.owner)", claim.jobID)
+            return claim
+        }.sorted { $0.jobID.value < $1.jobID.value }
     }
 
     /// Extends the lease by `leaseMilliseconds` from now, and says whether the run was cancelled.
