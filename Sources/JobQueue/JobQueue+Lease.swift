@@ -36,15 +36,18 @@ extension JobQueue {
             WHERE state IN ('ready','failed') AND kind IN (\(Self.placeholders(request.kinds.count))) AND run_at <= ?
             ORDER BY priority, run_at, id LIMIT ?
             """, arguments: [override, request.leaseMilliseconds] + request.kinds + [now, limit])
-        return try due.map { row in
-            let claim = try Claim(row: row, owner: request.owner, now: now)
+        let claims = try due.map { try Claim(row: $0, owner: request.owner, now: now) }
+        func take(_ claim: Claim) throws {
             try database.run("""
                 UPDATE jobs SET state = 'running', attempt = ?, lease_owner = ?, lease_expires_at = ?, heartbeat_at = ?,
                                 updated_at = ?, transition_note = ?
                 WHERE id = ?
                 """, claim.token, claim.owner, claim.leaseExpiresAt, now, now, "claimed by \(claim.owner)", claim.jobID)
-            return claim
-        }.sorted { $0.jobID.value < $1.jobID.value }
+        }
+        // Several jobs are taken all or none (a savepoint), so a failure part-way leaves no job running unknown
+        // to its worker; one update is all or nothing by itself.
+        if claims.count == 1 { try take(claims[0]) } else { try database.transaction { try claims.forEach(take) } }
+        return claims.sorted { $0.jobID.value < $1.jobID.value }
     }
 
     /// Extends the lease by `leaseMilliseconds` from now, and says whether the run was cancelled.

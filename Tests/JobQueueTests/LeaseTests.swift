@@ -149,6 +149,26 @@ import Testing
         #expect(try fixture.snapshot() == before, "a refused completion claims nothing either")
     }
 
+    @Test func aGroupCommitsNextClaimsAreTakenAllOrNoneAndNeverUndoTheCompletions() throws {
+        let fixture = try QueueFixture()
+        let run = try fixture.enqueue(["a", "b", "c", "d"])
+        let request = ClaimRequest(kinds: ["test"], owner: "w1", leaseMilliseconds: 1_000)
+        let first = try #require(try fixture.queue.claim(request))
+        let second = try #require(try fixture.queue.claim(request))
+        // This connection alone refuses to start job d, so the second of the two next claims fails.
+        try fixture.database.execute("""
+            CREATE TEMP TRIGGER refuse_d BEFORE UPDATE OF state ON main.jobs WHEN NEW.id = \(run.jobIDs[3].value)
+            BEGIN SELECT RAISE(ABORT, 'refused for the test'); END
+            """)
+        let outcomes = try fixture.queue.complete([
+            .init(claim: first, output: .null, claimNext: true), .init(claim: second, output: .null, claimNext: true),
+        ], thenClaim: request)
+        #expect(try outcomes.map { try $0.get() } == [nil, nil], "both completions stand, with no next job")
+        #expect(try fixture.state(first.jobID) == .succeeded && fixture.state(second.jobID) == .succeeded)
+        #expect(try fixture.state(run.jobIDs[2]) == .ready, "job c is not left running unknown to its worker")
+        #expect(try fixture.state(run.jobIDs[3]) == .ready)
+    }
+
     @Test func aGroupCommitRecordsEachCompletionOnItsOwn() throws {
         let fixture = try QueueFixture()
         let run = try fixture.enqueue(["a", "b", "c", "d", "e"])
