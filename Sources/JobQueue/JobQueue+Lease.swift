@@ -9,7 +9,7 @@ extension JobQueue {
     /// it to `owner` for the job's own lease, or `leaseMilliseconds` when it has none. Its attempt becomes the
     /// claim's fencing token.
     ///
-    /// One `UPDATE … WHERE id IN (SELECT … LIMIT 1) RETURNING` inside `BEGIN IMMEDIATE`: the write lock is taken
+    /// The read of the due job and its update share one `BEGIN IMMEDIATE` transaction: the write lock is taken
     /// before the read, so two processes can never claim the same job, and no stale-snapshot retry is needed.
     public func claim(kinds: [String], owner: String, leaseMilliseconds: Int64) throws -> Claim? {
         try claim(ClaimRequest(kinds: kinds, owner: owner, leaseMilliseconds: leaseMilliseconds))

@@ -172,7 +172,7 @@ public final class Worker: Sendable {
                 }
                 // Read the versions before looking for work, so a commit landing after the look still wakes us.
                 let seen = waiter.current
-                if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(request) {
+                if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(options.claimRequest) {
                     waiter.noteLocalWrite()
                     next = claim
                     commits.slotTookJob()
@@ -203,8 +203,6 @@ public final class Worker: Sendable {
         waiter.noteLocalWrite()
         return true
     }
-
-    private var request: ClaimRequest { options.claimRequest }
 
     /// Runs one job and records its result; returns the next job when the completion could claim it in the
     /// same transaction.
