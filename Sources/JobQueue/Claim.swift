@@ -74,6 +74,10 @@ public struct ClaimRequest: Sendable, Equatable {
     /// what the run description says, as flags win over files.
     public var overridesJobLeases: Bool
 
+    /// The leases, in milliseconds, a job or a worker may ask for: long enough for a heartbeat every third of
+    /// it, at most a day.
+    public static let leaseRange: ClosedRange<Int> = 30...86_400_000
+
     public init(kinds: [String], owner: String, leaseMilliseconds: Int64, overridesJobLeases: Bool = false) {
         precondition(!kinds.isEmpty && leaseMilliseconds > 0, "a claim needs at least one kind and a positive lease")
         self.kinds = kinds

@@ -62,8 +62,8 @@ public enum RunDescriptionProblem: Equatable, Sendable, CustomStringConvertible 
         case let .invalidMaxAttempts(step, value):
             return "step '\(step)' has max_attempts \(value); it must be at least 1"
         case let .invalidLease(step, milliseconds):
-            return "step '\(step)' has lease_ms \(milliseconds); it must be from \(RunDescription.leaseRange.lowerBound) "
-                + "to \(RunDescription.leaseRange.upperBound) (a day), or left out to take the worker's lease"
+            return "step '\(step)' has lease_ms \(milliseconds); it must be from \(ClaimRequest.leaseRange.lowerBound) "
+                + "to \(ClaimRequest.leaseRange.upperBound) (a day), or left out to take the worker's lease"
         }
     }
 }

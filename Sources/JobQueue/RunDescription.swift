@@ -63,8 +63,6 @@ public struct RunDescription: Codable, Equatable, Sendable {
     }
 
     public static let defaultMaxAttempts = 3
-    /// The leases a step may ask for: long enough for a heartbeat every third of it, at most a day.
-    public static let leaseRange: ClosedRange<Int64> = 30...86_400_000
 
     public init(kind: String, name: String? = nil, uniqueKey: String? = nil, manifest: JSONValue = .object([:]),
                 steps: [Step]) {
@@ -101,7 +99,7 @@ public struct RunDescription: Codable, Equatable, Sendable {
             if step.name.isEmpty { throw fail(.emptyStepName(index: i)) }
             if step.kind.isEmpty { throw fail(.emptyStepKind(step: step.name)) }
             if step.maxAttempts < 1 { throw fail(.invalidMaxAttempts(step: step.name, value: step.maxAttempts)) }
-            if let lease = step.leaseMilliseconds, !Self.leaseRange.contains(lease) {
+            if let lease = step.leaseMilliseconds, !ClaimRequest.leaseRange.contains(Int(lease)) {
                 throw fail(.invalidLease(step: step.name, milliseconds: lease))
             }
             if index[step.name] != nil { throw fail(.duplicateStep(step.name)) }

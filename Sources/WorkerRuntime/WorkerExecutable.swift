@@ -46,7 +46,7 @@ public enum WorkerExecutable {
             ?? ProcessInfo.processInfo.environment["ADAPT_DURABILITY"].flatMap { $0.isEmpty ? nil : $0 } ?? "full"
         let durability: Durability
         do { durability = try Durability(parsing: durabilityText) } catch { throw UsageError("\(error)") }
-        let lease = try a.int("lease-ms", default: defaultLease(kind), in: 30...86_400_000)
+        let lease = try a.int("lease-ms", default: defaultLease(kind), in: ClaimRequest.leaseRange)
         try state.create()
         let database = try Database(path: state.database.path, durability: durability)
         let queue = try JobQueue(database: database)

@@ -126,7 +126,7 @@ enum JobCommands {
         }
         let verbose = a.flag("verbose")
         let options = WorkerOptions(
-            kinds: kinds, leaseMilliseconds: Int64(try a.int("lease-ms", default: 30_000, in: 30...86_400_000)),
+            kinds: kinds, leaseMilliseconds: Int64(try a.int("lease-ms", default: 30_000, in: ClaimRequest.leaseRange)),
             leaseOverridesJobs: a.has("lease-ms"), concurrency: try a.int("concurrency", default: 1, in: 1...256),
             exitWhenIdle: a.flag("exit-when-idle"), pollMicroseconds: try a.int("poll-us", default: 1_000, in: 50...1_000_000),
             log: { line in

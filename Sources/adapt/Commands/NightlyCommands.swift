@@ -108,7 +108,7 @@ enum NightlyCommands {
         let (_, queue) = try environment(invocation)
         var workerArguments = ["--state", GlobalOptions.stateDirectory(invocation).root.path]
         if let durability = invocation.global.string("durability") { workerArguments += ["--durability", durability] }
-        if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: 30...86_400_000))] }
+        if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: ClaimRequest.leaseRange))] }
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let supervisor = WorkerSupervisor(
             options: .init(kinds: kinds, directory: Self.executableDirectory(fallback: directory), workerArguments: workerArguments,
