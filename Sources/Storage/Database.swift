@@ -182,7 +182,9 @@ public final class Database: @unchecked Sendable {
             case .null: rc = sqlite3_bind_null(statement, index)
             case let .integer(v): rc = sqlite3_bind_int64(statement, index, v)
             case let .real(v): rc = sqlite3_bind_double(statement, index, v)
-            case let .text(v): rc = sqlite3_bind_text(statement, index, v, -1, SQLITE_TRANSIENT)
+            case let .text(v):
+                // withCString lends the string's own UTF-8 where it can; passing `v` directly would copy it.
+                rc = v.withCString { sqlite3_bind_text(statement, index, $0, -1, SQLITE_TRANSIENT) }
             case let .blob(v):
                 rc = v.withUnsafeBytes { raw in
                     sqlite3_bind_blob(statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), SQLITE_TRANSIENT)
