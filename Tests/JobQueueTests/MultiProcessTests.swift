@@ -85,6 +85,23 @@ import TestSupport
         #expect(commits < succeeded / 2, "\(commits) commits for \(succeeded) jobs")
     }
 
+    @Test func anEnqueuerKilledMidStreamLeavesEveryRunItCommittedWhole() async throws {
+        try await adapt(["runs"])
+        // One commit per run, as fast as they go: the kill lands between, or in the middle of, WAL writes.
+        let enqueuer = try Executables.start("adapt", ["--state", state, "--durability", "normal", "enqueue", "noop",
+                                                       "--count", "10000000", "--separate-runs"], outputIn: directory.url)
+        try await waitUntil("300 runs are stored") { try int("SELECT count(*) FROM job_runs") >= 300 }
+        enqueuer.send(SIGKILL)
+        #expect(await enqueuer.exited() == 128 + SIGKILL)
+        let runs = try int("SELECT count(*) FROM job_runs")
+        #expect(try database().scalar("PRAGMA integrity_check") == .text("ok"))
+        #expect(try int("SELECT max(id) FROM job_runs") == runs)
+        #expect(try int("SELECT count(*) FROM jobs WHERE state = 'ready'") == runs, "one job per run")
+        #expect(try int("SELECT count(*) FROM job_events WHERE to_state = 'ready'") == runs, "one event per job")
+        #expect(try await adapt(["worker", "--kinds", "noop", "--exit-when-idle"]).status == 0)
+        #expect(try int("SELECT count(*) FROM jobs WHERE state = 'succeeded'") == runs)
+    }
+
     @Test func aWorkerKilledMidJobIsRescuedAfterItsLeaseAndTheJobSucceedsOnce() async throws {
         try await adapt(["enqueue", "noop", "--sleep-ms", "1500"])
         let doomed = try worker(["--lease-ms", "600"])
