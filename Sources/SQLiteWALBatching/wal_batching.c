@@ -3,7 +3,7 @@
 // SQLite writes each WAL frame with two calls, its 24-byte header and then its page, so a commit of five
 // 1 KB pages costs ten pwrite calls. At synchronous=NORMAL nothing else in a commit is as expensive (each
 // call costs more than copying the page). Here a run of frames is kept in memory and written with one call
-// when its commit frame is complete, so a commit costs two calls whatever its size (the first frame's
+// when its commit frame is complete, so a commit of up to 64 KB of frames costs two calls (the first frame's
 // header goes alone; see below).
 //
 // Why it is safe:
