@@ -37,7 +37,8 @@ public final class Database: @unchecked Sendable {
         self.durability = durability
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, batchesWALWrites ? walBatchingVFS : nil)
+        let batchingVFS = walBatchingVFS  // evaluated even when unused: it also turns memory statistics off
+        let rc = sqlite3_open_v2(path, &db, flags, batchesWALWrites ? batchingVFS : nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
