@@ -13,18 +13,26 @@
 // - Frames still held are never part of a finished commit: a cache spill's frames, or the frames before
 //   the commit frame. A crash loses them as it loses any uncommitted frames; recovery stops at the last
 //   commit frame whose checksum chain is whole.
-// - Every other operation on the WAL (a read, sync, truncate, size, lock, file control, close) writes
-//   what is held first, so SQLite never sees a file that differs from what it wrote.
+// - A transaction that ends without its commit frame (a rollback, a failed commit) releases the WAL's
+//   write lock with frames still held. They are dropped right there: the next writer, in this process or
+//   another, writes its own frames where they would have gone.
+// - Every other operation on the WAL within the transaction (a read, sync, truncate, size, lock, file
+//   control) writes what is held first, so SQLite never sees a file that differs from what it wrote.
 // - Only a page that directly follows its header starts a run. A lone header write (SQLite rewriting the
 //   checksums of frames it overwrote within a transaction) goes straight to the file, because no page
 //   follows it that could close the run.
 #include "wal_batching.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <string.h>
 
 enum {
     frame_header_size = 24,
+    // The wal-index lock a writer holds for its whole transaction (lock 0 in SQLite's WAL format).
+    wal_write_lock = 0,
+    // Databases with frames held at one time in this process; beyond it, frames are written at once.
+    max_holders = 64,
     // Larger runs (a big import) are written in pieces of this size. It must stay below 128 KB: the unix
     // VFS writes at most 0x1ffff bytes per call and reports a longer write as a full disk.
     run_capacity = 64 * 1024,
@@ -33,6 +41,7 @@ enum {
 typedef struct {
     sqlite3_file base;      // first, as SQLite requires: what SQLite holds
     sqlite3_file *inner;    // the default VFS's file, allocated right after this struct
+    const char *name;       // SQLite's, valid until close: the database's path, or the WAL's (path + "-wal")
     int is_wal;
     unsigned char *run;     // frames held: [run_offset, run_offset + run_length)
     int run_length;
@@ -43,13 +52,59 @@ typedef struct {
 
 static sqlite3_vfs *inner_vfs;
 
+// The WAL files holding frames. Only the connection holding a database's write lock writes its frames, so
+// a database has at most one; the lock guards the list, and each file's frames are touched only by its own
+// connection.
+static pthread_mutex_t holders_lock = PTHREAD_MUTEX_INITIALIZER;
+static BatchedFile *holders[max_holders];
+static int holder_count;
+
+static int add_holder(BatchedFile *file) {
+    pthread_mutex_lock(&holders_lock);
+    int added = holder_count < max_holders;
+    if (added) holders[holder_count++] = file;
+    pthread_mutex_unlock(&holders_lock);
+    return added;
+}
+
+static void remove_holder(BatchedFile *file) {
+    pthread_mutex_lock(&holders_lock);
+    for (int i = 0; i < holder_count; i++) {
+        if (holders[i] == file) {
+            holders[i] = holders[--holder_count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&holders_lock);
+}
+
+static int is_wal_of(const char *wal_name, const char *database_name) {
+    size_t length = strlen(database_name);
+    return strncmp(wal_name, database_name, length) == 0 && strcmp(wal_name + length, "-wal") == 0;
+}
+
 static sqlite3_file *inner(sqlite3_file *file) { return ((BatchedFile *)file)->inner; }
 
 static int write_run(BatchedFile *file) {
     if (file->run_length == 0) return SQLITE_OK;
     int length = file->run_length;
     file->run_length = 0;
+    remove_holder(file);
     return file->inner->pMethods->xWrite(file->inner, file->run, length, file->run_offset);
+}
+
+// Forgets, unwritten, the frames held for the database at `database_name`: its write transaction ended
+// without its commit frame.
+static void drop_held_frames(const char *database_name) {
+    pthread_mutex_lock(&holders_lock);
+    for (int i = 0; i < holder_count; i++) {
+        if (is_wal_of(holders[i]->name, database_name)) {
+            holders[i]->run_length = 0;
+            holders[i] = holders[--holder_count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&holders_lock);
 }
 
 static int commit_size(const void *header) {
@@ -70,13 +125,12 @@ static int batched_write(sqlite3_file *handle, const void *data, int amount, sql
     int completes_commit = file->last_was_commit_header;
     file->last_was_commit_header = amount == frame_header_size && commit_size(data) != 0;
     int starts_run = !continues_run && offset == file->written_end && amount != frame_header_size
-                     && !completes_commit && amount <= run_capacity;
+                     && !completes_commit && amount <= run_capacity
+                     && (file->run != NULL || (file->run = sqlite3_malloc(run_capacity)) != NULL)
+                     && add_holder(file);
     file->written_end = offset + amount;
 
     if (!continues_run && !starts_run) return file->inner->pMethods->xWrite(file->inner, data, amount, offset);
-    if (file->run == NULL && (file->run = sqlite3_malloc(run_capacity)) == NULL) {
-        return file->inner->pMethods->xWrite(file->inner, data, amount, offset);
-    }
     if (starts_run) file->run_offset = offset;
     memcpy(file->run + file->run_length, data, (size_t)amount);
     file->run_length += amount;
@@ -92,11 +146,14 @@ static int batched_write(sqlite3_file *handle, const void *data, int amount, sql
 
 static int batched_close(sqlite3_file *handle) {
     BatchedFile *file = (BatchedFile *)handle;
-    int rc = write_run(file);
+    // A connection closes outside any transaction, so nothing is held (a held run would be uncommitted).
+    if (file->run_length > 0) {
+        file->run_length = 0;
+        remove_holder(file);
+    }
     sqlite3_free(file->run);
     file->run = NULL;
-    int close_rc = file->inner->pMethods->xClose(file->inner);
-    return rc != SQLITE_OK ? rc : close_rc;
+    return file->inner->pMethods->xClose(file->inner);
 }
 
 static int batched_read(sqlite3_file *f, void *data, int amount, sqlite3_int64 offset) {
@@ -149,6 +206,11 @@ static int batched_shm_map(sqlite3_file *f, int region, int size, int extend, vo
 }
 
 static int batched_shm_lock(sqlite3_file *f, int offset, int count, int flags) {
+    // Frames held when the write lock is released belong to a transaction that ended without its commit frame.
+    const char *name = ((BatchedFile *)f)->name;
+    if (offset == wal_write_lock && flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE) && name != NULL) {
+        drop_held_frames(name);
+    }
     return inner(f)->pMethods->xShmLock(inner(f), offset, count, flags);
 }
 
@@ -180,6 +242,7 @@ static int batched_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *handle
     BatchedFile *file = (BatchedFile *)handle;
     memset(file, 0, sizeof *file);
     file->inner = (sqlite3_file *)(file + 1);
+    file->name = name;
     file->is_wal = (flags & SQLITE_OPEN_WAL) != 0;
     file->written_end = -1;
     int rc = inner_vfs->xOpen(inner_vfs, name, file->inner, flags, out_flags);

@@ -90,3 +90,34 @@ private func contents(_ db: Database) throws -> [Int64] {
     #expect(try contents(reader) == [Int64(added.rows), Int64(added.bytes)])
     #expect(try reader.scalar("PRAGMA integrity_check") == .text("ok"))
 }
+
+@Test func framesOfARolledBackTransactionNeverOverwriteAnotherConnectionsCommit() throws {
+    // A cache of a few pages makes the transactions below spill frames into the WAL before they roll back;
+    // ending them after every number of rows up to 120 ends one right after a spill, with frames held.
+    for abandonedRows in 1...120 {
+        let dir = TemporaryDirectory()
+        let path = dir.file("t.sqlite").path
+        let first = try Database(path: path, durability: .normal)
+        // With the WAL checkpointed and empty, rolling back reads nothing from it.
+        try first.execute("""
+            PRAGMA cache_size=8; CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL);
+            PRAGMA wal_checkpoint(TRUNCATE)
+            """)
+        let second = try Database(path: path, durability: .normal)
+        struct Abandon: Error {}
+        #expect(throws: Abandon.self) {
+            try first.transaction {
+                _ = try insertRows(first, count: abandonedRows, seed: 1)
+                throw Abandon()
+            }
+        }
+        // The second connection's commit takes the WAL from where the abandoned frames began.
+        let added = try second.transaction { try insertRows(second, count: 30, seed: 2) }
+        // The first connection reads it back from the WAL, and a connection without batching sees it too.
+        let expected = [Int64(added.rows), Int64(added.bytes)]
+        #expect(try contents(first) == expected, "after abandoning \(abandonedRows) rows")
+        let reader = try Database(path: path, durability: .normal, batchesWALWrites: false)
+        #expect(try contents(reader) == expected, "after abandoning \(abandonedRows) rows")
+        #expect(try reader.scalar("PRAGMA integrity_check") == .text("ok"))
+    }
+}
