@@ -450,15 +450,20 @@ class Postgres:
 
 def measure(systems, durability, jobs, enqueues, latency_jobs, lease_ms, rounds, log):
     # Throughput is the median of `rounds` rounds, each of which measures every system once, so a stretch of load
-    # on this shared machine falls on all of them rather than on whichever ran then.
+    # on this shared machine falls on all of them rather than on whichever ran then. Each round starts with the
+    # next system, and every measurement starts with the disk written back (os.sync), so no system is always
+    # the one that follows another's drain or pays for its writeback.
     samples = {system.name: {} for system in systems}
     for round in range(rounds):
-        for system in systems:
+        start = round % len(systems)
+        for system in systems[start:] + systems[:start]:
             r = samples[system.name]
             system.fresh(durability)
+            os.sync()
             r.setdefault("enqueue", []).append(system.enqueue(enqueues))
             for w in (1, 2, 4):
                 system.fresh(durability)
+                os.sync()
                 r.setdefault(f"drain{w}", []).append(system.drain(jobs, w))
             log(f"{durability} round {round + 1} {system.name}: enqueue {r['enqueue'][-1]:.0f}/s, "
                 + ", ".join(f"{w} worker(s) {r[f'drain{w}'][-1]:.0f} jobs/s" for w in (1, 2, 4)))
@@ -541,7 +546,7 @@ def main():
         f"load average {load_before} before, {load_after} after (the machine is shared, so absolute numbers move "
         f"with its load; the systems ran interleaved in one run). Peers: Python {platform.python_version()} sqlite3 "
         f"(SQLite {sqlite3.sqlite_version}), huey {huey.__version__}, PostgreSQL {pg_version} (psycopg "
-        f"{psycopg.__version__}). {jobs:,} noop jobs per drain, {enqueues:,} single enqueues; throughput is the median of {rounds} interleaved rounds. "
+        f"{psycopg.__version__}). {jobs:,} noop jobs per drain, {enqueues:,} single enqueues; throughput is the median of {rounds} interleaved rounds, each begun by the next system, every measurement after the disk is written back (`sync`). "
         f"{latency_jobs} jobs trickled 10 ms apart to one idle worker for latency.",
         "",
     ]
