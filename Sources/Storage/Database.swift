@@ -16,7 +16,7 @@ private let walBatchingVFS: String? = {
     return adapt_wal_batching_register().map { String(cString: $0) }
 }()
 
-/// The one connection wrapper everything uses; the only file that calls libsqlite3.
+/// The one connection wrapper everything uses; the only Swift file that calls libsqlite3.
 ///
 /// `@unchecked Sendable`: the handle and the statement cache are only touched with `lock` held. The lock is
 /// recursive so a transaction body can run statements on the same connection.
