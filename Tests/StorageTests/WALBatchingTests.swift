@@ -24,6 +24,15 @@ private func contents(_ db: Database) throws -> [Int64] {
     return [row.int64("n") ?? -1, row.int64("bytes") ?? -1]
 }
 
+/// Holds `db` to the rows and bytes committed so far, and to SQLite's own integrity check.
+private func expectWhole(_ db: Database, _ expected: (rows: Int, bytes: Int), _ comment: Comment,
+                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+    #expect(try contents(db) == [Int64(expected.rows), Int64(expected.bytes)], comment, sourceLocation: sourceLocation)
+    #expect(try db.scalar("PRAGMA integrity_check") == .text("ok"), comment, sourceLocation: sourceLocation)
+}
+
+private struct Abandon: Error {}
+
 @Test func aConnectionWithoutBatchingReadsEveryBatchedCommitAsSoonAsItReturns() throws {
     let dir = TemporaryDirectory()
     let path = dir.file("t.sqlite").path
@@ -48,7 +57,6 @@ private func contents(_ db: Database) throws -> [Int64] {
     // the updates then overwrite spilled frames in place, which makes SQLite rewrite their checksums.
     try writer.execute("PRAGMA cache_size=8; CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
     var expected = (rows: 0, bytes: 0)
-    struct Abandon: Error {}
     for commit in 0..<12 {
         if commit % 4 == 3 {
             // A spilled transaction that rolls back must leave nothing a recovery would take for a commit.
@@ -73,9 +81,7 @@ private func contents(_ db: Database) throws -> [Int64] {
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
         let recovered = try Database(path: copy, durability: .normal, batchesWALWrites: false)
-        #expect(try contents(recovered) == [Int64(expected.rows), Int64(expected.bytes)],
-                "after commit \(commit)")
-        #expect(try recovered.scalar("PRAGMA integrity_check") == .text("ok"))
+        try expectWhole(recovered, expected, "after commit \(commit)")
     }
 }
 
@@ -87,8 +93,7 @@ private func contents(_ db: Database) throws -> [Int64] {
     // About 2 MB in one commit: far more than one batched write (64 KB) and than the page cache.
     let added = try writer.transaction { try insertRows(writer, count: 4_000, seed: 7) }
     let reader = try Database(path: path, batchesWALWrites: false)
-    #expect(try contents(reader) == [Int64(added.rows), Int64(added.bytes)])
-    #expect(try reader.scalar("PRAGMA integrity_check") == .text("ok"))
+    try expectWhole(reader, added, "one 2 MB commit")
 }
 
 @Test func framesOfARolledBackTransactionNeverOverwriteAnotherConnectionsCommit() throws {
@@ -104,7 +109,6 @@ private func contents(_ db: Database) throws -> [Int64] {
             PRAGMA wal_checkpoint(TRUNCATE)
             """)
         let second = try Database(path: path, durability: .normal)
-        struct Abandon: Error {}
         #expect(throws: Abandon.self) {
             try first.transaction {
                 _ = try insertRows(first, count: abandonedRows, seed: 1)
@@ -114,10 +118,8 @@ private func contents(_ db: Database) throws -> [Int64] {
         // The second connection's commit takes the WAL from where the abandoned frames began.
         let added = try second.transaction { try insertRows(second, count: 30, seed: 2) }
         // The first connection reads it back from the WAL, and a connection without batching sees it too.
-        let expected = [Int64(added.rows), Int64(added.bytes)]
-        #expect(try contents(first) == expected, "after abandoning \(abandonedRows) rows")
+        #expect(try contents(first) == [Int64(added.rows), Int64(added.bytes)], "after abandoning \(abandonedRows) rows")
         let reader = try Database(path: path, durability: .normal, batchesWALWrites: false)
-        #expect(try contents(reader) == expected, "after abandoning \(abandonedRows) rows")
-        #expect(try reader.scalar("PRAGMA integrity_check") == .text("ok"))
+        try expectWhole(reader, added, "after abandoning \(abandonedRows) rows")
     }
 }
