@@ -3,8 +3,7 @@
 // SQLite writes each WAL frame with two calls, its 24-byte header and then its page, so a commit of five
 // 1 KB pages costs ten pwrite calls. At synchronous=NORMAL nothing else in a commit is as expensive (each
 // call costs more than copying the page). Here a run of frames is kept in memory and written with one call
-// when its commit frame is complete, so a commit of up to 64 KB of frames costs two calls (the first frame's
-// header goes alone; see below).
+// when its commit frame is complete, so a commit of up to 64 KB of frames costs one call.
 //
 // Why it is safe:
 // - Other connections learn of new frames only from the wal-index header, which SQLite updates after the
@@ -18,9 +17,10 @@
 //   another, writes its own frames where they would have gone.
 // - Every other operation on the WAL within the transaction (a read, sync, truncate, size, lock, file
 //   control) writes what is held first, so SQLite never sees a file that differs from what it wrote.
-// - Only a page that directly follows its header starts a run. A lone header write (SQLite rewriting the
-//   checksums of frames it overwrote within a transaction) goes straight to the file, because no page
-//   follows it that could close the run.
+// - Only a write where this handle's last write ended starts a run: a frame's header, whose page SQLite
+//   writes next. A lone header write (SQLite rewriting the checksums of frames it overwrote within a
+//   transaction) never starts one: SQLite reads each such frame first and rewrites it in place, behind
+//   the end of the WAL, so it goes straight to the file.
 #include "wal_batching.h"
 
 #include <pthread.h>
@@ -124,8 +124,7 @@ static int batched_write(sqlite3_file *handle, const void *data, int amount, sql
     }
     int completes_commit = file->last_was_commit_header;
     file->last_was_commit_header = amount == frame_header_size && commit_size(data) != 0;
-    int starts_run = !continues_run && offset == file->written_end && amount != frame_header_size
-                     && !completes_commit && amount <= run_capacity
+    int starts_run = !continues_run && offset == file->written_end && !completes_commit && amount <= run_capacity
                      && (file->run != NULL || (file->run = sqlite3_malloc(run_capacity)) != NULL)
                      && add_holder(file);
     file->written_end = offset + amount;
