@@ -110,6 +110,8 @@ public struct RunDescription: Codable, Equatable, Sendable {
                 throw fail(.unknownDependency(step: step.name, dependency: dependency))
             }
         }
+        // Without dependencies the given order already has parents first.
+        if steps.allSatisfy({ $0.dependsOn.isEmpty }) { return steps }
         // Depth-first search with three colours; a grey node met again closes a cycle, which we report
         // from its first member so the message lists the whole loop.
         var colour = [Int](repeating: 0, count: steps.count)  // 0 white, 1 grey, 2 black
