@@ -6,7 +6,10 @@ import Glibc
 /// Writes that are either wholly there or not there at all, even across a power cut:
 /// temp file → fsync → rename → fsync(directory) (the rename is only durable once the directory is synced).
 public enum AtomicFile {
-    public static func write(_ data: Data, to url: URL) throws {
+    /// A symlink at `url` keeps pointing where it did (the file it names is replaced); a directory, device or
+    /// FIFO at `url` is refused rather than replaced.
+    public static func write(_ data: Data, to requested: URL) throws {
+        let url = try RegularFile.replaceablePath(requested)
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
@@ -52,6 +55,8 @@ public enum AtomicFile {
     /// read-until-EOF loop does. A file that shrinks meanwhile yields what was there; its reader's own checks
     /// (a length or a digest) then refuse it.
     public static func read(_ url: URL) throws -> Data? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        try RegularFile.requireReadable(url)
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }

@@ -69,6 +69,7 @@ public struct Digest: Hashable, Sendable, Comparable, CustomStringConvertible, C
 
     /// Streams a file through SHA-256 in 1 MiB reads, so a 100 MB model never sits in memory twice.
     public static func sha256(fileAt url: URL) throws -> Digest {
+        try RegularFile.requireReadable(url)
         guard let handle = try? FileHandle(forReadingFrom: url) else {
             throw CoreError.fileUnreadable(path: url.path, reason: "cannot open it")
         }

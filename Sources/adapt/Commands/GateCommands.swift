@@ -9,7 +9,7 @@ enum GateCommands {
 
     static let gate = Command(
         "gate",
-        summary: "Compare paired per-example losses with the Wilcoxon signed-rank test and give the gate's verdict",
+        summary: "compare paired per-example losses with the Wilcoxon signed-rank test and give the gate's verdict",
         discussion: """
             Each file holds one loss per held-out example (lower is better), in the same order: a JSON array of \
             numbers, or one number per line (blank lines are skipped). '-' reads standard input. The test runs on \

@@ -14,7 +14,7 @@ enum ModelCommands {
 
     static let tiny = Command(
         "model tiny",
-        summary: "Write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
+        summary: "write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
         options: [
             OptionSpec("out", value: "FILE", help: "where to write the .gguf file"),
             OptionSpec("seed", value: "S", help: "weight seed (default 0)"),
@@ -29,7 +29,7 @@ enum ModelCommands {
 
     static let logits = Command(
         "logits",
-        summary: "Show the largest logits of the next token after a prompt",
+        summary: "show the largest logits of the next token after a prompt",
         discussion: """
             The prompt is tokenized without BOS; --special lets it carry control tokens such as <|im_start|>.
             --json prints {"ids": [Int], "top": [{"id", "logit"}]} for the last position.
@@ -70,7 +70,7 @@ enum ModelCommands {
 
     static let score = Command(
         "score",
-        summary: "Score a completion under teacher forcing: per-token log-probabilities and mean negative log-likelihood",
+        summary: "score a completion under teacher forcing: per-token log-probabilities and mean negative log-likelihood",
         discussion: """
             Prompt and completion are tokenized separately and concatenated, the boundary training uses. --chat \
             formats the prompt as a user turn with the model's chat template, followed by the assistant opening. \
@@ -128,7 +128,7 @@ enum ModelCommands {
 
     static let bench = Command(
         "model bench",
-        summary: "Measure model load time, prompt processing and single-token decode speed",
+        summary: "measure model load time, prompt processing and single-token decode speed",
         discussion: """
             Feeds a fixed prompt of --prompt-tokens ids in one batch, then decodes --decode-tokens tokens one at a \
             time (greedy) on the KV cache, --repeat times; reports the best of the repeats.

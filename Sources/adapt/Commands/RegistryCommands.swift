@@ -104,7 +104,7 @@ enum RegistryCommands {
     // MARK: Commands
 
     static let list = Command(
-        "registry list", summary: "List adapter versions and which one is active per lineage",
+        "registry list", summary: "list adapter versions and which one is active per lineage",
         options: [lineageOption, .json]
     ) { invocation in
         let registry = try registry(invocation)
@@ -125,7 +125,7 @@ enum RegistryCommands {
     }
 
     static let show = Command(
-        "registry show", summary: "Show one adapter version: digest, parent, metadata, metrics",
+        "registry show", summary: "show one adapter version: digest, parent, metadata, metrics",
         options: [lineageOption, .json], positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
     ) { invocation in
         let registry = try registry(invocation)
@@ -146,7 +146,7 @@ enum RegistryCommands {
     }
 
     static let add = Command(
-        "registry add", summary: "Register an adapter file as the next version of a lineage (not activated)",
+        "registry add", summary: "register an adapter file as the next version of a lineage (not activated)",
         discussion: """
             The file is copied into the content-addressed blob store. --gate-report takes the JSON printed by \
             'adapt gate --json'; its outcome is what 'registry promote' checks. Metadata holds only numbers, \
@@ -196,7 +196,7 @@ enum RegistryCommands {
     }
 
     static let promote = Command(
-        "registry promote", summary: "Make a version the active adapter of its lineage (a pointer flip)",
+        "registry promote", summary: "make a version the active adapter of its lineage (a pointer flip)",
         discussion: """
             Refuses unless the version's recorded gate outcome is 'better'. --force promotes anyway, says what \
             it bypassed, and records 'force' in the history. The adapter file is verified first.
@@ -217,7 +217,7 @@ enum RegistryCommands {
     }
 
     static let rollback = Command(
-        "registry rollback", summary: "Point a lineage back to the version active before the current one (or the base model)",
+        "registry rollback", summary: "point a lineage back to the version active before the current one (or the base model)",
         options: [lineageOption, .json]
     ) { invocation in
         guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
@@ -227,7 +227,7 @@ enum RegistryCommands {
     }
 
     static let history = Command(
-        "registry history", summary: "List every move of the active pointer, oldest first",
+        "registry history", summary: "list every move of the active pointer, oldest first",
         options: [lineageOption, .json]
     ) { invocation in
         let registry = try registry(invocation)
@@ -251,7 +251,7 @@ enum RegistryCommands {
     }
 
     static let verify = Command(
-        "registry verify", summary: "Rehash every adapter file; exit 1 if any is missing or corrupt",
+        "registry verify", summary: "rehash every adapter file; exit 1 if any is missing or corrupt",
         options: [lineageOption, .json]
     ) { invocation in
         let results = try registry(invocation).verify(lineage: try lineage(invocation))

@@ -11,7 +11,7 @@ enum TokenizeCommands {
 
     static let tokenize = Command(
         "tokenize",
-        summary: "Show the token ids and pieces of a text under a model's tokenizer",
+        summary: "show the token ids and pieces of a text under a model's tokenizer",
         discussion: """
             TEXT may be empty; put it after -- when it starts with a dash. Pieces are the text each token \
             stands for; a byte that is only part of a character is shown as <0xNN>. BOS is never added.
