@@ -119,3 +119,25 @@ public enum JSON {
         }
     }
 }
+
+/// A key that names any JSON field, for listing the fields an object actually has.
+private struct AnyKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension Decoder {
+    /// Throws when the object being decoded has a field outside `known`: a misspelt optional field (say
+    /// `depends-on`) would otherwise be dropped without a word and change what the input means.
+    public func rejectUnknownFields<Key: CodingKey & CaseIterable>(_ known: Key.Type) throws {
+        let names = Set(Key.allCases.map(\.stringValue))
+        let container = try self.container(keyedBy: AnyKey.self)
+        if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !names.contains($0) }) {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath,
+                debugDescription: "unknown field \"\(unknown)\" (the fields are \(names.sorted().joined(separator: ", ")))"))
+        }
+    }
+}

@@ -47,6 +47,7 @@ public enum RunDescriptionProblem: Equatable, Sendable, CustomStringConvertible 
     case cycle([String])
     case invalidMaxAttempts(step: String, value: Int)
     case invalidLease(step: String, milliseconds: Int64)
+    case invalidRunAt(step: String, milliseconds: Int64)
 
     public var description: String {
         switch self {
@@ -64,6 +65,9 @@ public enum RunDescriptionProblem: Equatable, Sendable, CustomStringConvertible 
         case let .invalidLease(step, milliseconds):
             return "step '\(step)' has lease_ms \(milliseconds); it must be from \(ClaimRequest.leaseRange.lowerBound) "
                 + "to \(ClaimRequest.leaseRange.upperBound) (a day), or left out to take the worker's lease"
+        case let .invalidRunAt(step, milliseconds):
+            return "step '\(step)' has run_at \(milliseconds); it is milliseconds since the epoch, from 0 to "
+                + "\(RunDescription.runAtRange.upperBound) (the end of year 9999), or left out to run as soon as possible"
         }
     }
 }

@@ -44,12 +44,13 @@ public struct RunDescription: Codable, Equatable, Sendable {
             self.leaseMilliseconds = leaseMilliseconds
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case name, kind, input, priority
             case dependsOn = "depends_on", maxAttempts = "max_attempts", runAt = "run_at", leaseMilliseconds = "lease_ms"
         }
 
         public init(from decoder: Decoder) throws {
+            try decoder.rejectUnknownFields(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(name: try c.decode(String.self, forKey: .name),
                       kind: try c.decode(String.self, forKey: .kind),
@@ -64,6 +65,9 @@ public struct RunDescription: Codable, Equatable, Sendable {
 
     public static let defaultMaxAttempts = 3
 
+    /// `run_at` from the epoch to the end of year 9999: later times only overflow the arithmetic of waiting.
+    public static let runAtRange: ClosedRange<Int64> = 0...253_402_300_799_999
+
     public init(kind: String, name: String? = nil, uniqueKey: String? = nil, manifest: JSONValue = .object([:]),
                 steps: [Step]) {
         self.kind = kind
@@ -73,12 +77,13 @@ public struct RunDescription: Codable, Equatable, Sendable {
         self.steps = steps
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case kind, name, manifest, steps
         case uniqueKey = "unique_key"
     }
 
     public init(from decoder: Decoder) throws {
+        try decoder.rejectUnknownFields(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(kind: try c.decode(String.self, forKey: .kind),
                   name: try c.decodeIfPresent(String.self, forKey: .name),
@@ -102,6 +107,9 @@ public struct RunDescription: Codable, Equatable, Sendable {
             if let lease = step.leaseMilliseconds, !ClaimRequest.leaseRange.contains(Int(lease)) {
                 throw fail(.invalidLease(step: step.name, milliseconds: lease))
             }
+            if let runAt = step.runAt, !RunDescription.runAtRange.contains(runAt) {
+                throw fail(.invalidRunAt(step: step.name, milliseconds: runAt))
+            }
             if index[step.name] != nil { throw fail(.duplicateStep(step.name)) }
             index[step.name] = i
         }
@@ -112,25 +120,35 @@ public struct RunDescription: Codable, Equatable, Sendable {
         }
         // Without dependencies the given order already has parents first.
         if steps.allSatisfy({ $0.dependsOn.isEmpty }) { return steps }
-        // Depth-first search with three colours; a grey node met again closes a cycle, which we report
-        // from its first member so the message lists the whole loop.
-        var colour = [Int](repeating: 0, count: steps.count)  // 0 white, 1 grey, 2 black
+        // Depth-first search with three colours and an explicit stack (a run may have a long chain of steps,
+        // too deep for recursion); a grey node met again closes a cycle, reported from its first member so
+        // the message lists the whole loop.
+        var colour = [UInt8](repeating: 0, count: steps.count)  // 0 white, 1 grey, 2 black
         var order: [Step] = []
-        var path: [Int] = []
-        func visit(_ i: Int) throws {
-            if colour[i] == 2 { return }
-            if colour[i] == 1 {
-                let start = path.firstIndex(of: i) ?? 0
-                throw fail(.cycle((path[start...] + [i]).map { steps[$0].name }))
+        var path: [(step: Int, next: Int)] = []  // grey steps, each with its next dependency to visit
+        for root in steps.indices where colour[root] == 0 {
+            colour[root] = 1
+            path.append((root, 0))
+            while let (i, next) = path.last {
+                let dependencies = steps[i].dependsOn
+                guard next < dependencies.count else {
+                    path.removeLast()
+                    colour[i] = 2
+                    order.append(steps[i])
+                    continue
+                }
+                path[path.count - 1].next += 1
+                let j = index[dependencies[next]]!
+                if colour[j] == 1 {
+                    let start = path.firstIndex { $0.step == j } ?? 0
+                    throw fail(.cycle((path[start...].map(\.step) + [j]).map { steps[$0].name }))
+                }
+                if colour[j] == 0 {
+                    colour[j] = 1
+                    path.append((j, 0))
+                }
             }
-            colour[i] = 1
-            path.append(i)
-            for dependency in steps[i].dependsOn { try visit(index[dependency]!) }
-            path.removeLast()
-            colour[i] = 2
-            order.append(steps[i])
         }
-        for i in steps.indices { try visit(i) }
         return order
     }
 }

@@ -135,7 +135,11 @@ final class WorkWaiter: @unchecked Sendable {
                 continue
             }
             var timeout = Self.fallbackMicroseconds
-            if let nearest { timeout = max(0, min(timeout, Int(clamping: (nearest - now) * 1_000))) }
+            if let nearest {
+                // A deadline far ahead (a job's run_at) is clamped before the arithmetic, which would overflow.
+                let ahead = nearest > now ? min(nearest - now, 86_400_000) : 0
+                timeout = min(timeout, Int(ahead) * 1_000)
+            }
             if watch.wait(timeoutMicroseconds: timeout) {
                 burstUntil = DispatchTime.now().uptimeNanoseconds + Self.burstNanoseconds
             }

@@ -49,6 +49,9 @@ import Testing
         (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", leaseMilliseconds: 29)]), .invalidLease(step: "a", milliseconds: 29)),
         (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", leaseMilliseconds: 86_400_001)]),
          .invalidLease(step: "a", milliseconds: 86_400_001)),
+        (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", runAt: -1)]), .invalidRunAt(step: "a", milliseconds: -1)),
+        (RunDescription(kind: "t", steps: [.init(name: "a", kind: "t", runAt: 10_000_000_000_000_000)]),
+         .invalidRunAt(step: "a", milliseconds: 10_000_000_000_000_000)),
     ]
 
     @Test(arguments: 0..<malformed.count)
@@ -76,5 +79,35 @@ import Testing
         #expect(description.steps[1].input["rank"] == .int(8))
         #expect(description.steps[0].leaseMilliseconds == nil && description.steps[1].leaseMilliseconds == 600_000)
         #expect(try description.validate().map(\.name) == ["prune", "train"])
+    }
+
+    @Test func aMisspeltFieldIsRefusedInsteadOfDropped() throws {
+        let text = #"{"kind": "t", "steps": [{"name": "a", "kind": "t"}, {"name": "b", "kind": "t", "depends-on": ["a"]}]}"#
+        #expect {
+            try JSON.decode(RunDescription.self, from: text, context: "run.json")
+        } throws: { error in
+            "\(error)".contains("unknown field \"depends-on\"") && "\(error)".contains("run.json")
+        }
+        #expect(throws: CoreError.self) {
+            try JSON.decode(RunDescription.self, from: #"{"kind": "t", "step": [], "steps": []}"#, context: "run.json")
+        }
+    }
+
+    /// A chain deeper than the call stack could hold when the check recursed.
+    @Test func aHundredThousandStepChainIsOrderedAndItsCycleReportedWithoutRecursion() throws {
+        let count = 100_000
+        // Step i depends on step i + 1, so the parents come last in the given order.
+        let chain = (0..<count).map { RunDescription.Step(name: "s\($0)", kind: "t", dependsOn: $0 + 1 < count ? ["s\($0 + 1)"] : []) }
+        let ordered = try RunDescription(kind: "t", steps: chain).validate()
+        #expect(ordered.first?.name == "s\(count - 1)" && ordered.last?.name == "s0" && ordered.count == count)
+
+        var loop = chain
+        loop[count - 1].dependsOn = ["s0"]
+        #expect {
+            try RunDescription(kind: "t", steps: loop).validate()
+        } throws: { error in
+            guard case let JobQueueError.invalidRun(.cycle(names)) = error else { return false }
+            return names.count == count + 1 && names.first == "s0" && names.last == "s0"
+        }
     }
 }

@@ -41,6 +41,23 @@ import TestSupport
         #expect(starts == run.jobIDs)
     }
 
+    /// A database written before run_at was bounded may hold a job due in a billion years; waiting for it
+    /// must neither overflow nor keep the worker from other work.
+    @Test func aJobDueFarInTheFutureDoesNotStopTheWorkerFromOtherWork() async throws {
+        let queue = try connection()
+        let later = try queue.enqueue(RunDescription(kind: "noop", steps: [.init(name: "later", kind: "noop")]))
+        let raw = try Database(path: path, durability: .normal)
+        try raw.run("UPDATE jobs SET run_at = ? WHERE id = ?", Int64.max / 2, later.jobIDs[0].value)
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
+        let running = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(50))
+        let now = try connection().enqueue(noops(1))
+        try await waitUntil { try queue.job(now.jobIDs[0]).state == .succeeded }
+        #expect(try queue.job(later.jobIDs[0]).state == .ready)
+        worker.requestStop()
+        _ = try await running.value
+    }
+
     @Test func aThrowingBodyIsRetriedUntilItSucceeds() async throws {
         let queue = try connection(retry: RetryPolicy(baseMilliseconds: 5, capMilliseconds: 20))
         let run = try queue.enqueue(RunDescription(kind: "t", steps: [.init(name: "a", kind: "flaky", maxAttempts: 3)]))

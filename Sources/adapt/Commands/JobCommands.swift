@@ -77,8 +77,8 @@ enum JobCommands {
         "enqueue run", summary: "enqueue a run described by a JSON file (- reads stdin)",
         discussion: """
             The file holds {"kind", "name"?, "unique_key"?, "manifest"?, "steps": [{"name", "kind", "input"?,
-            "depends_on"?: [names], "priority"?, "max_attempts"?, "run_at"?: ms since the epoch}]}.
-            Steps must form a DAG; nothing is stored when the description is invalid.
+            "depends_on"?: [names], "priority"?, "max_attempts"?, "run_at"?: ms since the epoch, "lease_ms"?}]}.
+            Steps must form a DAG; an unknown field is refused; nothing is stored when the description is invalid.
             """,
         options: [.json],
         positionals: [PositionalSpec("FILE", help: "the run description (JSON), or - for stdin")]
