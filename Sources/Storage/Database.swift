@@ -232,7 +232,13 @@ public final class Database: @unchecked Sendable {
         return statement
     }
 
+    /// Read-only and damaged files get errors that say what to do; everything else carries SQLite's code.
     private func error(_ code: Int32, sql: String?) -> StorageError {
-        .sqlite(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        let message = String(cString: sqlite3_errmsg(handle))
+        switch code & 0xFF {
+        case SQLITE_READONLY: return .readOnly(path: path, message: message)
+        case SQLITE_CORRUPT: return .damaged(path: path, message: message)
+        default: return .sqlite(code: code, message: message, sql: sql)
+        }
     }
 }

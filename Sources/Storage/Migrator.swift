@@ -34,6 +34,7 @@ extension Database {
 
     private func migrateInTransaction(_ schema: Schema) throws {
         try transaction {
+            try refuseForeignTables()
             try execute("CREATE TABLE IF NOT EXISTS adapt_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL) STRICT")
             let recorded = try query("SELECT component, version FROM adapt_schema")
             let total = recorded.reduce(0) { $0 + ($1.int("version") ?? 0) }
@@ -57,6 +58,15 @@ extension Database {
                     schema.component, schema.migrations.count)
             try execute("PRAGMA user_version = \(total - current + schema.migrations.count)")
         }
+    }
+
+    /// Tables without adapt's schema record belong to another program; migrating would add adapt's tables
+    /// among them (or fail halfway on a name they share).
+    private func refuseForeignTables() throws {
+        guard try scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'adapt_schema'").integerValue == 0 else { return }
+        let tables = try query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+            .compactMap { $0.string("name") }
+        if !tables.isEmpty { throw StorageError.foreignDatabase(path: path, tables: tables) }
     }
 
     /// The version of `component` recorded in this database (0 when never migrated).

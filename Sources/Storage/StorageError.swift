@@ -3,6 +3,9 @@
 public enum StorageError: Error, Equatable, CustomStringConvertible {
     case sqlite(code: Int32, message: String, sql: String?)
     case notADatabase(path: String)
+    case readOnly(path: String, message: String)
+    case damaged(path: String, message: String)
+    case foreignDatabase(path: String, tables: [String])
     case cannotOpen(path: String, message: String)
     case newerSchema(path: String, component: String, found: Int, known: Int)
     case migrationBrokeForeignKeys(path: String, component: String, table: String)
@@ -25,6 +28,15 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
             return "SQLite error \(code) (\(message))\(statement)"
         case let .notADatabase(path):
             return "\(path) is not an SQLite database; move it away or pass --state with another directory"
+        case let .readOnly(path, message):
+            return "cannot write the database \(path) (\(message)); the file or its directory is read-only: "
+                + "check their permissions, or pass --state with a writable directory"
+        case let .damaged(path, message):
+            return "the database \(path) is damaged (\(message)); restore it from a backup, or see what can be saved "
+                + "with `sqlite3 \(path) .recover`"
+        case let .foreignDatabase(path, tables):
+            return "\(path) is another program's SQLite database (its tables: \(tables.prefix(5).joined(separator: ", "))"
+                + "\(tables.count > 5 ? ", …" : "")); adapt leaves it alone. Pass --state with a directory of adapt's own"
         case let .cannotOpen(path, message):
             return "cannot open the database \(path): \(message); check that the directory exists and is writable"
         case let .newerSchema(path, component, found, known) where component == "database":

@@ -41,6 +41,7 @@ public enum WorkerExecutable {
     }
 
     static func run(kind: String, _ a: ParsedArguments) async throws {
+        if a.string("state") == "" { throw UsageError("--state needs a directory, got an empty path") }
         let state = StateDirectory.resolve(option: a.string("state"))
         let durabilityText = a.string("durability")
             ?? ProcessInfo.processInfo.environment["ADAPT_DURABILITY"].flatMap { $0.isEmpty ? nil : $0 } ?? "full"

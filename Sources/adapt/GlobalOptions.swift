@@ -10,8 +10,14 @@ enum GlobalOptions {
         OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
     ]
 
-    static func stateDirectory(_ invocation: Invocation) -> StateDirectory {
-        StateDirectory.resolve(option: invocation.global.string("state"))
+    static func stateDirectory(_ invocation: Invocation) throws -> StateDirectory {
+        try stateDirectory(option: invocation.global.string("state"))
+    }
+
+    /// `--state ""` would otherwise resolve to the working directory and put a database there.
+    static func stateDirectory(option: String?) throws -> StateDirectory {
+        if option == "" { throw UsageError("--state needs a directory, got an empty path") }
+        return StateDirectory.resolve(option: option)
     }
 
     static func durability(_ invocation: Invocation) throws -> Durability {
@@ -22,7 +28,7 @@ enum GlobalOptions {
 
     /// Opens the state database, creating the directory on first use.
     static func database(_ invocation: Invocation) throws -> Database {
-        let state = stateDirectory(invocation)
+        let state = try stateDirectory(invocation)
         try state.create()
         return try Database(path: state.database.path, durability: try durability(invocation))
     }

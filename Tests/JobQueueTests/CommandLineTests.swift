@@ -147,6 +147,23 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: databasePath)) == garbage)
     }
 
+    @Test func anotherProgramsDatabaseIsRefusedAndLeftAlone() async throws {
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try Database(path: databasePath).execute("CREATE TABLE customers (id INTEGER PRIMARY KEY); INSERT INTO customers VALUES (7)")
+        for command in [["runs"], ["enqueue", "noop"], ["worker", "--kinds", "noop", "--exit-when-idle"]] {
+            let result = try await adapt(command)
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr.contains("another program's SQLite database (its tables: customers)"), "\(result.stderr)")
+        }
+        let db = try Database(path: databasePath)
+        #expect(try db.query("SELECT name FROM sqlite_schema").compactMap { $0.string("name") } == ["customers"])
+    }
+
+    @Test func anEmptyStatePathIsAUsageError() async throws {
+        let result = try await Executables.runAsync("adapt", ["--state", "", "runs"])
+        #expect(result.status == 2 && result.stderr.contains("--state needs a directory"), "\(result.stderr)")
+    }
+
     @Test func aDatabaseFromANewerSchemaIsRefusedAndLeftAlone() async throws {
         try await adapt(["enqueue", "noop", "--count", "2"])
         do {

@@ -101,6 +101,35 @@ import TestSupport
     #expect(try db.schemaVersion(of: "things") == 2)
 }
 
+@Test func anotherProgramsDatabaseIsRefusedAndLeftAsItWas() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file("theirs.sqlite").path
+    do {
+        let theirs = try Database(path: path)
+        try theirs.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers VALUES (1, 'a')")
+    }
+    let db = try Database(path: path)
+    let schema = Schema(component: "things", migrations: ["CREATE TABLE things (id INTEGER PRIMARY KEY)"])
+    #expect(throws: StorageError.foreignDatabase(path: path, tables: ["customers"])) { try db.migrate(schema) }
+    #expect(try db.query("SELECT name FROM sqlite_schema").compactMap { $0.string("name") } == ["customers"])
+}
+
+@Test func aReadOnlyDatabaseSaysSoAndHowToFixIt() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file("ro.sqlite").path
+    try Database(path: path).execute("CREATE TABLE t (x)")
+    let readOnly = try Database(path: path)
+    // Root ignores file permissions, so the connection itself is made read-only.
+    try readOnly.execute("PRAGMA query_only = ON")
+    #expect(throws: StorageError.self) { try readOnly.run("INSERT INTO t VALUES (1)") }
+    do {
+        try readOnly.run("INSERT INTO t VALUES (1)")
+    } catch let error as StorageError {
+        #expect(error == .readOnly(path: path, message: "attempt to write a readonly database"))
+        #expect(error.description.contains("--state with a writable directory"))
+    }
+}
+
 @Test func dataVersionMovesWhenAnotherConnectionCommits() throws {
     let dir = TemporaryDirectory()
     let path = dir.file("d.sqlite").path

@@ -65,7 +65,7 @@ enum GenerateCommand {
             throw UsageError("--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
 
-        let state = GlobalOptions.stateDirectory(invocation)
+        let state = try GlobalOptions.stateDirectory(invocation)
         let modelURL = args.string("model").map { URL(fileURLWithPath: $0) }
             ?? state.models.appendingPathComponent(defaultModelName)
         let base = try BaseModel.load(modelURL)

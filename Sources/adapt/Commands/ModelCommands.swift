@@ -236,8 +236,8 @@ enum ModelCommands {
     }
 
     static func modelURL(_ invocation: Invocation) throws -> URL {
-        let url = invocation.arguments.string("model").map { URL(fileURLWithPath: $0) }
-            ?? GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(TokenizeCommands.defaultModelName)
+        let defaultModel = try GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(TokenizeCommands.defaultModelName)
+        let url = invocation.arguments.string("model").map { URL(fileURLWithPath: $0) } ?? defaultModel
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ModelError.fileUnreadable(path: url.path, reason: "no such file")
         }

@@ -12,7 +12,7 @@ enum NightlyCommands {
 
     static func environment(_ invocation: Invocation) throws -> (StepEnvironment, JobQueue) {
         let database = try GlobalOptions.database(invocation)
-        let environment = StepEnvironment(state: GlobalOptions.stateDirectory(invocation), database: database,
+        let environment = StepEnvironment(state: try GlobalOptions.stateDirectory(invocation), database: database,
                                           deviceRoot: StepEnvironment.deviceRoot(), log: { Console.error($0) })
         return (environment, try JobQueue(database: database))
     }
@@ -106,7 +106,7 @@ enum NightlyCommands {
         }
         guard !kinds.isEmpty else { throw UsageError("--workers needs at least one kind") }
         let (_, queue) = try environment(invocation)
-        var workerArguments = ["--state", GlobalOptions.stateDirectory(invocation).root.path]
+        var workerArguments = ["--state", try GlobalOptions.stateDirectory(invocation).root.path]
         if let durability = invocation.global.string("durability") { workerArguments += ["--durability", durability] }
         if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: ClaimRequest.leaseRange))] }
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()

@@ -17,7 +17,7 @@ enum RegistryCommands {
     static let lineageOption = OptionSpec("lineage", value: "L", help: "the lineage (e.g. mail)")
 
     static func registry(_ invocation: Invocation) throws -> AdapterRegistry {
-        let state = GlobalOptions.stateDirectory(invocation)
+        let state = try GlobalOptions.stateDirectory(invocation)
         return try AdapterRegistry(database: try GlobalOptions.database(invocation), blobs: state.blobs)
     }
 

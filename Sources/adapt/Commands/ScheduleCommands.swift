@@ -33,7 +33,7 @@ enum ScheduleCommands {
             pipelinePath = URL(fileURLWithPath: path).standardizedFileURL.path
         }
         let schedule = try NightlySchedule(lineage: lineage, time: time, executable: executablePath(),
-                                           stateDirectory: GlobalOptions.stateDirectory(invocation).root.path,
+                                           stateDirectory: try GlobalOptions.stateDirectory(invocation).root.path,
                                            pipeline: pipelinePath)
         let directory = NightlySchedule.unitDirectory()
         let files = schedule.files(in: directory)

@@ -48,7 +48,7 @@ enum TokenizeCommands {
         if let given {
             url = URL(fileURLWithPath: given)
         } else {
-            url = GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(defaultModelName)
+            url = try GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(defaultModelName)
         }
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ModelError.fileUnreadable(

@@ -135,7 +135,7 @@ enum TrainCommands {
     /// A path, or the name of a file in the state directory's models/ (with or without `.gguf`).
     static func modelLocation(_ text: String, _ invocation: Invocation) throws -> URL {
         if FileManager.default.fileExists(atPath: text) { return URL(fileURLWithPath: text) }
-        let models = GlobalOptions.stateDirectory(invocation).models
+        let models = try GlobalOptions.stateDirectory(invocation).models
         for name in [text, text + ".gguf"] {
             let candidate = models.appendingPathComponent(name)
             if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
