@@ -23,13 +23,16 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     case replayNotPossible(run: String, reason: String)
     /// Tonight's sample holds no training example.
     case nothingToTrain(lineage: String)
+    /// The step's input is one no checked pipeline could have produced (`StepInputCheck`); `problems` are its
+    /// sentences. Nothing was read or changed.
+    case invalidInput(step: String, kind: String, problems: [String])
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
     public var isRetryable: Bool {
         switch self {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
-             .nothingToTrain:
+             .nothingToTrain, .invalidInput:
             return false
         case .modelNotFound, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
             return true
@@ -60,6 +63,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "the trainer has no '\(name)' learning-rate schedule; set train.schedule to cosine or constant in the pipeline file"
         case let .nothingToTrain(lineage):
             return "the sample step drew no training example of \(lineage) tonight (none imported, all expired or all spent their budget); import data with 'adapt data import' and enqueue another night"
+        case let .invalidInput(step, kind, problems):
+            return "the input of \(kind) step \(step) is not valid, so nothing was changed: \(problems.joined(separator: "; ")); "
+                + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
         }
