@@ -214,12 +214,13 @@ enum DataCommands {
         discussion: """
             --max-uses: how many nights' training sets one example may join; then it is spent and never sampled again.
             --max-tokens-per-night: the most tokens one night's training set may hold.
-            --ttl-days: examples older than this are deleted by the prune step (moves the expiry of stored examples).
+            --ttl-days: training examples older than this are deleted by the prune step (moves the expiry of stored
+            examples); held-out examples are kept, the held-out set only grows ('data forget' erases them).
             --held-out-fraction: share of new examples held out by the hash of their id (0–0.5; stored examples keep
             their split, and held-out examples never return to train). --min-held-out: the held-out floor.
             """,
         options: [lineageOption,
-                  OptionSpec("ttl-days", value: "N", help: "days an example is kept (default 90)"),
+                  OptionSpec("ttl-days", value: "N", help: "days a training example is kept (default 90)"),
                   OptionSpec("max-uses", value: "N", help: "training runs one example may join (default 5)"),
                   OptionSpec("max-tokens-per-night", value: "N", help: "tokens one night may train on (default 20000)"),
                   OptionSpec("held-out-fraction", value: "F", help: "share of new examples held out (default 0.2)"),
