@@ -73,3 +73,16 @@ func registryAddRefusesAnInconsistentGateReport(report: String) throws {
     let forced = try f.registry.promote(version.reference, reason: .force)
     #expect(forced.bypassed?.contains("inconsistent") == true)
 }
+
+@Test func registeringAnAdapterWhoseBlobIsCorruptRepairsTheBlob() throws {
+    let cli = RegistryCLI()
+    let bytes = TestAdapter.bytes(20)
+    let adapter = try cli.file("a.bin", bytes)
+    #expect(try cli.run(["registry", "add", adapter, "--lineage", "mail"]).status == 0)
+    try Data("corrupted".utf8).write(to: cli.dir.state.blobs.url(for: Digest.sha256(bytes)))
+    #expect(try cli.run(["registry", "verify"]).status == 1)
+
+    #expect(try cli.run(["registry", "add", adapter, "--lineage", "mail"]).status == 0)
+    let verify = try cli.run(["registry", "verify", "--json"])
+    #expect(verify.status == 0, "\(verify.stdout)")
+}
