@@ -31,7 +31,7 @@ enum DataCommands {
         discussion: """
             Formats, one JSON object per line: {"prompt", "completion"}, mlx-lm chat {"messages": [{role, content}, …]}
             (prompt = the last user message, completion = the last assistant message, the system message kept),
-            or {"text"} (a completion with an empty prompt); each may add "source" and "weight" (> 0).
+            or {"text"} (a completion with an empty prompt); each may add "source" and "weight" (from 0.000001 to 1000000).
             E-mail addresses, IBANs, card numbers and phone numbers become [EMAIL], [IBAN], [CARD], [PHONE].
             All or nothing: any bad line stops the import (exit 1) unless --skip-bad. A line already stored is a duplicate.
             """,
