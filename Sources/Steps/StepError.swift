@@ -8,6 +8,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// A recorded output lacks a field the next step reads.
     case malformedOutput(step: String, field: String)
     case modelNotFound(name: String)
+    /// The base model file does not start with GGUF's magic bytes.
+    case notAModel(name: String)
     /// The base model file changed since the run was enqueued.
     case modelChanged(name: String, expected: Digest, actual: Digest)
     /// No worker body exists for this job kind.
@@ -34,7 +36,7 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
              .nothingToTrain, .invalidInput:
             return false
-        case .modelNotFound, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
+        case .modelNotFound, .notAModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
             return true
         }
     }
@@ -47,6 +49,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "the recorded output of step \(step) has no usable '\(field)'; retry that step ('adapt retry JOB')"
         case let .modelNotFound(name):
             return "base model \(name) is neither a file nor a model in the state's models/ directory; run scripts/fetch-model or pass --model"
+        case let .notAModel(name):
+            return "base model \(name) is not a GGUF file (it does not start with the bytes \"GGUF\"); pass a .gguf model file or run scripts/fetch-model"
         case let .modelChanged(name, expected, actual):
             return "base model \(name) has digest \(actual.short), but the run was enqueued with \(expected.short); restore that file or enqueue a new run"
         case let .unknownKind(kind):

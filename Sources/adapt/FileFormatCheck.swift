@@ -2,11 +2,11 @@ import AdaptCore
 import Foundation
 import Training
 
-/// Refuses a file of the wrong kind where a command would otherwise store or record it and fail much later:
-/// `registry add` (an adapter) and `enqueue nightly --model` (a GGUF base model).
+/// Refuses a file of the wrong kind where a command would otherwise store it and fail much later: `registry
+/// add` takes only adapt adapters.
 ///
-/// The Registry and the job engine store bytes and paths without knowing formats; this layer sees the
-/// formats' modules, so the check lives here.
+/// The Registry stores bytes without knowing formats and may not import Training; this layer sees both, so
+/// the check lives here.
 enum FileFormatCheck {
     /// Throws unless `data` is a whole, intact adapt adapter file (magic, version, trailing SHA-256, tensors).
     static func requireAdapter(_ data: Data, path: String) throws {
@@ -15,24 +15,6 @@ enum FileFormatCheck {
                                   wayOut: "pass the adapter file 'adapt train' or the train step wrote")
         }
         _ = try AdapterFile.decode(data, name: path)
-    }
-
-    /// GGUF's magic, "GGUF" (ggml/docs/gguf.md).
-    static let ggufMagic = Array("GGUF".utf8)
-
-    /// Throws unless the regular file at `url` starts with GGUF's magic bytes. Reads only those 4 bytes.
-    static func requireGGUF(_ url: URL, path: String) throws {
-        try RegularFile.requireReadable(url)
-        let handle: FileHandle
-        do { handle = try FileHandle(forReadingFrom: url) } catch {
-            throw CoreError.fileUnreadable(path: path, reason: "permission denied")
-        }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: ggufMagic.count)) ?? nil
-        guard let head, Array(head) == ggufMagic else {
-            throw FileFormatError(path: path, expected: "a GGUF model file", magic: "GGUF",
-                                  wayOut: "pass a .gguf model (scripts/fetch-model downloads the default one)")
-        }
     }
 }
 

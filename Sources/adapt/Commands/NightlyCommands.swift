@@ -55,6 +55,9 @@ enum NightlyCommands {
             guard let value = UInt64(text) else { throw UsageError("--seed expects a non-negative integer, got '\(text)'") }
             seed = value
         }
+        if a.string("model") == "" {
+            throw UsageError("--model needs a model file's path or a name in the state's models/ directory, got ''")
+        }
         let (environment, queue) = try environment(invocation)
         let result = try NightlyRun.enqueue(queue: queue, environment: environment, pipeline: pipeline, lineage: lineage,
                                             night: night, seed: seed, model: a.string("model") ?? NightlyRun.defaultModel,
