@@ -7,6 +7,12 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
     case invalidPolicy(name: String, value: String, allowed: String)
     /// A `forget` request named nothing (neither an id nor a source).
     case nothingToForget
+    /// Text that cannot be (the start of) an example id.
+    case invalidExampleID(String)
+    /// No stored example has an id starting with this.
+    case noSuchExample(String)
+    /// Several stored examples have ids starting with this; `matches` says how many.
+    case ambiguousExampleID(String, matches: Int)
     /// A stored row no longer matches what this build expects (a hand-edited database).
     case corruptRow(table: String, column: String)
 
@@ -19,6 +25,13 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
             return "\(name) \(value) is out of range; it must be \(allowed)"
         case .nothingToForget:
             return "nothing to forget; pass --id ID or --source SOURCE"
+        case let .invalidExampleID(text):
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            return "'\(shown)' is not an example id; pass an id, or at least its first 8 characters, as 'adapt data list' shows them"
+        case let .noSuchExample(prefix):
+            return "no stored example has an id starting with \(prefix); nothing was forgotten (see 'adapt data list')"
+        case let .ambiguousExampleID(prefix, matches):
+            return "\(matches) examples have ids starting with \(prefix); nothing was forgotten, pass more of the id (see 'adapt data list --json')"
         case let .corruptRow(table, column):
             return "a row of \(table) has an unexpected \(column); the database was edited by hand, restore it from a backup"
         }

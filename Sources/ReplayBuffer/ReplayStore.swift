@@ -130,6 +130,27 @@ public struct ReplayStore: Sendable {
         return deleted
     }
 
+    /// The one example id that starts with `prefix`: a whole id, or the 12 characters `adapt data list` shows.
+    /// Throws `ReplayError.invalidExampleID` for text that cannot start an id (ids are 32 lowercase hex
+    /// characters; at least `minimumIDPrefix` are needed so a typo does not erase a stranger),
+    /// `.noSuchExample` when nothing matches and `.ambiguousExampleID` with the count when several do.
+    public func exampleID(matching prefix: String) throws -> String {
+        let text = prefix.lowercased()
+        guard (Self.minimumIDPrefix...32).contains(text.utf8.count),
+              text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw ReplayError.invalidExampleID(prefix)
+        }
+        let matches = try ExampleTable.ids(database, startingWith: text, limit: 2)
+        switch matches.count {
+        case 0: throw ReplayError.noSuchExample(prefix)
+        case 1: return matches[0]
+        default: throw ReplayError.ambiguousExampleID(prefix, matches: try ExampleTable.count(database, idsStartingWith: text))
+        }
+    }
+
+    /// The shortest id prefix `exampleID(matching:)` accepts.
+    public static let minimumIDPrefix = 8
+
     /// Runs `body` with SQLite's secure_delete on, restoring the previous setting afterwards.
     static func securely<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         let previous = try db.scalar("PRAGMA secure_delete").integerValue ?? 0

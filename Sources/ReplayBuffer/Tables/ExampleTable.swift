@@ -131,6 +131,17 @@ enum ExampleTable {
         try db.run("DELETE FROM replay_examples WHERE lineage = ? AND split = 'train' AND expires_at <= ?", lineage, now)
     }
 
+    /// Up to `limit` ids that start with `prefix` (lowercase hex, so no LIKE wildcard can hide in it), in order.
+    static func ids(_ db: Database, startingWith prefix: String, limit: Int) throws -> [String] {
+        try db.query("SELECT id FROM replay_examples WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+                     prefix.utf8.count, prefix, limit).compactMap { $0.string("id") }
+    }
+
+    static func count(_ db: Database, idsStartingWith prefix: String) throws -> Int {
+        Int(try db.scalar("SELECT count(*) FROM replay_examples WHERE substr(id, 1, ?) = ?", prefix.utf8.count, prefix)
+            .integerValue ?? 0)
+    }
+
     static func delete(_ db: Database, id: String) throws -> Int {
         try db.run("DELETE FROM replay_examples WHERE id = ?", id)
     }

@@ -18,7 +18,7 @@ enum DataCommands {
     static func asUsage<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as ReplayError {
             switch error {
-            case .invalidLineage, .invalidPolicy, .nothingToForget: throw UsageError(error.description)
+            case .invalidLineage, .invalidPolicy, .nothingToForget, .invalidExampleID: throw UsageError(error.description)
             default: throw error
             }
         }
@@ -180,7 +180,8 @@ enum DataCommands {
     static let forget = Command(
         "data forget", summary: "erase examples by id or by source (counted, not listed)",
         discussion: "Deleted rows are overwritten in the database file (SQLite secure_delete) and the write-ahead log is truncated.",
-        options: [OptionSpec("id", value: "ID", repeats: true, help: "an example id (repeatable)"),
+        options: [OptionSpec("id", value: "ID", repeats: true,
+                             help: "an example id or its first 8+ characters, as data list shows it (repeatable)"),
                   OptionSpec("source", value: "S", help: "every example with this source"),
                   OptionSpec("lineage", value: "L", help: "with --source: only in this lineage"), .json]
     ) { invocation in
@@ -197,7 +198,10 @@ enum DataCommands {
             if let source {
                 forgotten = try store.forget(.source(source, lineage: args.string("lineage")))
             } else {
-                for id in ids { forgotten += try store.forget(.id(id)) }
+                // Every id is resolved before anything is erased: one that matches nothing, or several
+                // examples, stops the command with nothing forgotten.
+                let resolved = try ids.map { try store.exampleID(matching: $0) }
+                for id in Set(resolved).sorted() { forgotten += try store.forget(.id(id)) }
             }
         }
         if args.flag("json") {
