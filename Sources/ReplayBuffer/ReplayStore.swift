@@ -86,14 +86,20 @@ public struct ReplayStore: Sendable {
 
     /// Examples, oldest first, optionally of one lineage and one split.
     public func examples(lineage: String? = nil, split: Split? = nil) throws -> [Example] {
-        try ExampleTable.list(database, lineage: lineage, split: split)
+        if let lineage { try LineageName.validate(lineage) }
+        return try ExampleTable.list(database, lineage: lineage, split: split)
     }
 
     public func lineages() throws -> [String] { try LineageTable.names(database) }
 
     /// Counts per lineage (every lineage when `lineage` is nil).
+    /// A lineage nothing was ever stored for (no import, no policy) has no row: nothing is made up for it.
     public func stats(lineage: String? = nil) throws -> [LineageStats] {
-        let names = try lineage.map { [$0] } ?? lineages()
+        let known = try lineages()
+        let names = try lineage.map { name -> [String] in
+            try LineageName.validate(name)
+            return known.contains(name) ? [name] : []
+        } ?? known
         return try names.map { name in
             let policy = try LineageTable.policy(database, lineage: name)
             let row = try ExampleTable.aggregates(database, lineage: name)

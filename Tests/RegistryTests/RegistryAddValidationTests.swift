@@ -86,3 +86,11 @@ func registryAddRefusesAnInconsistentGateReport(report: String) throws {
     let verify = try cli.run(["registry", "verify", "--json"])
     #expect(verify.status == 0, "\(verify.stdout)")
 }
+
+@Test(arguments: ["a.b", "-", ".."])
+func registryAddRefusesALineageThePipelineCouldNotUse(name: String) throws {
+    let cli = RegistryCLI()
+    let result = try cli.run(["registry", "add", try cli.file("a.bin", TestAdapter.bytes(30)), "--lineage", name])
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(try cli.json(["registry", "list"]).arrayValue == [])
+}

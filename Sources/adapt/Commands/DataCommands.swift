@@ -145,6 +145,11 @@ enum DataCommands {
             Console.print(JSON.pretty(JSONValue.array(all.map(json))))
             return
         }
+        if all.isEmpty {
+            Console.error(args.string("lineage").map { "no data or policy stored for lineage \($0); see 'adapt data stats'" }
+                          ?? "no lineages stored; import examples with 'adapt data import'")
+            return
+        }
         var table = Table("LINEAGE", "EXAMPLES", "TRAIN", "HELD_OUT", "SPENT", "TOKENS", "NIGHTS", "NEXT EXPIRY", "SCRUBBED", "POLICY")
         for s in all {
             let p = s.policy

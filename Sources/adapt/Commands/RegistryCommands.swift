@@ -165,6 +165,11 @@ enum RegistryCommands {
     ) { invocation in
         let args = invocation.arguments
         guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
+        // A new version's lineage follows the rule of every other command that names one ('.' is refused), so
+        // the pipeline can later find it; existing lineages stay reachable through the looser identifier rule.
+        guard SafeNameRule.isValid(lineage.value) else {
+            throw UsageError("--lineage must be 1 to 64 letters, digits, '-' or '_', starting with a letter or digit")
+        }
         let path = try args.required("FILE")
         let data = try readWhole(path)
         // A text file registered and promoted with --force would fail every later night's eval.
