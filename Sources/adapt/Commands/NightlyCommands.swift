@@ -38,10 +38,7 @@ enum NightlyCommands {
     ) { invocation in
         let a = invocation.arguments
         let lineage = try a.required("lineage")
-        let pipeline = try PipelineCommands.load(a.string("pipeline"))
-        if pipeline.train.schedule == .linear {
-            throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
-        }
+        let pipeline = try PipelineCommands.loadRunnable(a.string("pipeline"))
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
             Console.error("adapt: warning: sample.held_out_fraction is not applied per run; the lineage's stored policy "
