@@ -37,3 +37,14 @@ import TestSupport
         #expect(try fixture.queue().runs().isEmpty)
     }
 }
+
+/// A malformed --night or --lineage is a usage error (exit 2), like every other bad argument.
+@Test(arguments: [["--night", "2026-13-01"], ["--lineage", "a.b"], ["--lineage", "-"]])
+func enqueueWithAMalformedNightOrLineageIsAUsageError(arguments: [String]) async throws {
+    let fixture = try await PipelineFixture.make(importData: false)
+    var all = ["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf"]
+    if arguments[0] == "--lineage" { all[3] = arguments[1] } else { all += arguments }
+    let result = try await fixture.adapt(all)
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(try fixture.queue().runs().isEmpty)
+}

@@ -38,6 +38,7 @@ enum NightlyCommands {
     ) { invocation in
         let a = invocation.arguments
         let lineage = try a.required("lineage")
+        guard SafeName.isValid(lineage) else { throw UsageError("--lineage: \(PipelineError.invalidLineage(lineage))") }
         let pipeline = try PipelineCommands.loadRunnable(a.string("pipeline"))
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
@@ -45,7 +46,9 @@ enum NightlyCommands {
                           + "decides the held-out split (adapt data policy --lineage \(lineage) --held-out-fraction F)")
         }
         let runAt = try a.string("at").map(parseTime)
-        let night = try a.string("night").map { try Night(parsing: $0) }
+        let night = try a.string("night").map { text in
+            do { return try Night(parsing: text) } catch let error as PipelineError { throw UsageError("--night: \(error)") }
+        }
             ?? Night(date: Date(timeIntervalSince1970: Double(runAt ?? SystemClock().nowMilliseconds()) / 1000))
         var seed: UInt64?
         if let text = a.string("seed") {
