@@ -66,7 +66,8 @@ let package = Package(
         .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
         .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "TestSupport"]),
+        // Training only to write real adapter files: `adapt registry add` refuses anything else.
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Training", "TestSupport"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StepsTests", dependencies: [
             "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Training", "TestSupport",

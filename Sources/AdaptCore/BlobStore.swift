@@ -16,11 +16,15 @@ public struct BlobStore: Sendable {
         FileManager.default.fileExists(atPath: url(for: digest).path)
     }
 
-    /// Stores `data` and returns its digest; storing the same bytes twice writes once.
+    /// Stores `data` and returns its digest; storing the same bytes twice writes once. A stored copy is kept
+    /// only if it still hashes to its name: a damaged or truncated blob (a bad disk, a half-restored backup)
+    /// is rewritten from `data`, so storing the bytes again repairs it instead of pointing at the damage.
     @discardableResult
     public func put(_ data: Data) throws -> Digest {
         let digest = Digest.sha256(data)
-        if !contains(digest) { try AtomicFile.write(data, to: url(for: digest)) }
+        let location = url(for: digest)
+        if contains(digest), (try? Digest.sha256(fileAt: location)) == digest { return digest }
+        try AtomicFile.write(data, to: location)
         return digest
     }
 

@@ -1,3 +1,4 @@
+import AdaptCore
 import Foundation
 
 /// What the kernel says about power, temperature and memory, read from sysfs and procfs under a root
@@ -72,12 +73,21 @@ public struct DeviceReadings: Sendable, Equatable, Codable {
         return batteries.contains { ["Charging", "Full", "Not charging"].contains($0.status ?? "") }
     }
 
-    /// The mean charge of the machine's batteries that report one.
+    /// The mean charge of the machine's batteries that report a plausible one. The ABI defines `capacity` as
+    /// 0–100; anything else (a firmware bug, a hand-edited readings file) is treated as not reported, which also
+    /// keeps the sum far from overflow.
     public var batteryPercent: Int? {
-        let charges = batteries.compactMap(\.capacity)
+        let charges = batteries.compactMap(\.capacity).filter(Self.plausibleCharge.contains)
         guard !charges.isEmpty else { return nil }
         return charges.reduce(0, +) / charges.count
     }
+
+    /// sysfs-class-power: "capacity … Valid values: 0 - 100".
+    static let plausibleCharge = 0...100
+
+    /// More than any x86-64 or arm64 machine can address (57-bit virtual addresses); a larger MemAvailable is
+    /// a bogus reading, not memory.
+    static let plausibleMemoryBytes: ClosedRange<Int64> = 0...(Int64(1) << 60)
 
     public var hottestZone: ThermalZone? { thermalZones.max { $0.celsius < $1.celsius } }
 
@@ -94,7 +104,8 @@ public struct DeviceReadings: Sendable, Equatable, Codable {
             readings.powerSupplies.append(PowerSupply(
                 name: name, type: type,
                 online: text(dir.appendingPathComponent("online")).flatMap(Int.init).map { $0 != 0 },
-                capacity: text(dir.appendingPathComponent("capacity")).flatMap(Int.init),
+                capacity: text(dir.appendingPathComponent("capacity")).flatMap(Int.init)
+                    .flatMap { plausibleCharge.contains($0) ? $0 : nil },
                 status: text(dir.appendingPathComponent("status")),
                 scope: text(dir.appendingPathComponent("scope"))))
         }
@@ -111,13 +122,16 @@ public struct DeviceReadings: Sendable, Equatable, Codable {
         return readings
     }
 
-    /// `MemAvailable:   123456 kB` → bytes.
+    /// `MemAvailable:   123456 kB` → bytes; nil when the line is missing or the value is implausible (negative,
+    /// or so large that converting it to bytes would overflow).
     static func memAvailable(_ meminfo: String) -> Int64? {
         for line in meminfo.split(separator: "\n") where line.hasPrefix("MemAvailable:") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 2, let kilobytes = Int64(fields[1]) else { return nil }
+            guard fields.count >= 2, let value = Int64(fields[1]) else { return nil }
             let unit = fields.count >= 3 ? fields[2].lowercased() : "kb"
-            return unit == "kb" ? kilobytes * 1024 : kilobytes
+            let (bytes, overflow) = unit == "kb" ? value.multipliedReportingOverflow(by: 1024) : (value, false)
+            guard !overflow, plausibleMemoryBytes.contains(bytes) else { return nil }
+            return bytes
         }
         return nil
     }
@@ -128,12 +142,18 @@ public struct DeviceReadings: Sendable, Equatable, Codable {
         return names.sorted { $0.compare($1, options: .numeric) == .orderedAscending }
     }
 
-    /// The trimmed contents of a small sysfs/procfs file. Read through a handle to the end: procfs files
-    /// report a size of 0, so anything trusting the size would read nothing.
-    private static func text(_ url: URL) -> String? {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
+    /// The most read of any one file: every attribute we read is a line, and /proc/meminfo is about 1.5 KB.
+    static let maximumFileBytes = 64 * 1024
+
+    /// The trimmed contents of a small sysfs/procfs file. Read through a handle rather than by size: procfs files
+    /// report a size of 0, so anything trusting the size would read nothing. Only regular files are opened (sysfs
+    /// attributes and procfs entries are), and at most `maximumFileBytes` is read, so a symlink planted to
+    /// /dev/zero or a FIFO cannot make the policy hang or fill memory.
+    static func text(_ url: URL) -> String? {
+        guard (try? RegularFile.requireReadable(url)) != nil,
+              let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }
-        guard let data = try? handle.readToEnd() else { return nil }
+        guard let data = try? handle.read(upToCount: maximumFileBytes) else { return nil }
         let value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return value.isEmpty ? nil : value
     }

@@ -37,14 +37,14 @@ extension Pipeline {
         return UInt64(number)
     }
 
-    private static func readPrune(_ o: ObjectReader) -> PruneParameters {
+    static func readPrune(_ o: ObjectReader) -> PruneParameters {
         let d = PruneParameters()
         defer { o.finish() }
         return PruneParameters(ttlDays: o.integer("ttl_days", default: d.ttlDays, minimum: 1, maximum: 36_500,
                                                   "a positive whole number of days"))
     }
 
-    private static func readPrivacy(_ o: ObjectReader) -> PrivacyBudget {
+    static func readPrivacy(_ o: ObjectReader) -> PrivacyBudget {
         let d = PrivacyBudget()
         defer { o.finish() }
         return PrivacyBudget(
@@ -54,7 +54,7 @@ extension Pipeline {
                                          maximum: 1_000_000_000, "a positive integer"))
     }
 
-    private static func readSample(_ o: ObjectReader) -> SampleParameters {
+    static func readSample(_ o: ObjectReader) -> SampleParameters {
         let d = SampleParameters()
         defer { o.finish() }
         return SampleParameters(
@@ -63,7 +63,7 @@ extension Pipeline {
                                       "a number strictly between 0 and 1") { $0 > 0 && $0 < 1 })
     }
 
-    private static func readTrain(_ o: ObjectReader) -> TrainParameters {
+    static func readTrain(_ o: ObjectReader) -> TrainParameters {
         let d = TrainParameters()
         defer { o.finish() }
         let steps = o.integer("steps", default: d.steps, minimum: 1, maximum: 10_000_000, "a positive integer")
@@ -144,7 +144,7 @@ extension Pipeline {
             patience: e.integer("patience", default: d.patience, minimum: 1, maximum: 10_000, "a positive integer"))
     }
 
-    private static func readEval(_ o: ObjectReader) -> EvalParameters {
+    static func readEval(_ o: ObjectReader) -> EvalParameters {
         let d = EvalParameters()
         defer { o.finish() }
         return EvalParameters(
@@ -154,7 +154,7 @@ extension Pipeline {
             zeroMethod: o.choice("zero_method", default: d.zeroMethod))
     }
 
-    private static func readDevice(_ o: ObjectReader) -> DevicePolicy {
+    static func readDevice(_ o: ObjectReader) -> DevicePolicy {
         let d = DevicePolicy()
         defer { o.finish() }
         return DevicePolicy(

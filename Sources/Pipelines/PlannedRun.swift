@@ -117,7 +117,7 @@ extension Pipeline {
         }
     }
 
-    private static func objectFields<T: Encodable>(_ value: T) -> [String: JSONValue] {
+    static func objectFields<T: Encodable>(_ value: T) -> [String: JSONValue] {
         objectValue(value).objectValue ?? [:]
     }
 }

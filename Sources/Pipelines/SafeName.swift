@@ -1,15 +1,11 @@
+import AdaptCore
+
 /// Names of lineages and steps: safe in file names, systemd unit names, cron lines and unique keys.
 public enum SafeName {
-    public static let maximumLength = 64
+    public static let maximumLength = SafeNameRule.maximumLength
 
-    /// 1–64 ASCII letters, digits, `-` or `_`, starting with a letter or digit.
-    public static func isValid(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= maximumLength else { return false }
-        func allowed(_ c: Unicode.Scalar) -> Bool {
-            ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "-" || c == "_"
-        }
-        return allowed(first) && first != "-" && first != "_" && name.unicodeScalars.allSatisfy(allowed)
-    }
+    /// 1–64 ASCII letters, digits, `-` or `_`, starting with a letter or digit (AdaptCore's `SafeNameRule`).
+    public static func isValid(_ name: String) -> Bool { SafeNameRule.isValid(name) }
 
     /// Throws `PipelineError.invalidLineage` unless `name` is valid.
     public static func validate(_ name: String) throws {

@@ -26,10 +26,13 @@ extension AdapterRegistry {
         return try database.transaction {
             let target = try version(reference)
             _ = try adapterData(target)
+            // A verdict stored before reports were checked at registration may contradict its own numbers;
+            // it does not count as `better`.
+            let consistent = target.metrics.gate.map { (try? $0.checkConsistency()) != nil } ?? true
             let outcome = target.metrics.gate?.outcome
             var bypassed: String? = nil
-            if outcome != .better {
-                let verdict = outcome?.rawValue ?? "none"
+            if outcome != .better || !consistent {
+                let verdict = (outcome?.rawValue ?? "none") + (consistent ? "" : ", inconsistent with its own numbers")
                 guard reason == .force else {
                     throw RegistryError.notApprovedByGate(lineage: target.lineage.value, version: target.name, outcome: verdict)
                 }

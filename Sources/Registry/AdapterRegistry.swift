@@ -45,6 +45,7 @@ public struct AdapterRegistry: Sendable {
     public func register(adapterData: Data, lineage: ShortIdentifier, parent: VersionReference? = nil,
                          metadata: AdapterMetadata, metrics: VersionMetrics = VersionMetrics()) throws -> AdapterVersion {
         guard !adapterData.isEmpty else { throw RegistryError.emptyAdapter }
+        try metrics.gate?.checkConsistency()
         let parentRow = try parent.map { try version(VersionReference(lineage: $0.lineage ?? lineage, number: $0.number)) }
         if let parentRow, parentRow.lineage != lineage {
             throw RegistryError.parentInAnotherLineage(parent: parentRow.reference.description, lineage: lineage.value)
@@ -66,6 +67,7 @@ public struct AdapterRegistry: Sendable {
     /// Replaces the measurements of a version (e.g. the eval step's gate verdict). Metadata and the adapter
     /// file never change.
     public func recordMetrics(_ metrics: VersionMetrics, for reference: VersionReference) throws {
+        try metrics.gate?.checkConsistency()
         try database.transaction {
             let row = try version(reference)
             try database.run("UPDATE registry_versions SET metrics = ? WHERE id = ?", JSON.canonicalString(metrics), row.id)

@@ -13,6 +13,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case nothingToRollBack(lineage: String)
     case adapterUnavailable(lineage: String, version: String, reason: String)
     case emptyAdapter
+    /// A gate report whose numbers contradict its outcome or are out of range (`GateSummary.checkConsistency`).
+    case inconsistentGateReport(reason: String)
     case corruptRow(table: String, reason: String)
 
     public var description: String {
@@ -37,6 +39,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             return "the adapter of \(lineage)/\(version) cannot be used: \(reason); nothing was changed"
         case .emptyAdapter:
             return "the adapter file is empty; pass the file the train step wrote"
+        case let .inconsistentGateReport(reason):
+            return "the gate report is inconsistent: \(reason); pass the report 'adapt gate --json' printed, unedited"
         case let .corruptRow(table, reason):
             return "a row of \(table) is unreadable (\(reason)); the database was modified outside adapt"
         }

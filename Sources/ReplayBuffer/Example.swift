@@ -17,6 +17,7 @@ public struct Example: Sendable, Equatable {
     public let prompt: String
     public let completion: String
     public let source: String
+    /// How much the example counts in the training loss, within `Example.weightRange`.
     public let weight: Double
     /// Tokens of system + prompt + completion; an estimate unless `tokenCountExact`.
     public let tokenCount: Int
@@ -27,6 +28,14 @@ public struct Example: Sendable, Equatable {
     public let expiresAt: Int64
     /// Nights whose training set included this example.
     public let uses: Int
+}
+
+extension Example {
+    /// The weights an import accepts: 1e-6 to 1e6. The trainer scales each example's loss by its weight in
+    /// Float, so weights must stay far from Float's limits (1e39 is infinite and 1e-46 is zero in Float) and
+    /// their sum over a batch must stay finite; six orders of magnitude either way of 1 is more than any
+    /// weighting scheme needs. The trainer's data reader applies the same range.
+    public static let weightRange: ClosedRange<Double> = 1e-6...1e6
 }
 
 /// How example ids are made.

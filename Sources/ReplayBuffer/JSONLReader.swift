@@ -28,7 +28,8 @@ public struct LineProblem: Error, Sendable, Equatable, Codable, CustomStringConv
 ///   must be the assistant's; the prompt is the last user message before it; the first system message (if
 ///   any) is kept as `system`. Earlier turns are not kept (each stored example is one exchange).
 /// - `{"text": …}`: a completion with an empty prompt.
-/// Any of them may carry `"source"` (a string) and `"weight"` (a positive number). Other fields are ignored.
+/// Any of them may carry `"source"` (a string) and `"weight"` (a number in `Example.weightRange`, 1e-6 to 1e6).
+/// Other fields are ignored.
 /// Blank lines are skipped; a UTF-8 byte-order mark on the first line is ignored.
 public struct JSONLReader: Sendable {
     /// Lines longer than this (in bytes) are refused before they are parsed.
@@ -76,8 +77,8 @@ public struct JSONLReader: Sendable {
         }
         var weight: Double?
         if let raw = fields["weight"], raw != .null {
-            guard let number = raw.doubleValue, number.isFinite, number > 0 else {
-                return bad("field \"weight\" must be a positive finite number")
+            guard let number = raw.doubleValue, Example.weightRange.contains(number) else {
+                return bad("field \"weight\" must be a number from 0.000001 to 1000000")
             }
             weight = number
         }

@@ -8,8 +8,9 @@
 ///   set may hold. Examples that do not fit are left for later nights; they spend nothing.
 /// Held-out examples are never trained on and spend no budget (evaluation only scores them).
 ///
-/// `ttlDays`: an example is deleted by the prune step once it is this many days old (changing it moves the
-/// expiry of every stored example of the lineage). `heldOutFraction` and `minHeldOut` drive `HeldOutSplit`.
+/// `ttlDays`: a training example is deleted by the prune step once it is this many days old (changing it moves
+/// the expiry of every stored example of the lineage). Held-out examples are kept whatever their age, since the
+/// held-out set is pinned to the lineage and only grows (DESIGN.md); `adapt data forget` erases them on request. `heldOutFraction` and `minHeldOut` drive `HeldOutSplit`.
 public struct LineagePolicy: Sendable, Equatable, Codable {
     public var ttlDays: Int
     public var maxUsesPerExample: Int

@@ -1,12 +1,20 @@
+import AdaptCore
+
 /// What can go wrong in the replay buffer. Descriptions name values the user chose (a lineage, an option)
 /// and the way out, never the text of an example.
 public enum ReplayError: Error, Equatable, CustomStringConvertible {
-    /// The lineage name is empty, too long or has characters outside `[A-Za-z0-9._-]`.
+    /// The lineage name breaks `SafeNameRule` (the rule `enqueue nightly` and `schedule` apply).
     case invalidLineage(String)
     /// A policy value is out of its range (`name` is the option, `allowed` says the range).
     case invalidPolicy(name: String, value: String, allowed: String)
     /// A `forget` request named nothing (neither an id nor a source).
     case nothingToForget
+    /// Text that cannot be (the start of) an example id.
+    case invalidExampleID(String)
+    /// No stored example has an id starting with this.
+    case noSuchExample(String)
+    /// Several stored examples have ids starting with this; `matches` says how many.
+    case ambiguousExampleID(String, matches: Int)
     /// A stored row no longer matches what this build expects (a hand-edited database).
     case corruptRow(table: String, column: String)
 
@@ -14,24 +22,28 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
         switch self {
         case let .invalidLineage(name):
             let shown = name.count > 64 ? String(name.prefix(64)) + "…" : name
-            return "lineage '\(shown)' is not a valid name; use 1 to 64 letters, digits, '.', '_' or '-'"
+            return "lineage '\(shown)' is not a valid name; use 1 to 64 letters, digits, '-' or '_', starting with a letter or digit"
         case let .invalidPolicy(name, value, allowed):
             return "\(name) \(value) is out of range; it must be \(allowed)"
         case .nothingToForget:
             return "nothing to forget; pass --id ID or --source SOURCE"
+        case let .invalidExampleID(text):
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            return "'\(shown)' is not an example id; pass an id, or at least its first 8 characters, as 'adapt data list' shows them"
+        case let .noSuchExample(prefix):
+            return "no stored example has an id starting with \(prefix); nothing was forgotten (see 'adapt data list')"
+        case let .ambiguousExampleID(prefix, matches):
+            return "\(matches) examples have ids starting with \(prefix); nothing was forgotten, pass more of the id (see 'adapt data list --json')"
         case let .corruptRow(table, column):
             return "a row of \(table) has an unexpected \(column); the database was edited by hand, restore it from a backup"
         }
     }
 }
 
-/// Lineage names are shown in tables and used as keys; keep them to a safe, printable set.
+/// Lineage names are shown in tables, used as keys and, once a run is scheduled, in unit file names: the
+/// replay buffer takes exactly the names the pipeline layer takes.
 enum LineageName {
     static func validate(_ name: String) throws {
-        let allowed = name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2E || byte == 0x5F || byte == 0x2D
-        }
-        guard !name.isEmpty, name.utf8.count <= 64, allowed else { throw ReplayError.invalidLineage(name) }
+        guard SafeNameRule.isValid(name) else { throw ReplayError.invalidLineage(name) }
     }
 }

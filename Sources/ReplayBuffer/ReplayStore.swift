@@ -86,14 +86,20 @@ public struct ReplayStore: Sendable {
 
     /// Examples, oldest first, optionally of one lineage and one split.
     public func examples(lineage: String? = nil, split: Split? = nil) throws -> [Example] {
-        try ExampleTable.list(database, lineage: lineage, split: split)
+        if let lineage { try LineageName.validate(lineage) }
+        return try ExampleTable.list(database, lineage: lineage, split: split)
     }
 
     public func lineages() throws -> [String] { try LineageTable.names(database) }
 
     /// Counts per lineage (every lineage when `lineage` is nil).
+    /// A lineage nothing was ever stored for (no import, no policy) has no row: nothing is made up for it.
     public func stats(lineage: String? = nil) throws -> [LineageStats] {
-        let names = try lineage.map { [$0] } ?? lineages()
+        let known = try lineages()
+        let names = try lineage.map { name -> [String] in
+            try LineageName.validate(name)
+            return known.contains(name) ? [name] : []
+        } ?? known
         return try names.map { name in
             let policy = try LineageTable.policy(database, lineage: name)
             let row = try ExampleTable.aggregates(database, lineage: name)
@@ -129,6 +135,27 @@ public struct ReplayStore: Sendable {
         if deleted > 0 { _ = try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         return deleted
     }
+
+    /// The one example id that starts with `prefix`: a whole id, or the 12 characters `adapt data list` shows.
+    /// Throws `ReplayError.invalidExampleID` for text that cannot start an id (ids are 32 lowercase hex
+    /// characters; at least `minimumIDPrefix` are needed so a typo does not erase a stranger),
+    /// `.noSuchExample` when nothing matches and `.ambiguousExampleID` with the count when several do.
+    public func exampleID(matching prefix: String) throws -> String {
+        let text = prefix.lowercased()
+        guard (Self.minimumIDPrefix...32).contains(text.utf8.count),
+              text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw ReplayError.invalidExampleID(prefix)
+        }
+        let matches = try ExampleTable.ids(database, startingWith: text, limit: 2)
+        switch matches.count {
+        case 0: throw ReplayError.noSuchExample(prefix)
+        case 1: return matches[0]
+        default: throw ReplayError.ambiguousExampleID(prefix, matches: try ExampleTable.count(database, idsStartingWith: text))
+        }
+    }
+
+    /// The shortest id prefix `exampleID(matching:)` accepts.
+    public static let minimumIDPrefix = 8
 
     /// Runs `body` with SQLite's secure_delete on, restoring the previous setting afterwards.
     static func securely<T>(_ db: Database, _ body: () throws -> T) throws -> T {

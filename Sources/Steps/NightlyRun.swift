@@ -42,10 +42,28 @@ public enum NightlyRun {
                                runAt: Int64? = nil) throws -> EnqueueResult {
         let planned = try plan(pipeline: pipeline, lineage: lineage, night: night, seed: seed)
         let url = try environment.modelURL(model)
+        try requireGGUF(url, name: model)
         let digest = try Digest.sha256(fileAt: url)
         let name = url.deletingLastPathComponent().standardizedFileURL.path
             == environment.state.models.standardizedFileURL.path ? url.lastPathComponent : url.path
         return try queue.enqueue(description(planned, baseModel: name, baseModelDigest: digest, runAt: runAt))
+    }
+
+    /// GGUF's magic bytes (ggml/docs/gguf.md: a file starts with "GGUF").
+    static let ggufMagic = Array("GGUF".utf8)
+
+    /// Throws `StepError.notAModel` unless the file starts with GGUF's magic. Checked at enqueue, reading 4
+    /// bytes: a text file given as --model would otherwise be digested into the manifest and fail only when
+    /// the train step loads it, hours later.
+    static func requireGGUF(_ url: URL, name: String) throws {
+        try RegularFile.requireReadable(url)
+        guard let handle = try? FileHandle(forReadingFrom: url) else {
+            throw CoreError.fileUnreadable(path: name, reason: "permission denied")
+        }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: ggufMagic.count), Array(head) == ggufMagic else {
+            throw StepError.notAModel(name: name)
+        }
     }
 
     /// The pipeline's steps, by the kinds of the planner (for `adapt work --workers`).

@@ -9,7 +9,8 @@ import ReplayBuffer
 ///
 /// TTL: the lineage's stored TTL sets each example's `expires_at`; the pipeline's `ttl_days` can only make it
 /// shorter. With a pipeline TTL of P days under a lineage TTL of L days, an example is deleted when
-/// `expires_at ≤ now + (L − P) days`, i.e. when it is older than P days. The clock reading is part of the
+/// `expires_at ≤ now + (L − P) days`, i.e. when it is older than P days. Only training examples expire: the
+/// held-out set is pinned to the lineage and only grows (DESIGN.md). The clock reading is part of the
 /// result, and replay reuses it, so the same buffer prunes the same examples.
 public enum PruneBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {

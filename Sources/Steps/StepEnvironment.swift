@@ -42,11 +42,17 @@ public struct StepEnvironment: Sendable {
     public func deviceReadings() -> DeviceReadings { DeviceReadings.read(root: deviceRoot) }
 
     /// The base model's file: `name` itself when it is a path to a file, else `name` in the state's models/.
+    /// An empty name, or one that names a directory (models/ itself), is not found: neither is a model.
     public func modelURL(_ name: String) throws -> URL {
-        if name.contains("/"), FileManager.default.fileExists(atPath: name) { return URL(fileURLWithPath: name) }
+        func isFile(_ path: String) -> Bool {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }
+        guard !name.isEmpty else { throw StepError.modelNotFound(name: name) }
+        if name.contains("/"), isFile(name) { return URL(fileURLWithPath: name) }
         for candidate in [name, name + ".gguf"] {
             let url = state.models.appendingPathComponent(candidate)
-            if FileManager.default.fileExists(atPath: url.path) { return url }
+            if isFile(url.path) { return url }
         }
         throw StepError.modelNotFound(name: name)
     }

@@ -8,6 +8,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// A recorded output lacks a field the next step reads.
     case malformedOutput(step: String, field: String)
     case modelNotFound(name: String)
+    /// The base model file does not start with GGUF's magic bytes.
+    case notAModel(name: String)
     /// The base model file changed since the run was enqueued.
     case modelChanged(name: String, expected: Digest, actual: Digest)
     /// No worker body exists for this job kind.
@@ -23,15 +25,18 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     case replayNotPossible(run: String, reason: String)
     /// Tonight's sample holds no training example.
     case nothingToTrain(lineage: String)
+    /// The step's input is one no checked pipeline could have produced (`StepInputCheck`); `problems` are its
+    /// sentences. Nothing was read or changed.
+    case invalidInput(step: String, kind: String, problems: [String])
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
     public var isRetryable: Bool {
         switch self {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
-             .nothingToTrain:
+             .nothingToTrain, .invalidInput:
             return false
-        case .modelNotFound, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
+        case .modelNotFound, .notAModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
             return true
         }
     }
@@ -44,6 +49,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "the recorded output of step \(step) has no usable '\(field)'; retry that step ('adapt retry JOB')"
         case let .modelNotFound(name):
             return "base model \(name) is neither a file nor a model in the state's models/ directory; run scripts/fetch-model or pass --model"
+        case let .notAModel(name):
+            return "base model \(name) is not a GGUF file (it does not start with the bytes \"GGUF\"); pass a .gguf model file or run scripts/fetch-model"
         case let .modelChanged(name, expected, actual):
             return "base model \(name) has digest \(actual.short), but the run was enqueued with \(expected.short); restore that file or enqueue a new run"
         case let .unknownKind(kind):
@@ -60,6 +67,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "the trainer has no '\(name)' learning-rate schedule; set train.schedule to cosine or constant in the pipeline file"
         case let .nothingToTrain(lineage):
             return "the sample step drew no training example of \(lineage) tonight (none imported, all expired or all spent their budget); import data with 'adapt data import' and enqueue another night"
+        case let .invalidInput(step, kind, problems):
+            return "the input of \(kind) step \(step) is not valid, so nothing was changed: \(problems.joined(separator: "; ")); "
+                + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
         }

@@ -1,5 +1,6 @@
 import AdaptCore
 import JobQueue
+import Pipelines
 import Storage
 
 /// Binds the step bodies to the job engine: a claim becomes a `StepContext`, the body's outcome becomes the
@@ -10,8 +11,14 @@ import Storage
 /// transaction. A deferral appends an event saying why, then snoozes the job to a later run_at without using
 /// up an attempt.
 public enum StepRunner {
-    /// The body for `kind` (`prune`, `sample`, `train`, `eval`, `promote`).
+    /// The body for `kind` (`prune`, `sample`, `train`, `eval`, `promote`), after its input passed the checks
+    /// `adapt pipeline check` applies (an input from `adapt enqueue run` can hold anything).
     public static func run(kind: String, _ context: StepContext) throws -> StepOutcome {
+        guard let stepKind = StepKind(rawValue: kind) else { throw StepError.unknownKind(kind) }
+        let problems = StepInputCheck.problems(context.input, kind: stepKind)
+        guard problems.isEmpty else {
+            throw StepError.invalidInput(step: context.name, kind: kind, problems: problems.map(\.message))
+        }
         switch kind {
         case "prune": return try PruneBody.run(context)
         case "sample": return try SampleBody.run(context)

@@ -146,3 +146,14 @@ struct ScheduleSandbox {
     #expect(result.stderr.contains("'systemctl --user enable --now adapt-nightly-mail.timer' exited with status 1: Failed to enable unit"))
     #expect(FileManager.default.fileExists(atPath: sandbox.units.appendingPathComponent("adapt-nightly-mail.timer").path))
 }
+
+@Test func installRefusesAPipelineThatEnqueueWouldRefuse() throws {
+    let sandbox = try ScheduleSandbox()
+    let linear = sandbox.directory.file("linear.json")
+    try Data(#"{"train": {"schedule": "linear"}}"#.utf8).write(to: linear)
+    let refused = try sandbox.adapt(["schedule", "install", "--lineage", "mail", "--at", "01:00", "--pipeline", linear.path])
+    #expect(refused.status == 2, "\(refused.stderr)")
+    #expect(refused.stderr.contains("train.schedule 'linear' is not supported"))
+    #expect(!FileManager.default.fileExists(atPath: sandbox.units.appendingPathComponent("adapt-nightly-mail.timer").path))
+    #expect(sandbox.systemctlCalls.isEmpty)
+}

@@ -35,7 +35,7 @@ struct RegistryCLI {
 
 @Test func registryListPrintsTheDocumentedFields() throws {
     let cli = RegistryCLI()
-    let adapter = try cli.file("a.bin", Data(repeating: 3, count: 100))
+    let adapter = try cli.file("a.bin", TestAdapter.bytes(3))
     #expect(try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: true),
                          "--chat-convention", "chatml"]).status == 0)
     #expect(try cli.run(["registry", "promote", "mail/v1"]).status == 0)
@@ -44,7 +44,7 @@ struct RegistryCLI {
     let row = try #require(list[0].objectValue)
     for key in ["version", "lineage", "digest", "active", "created_at", "metrics"] { #expect(row[key] != nil, "missing \(key)") }
     #expect(row["version"] == .string("v1") && row["lineage"] == .string("mail") && row["active"] == .bool(true))
-    #expect(row["digest"] == .string(Digest.sha256(Data(repeating: 3, count: 100)).hex))
+    #expect(row["digest"] == .string(Digest.sha256(TestAdapter.bytes(3)).hex))
     #expect(row["metrics"]?["gate"]?["outcome"] == .string("better"))
     let shown = try cli.json(["registry", "show", "v1", "--lineage", "mail"])
     #expect(shown["metadata"]?["chat_convention"] == .string("chatml"))
@@ -54,7 +54,7 @@ struct RegistryCLI {
 @Test(arguments: [["registry", "promote"], ["promote"]])
 func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) throws {
     let cli = RegistryCLI()
-    let adapter = try cli.file("a.bin", Data(repeating: 4, count: 100))
+    let adapter = try cli.file("a.bin", TestAdapter.bytes(4))
     try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: false)])
     let refused = try cli.run(command + ["v1", "--lineage", "mail"])
     #expect(refused.status == 1)
@@ -73,7 +73,7 @@ func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) 
     let cli = RegistryCLI()
     let report = try cli.gateReport(better: true)
     for i in 1...2 {
-        try cli.run(["registry", "add", try cli.file("a\(i).bin", Data(repeating: UInt8(i), count: 64)), "--lineage", "mail", "--gate-report", report])
+        try cli.run(["registry", "add", try cli.file("a\(i).bin", TestAdapter.bytes(i)), "--lineage", "mail", "--gate-report", report])
         #expect(try cli.run(["registry", "promote", "mail/v\(i)"]).status == 0)
     }
     #expect(try cli.json(["registry", "rollback", "--lineage", "mail"])["to"] == .string("v1"))
@@ -86,9 +86,9 @@ func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) 
 @Test func badRegistryInputIsAClearErrorAndChangesNothing() throws {
     let cli = RegistryCLI()
     let report = try cli.gateReport(better: true)
-    let adapter = try cli.file("a.bin", Data(repeating: 5, count: 64))
+    let adapter = try cli.file("a.bin", TestAdapter.bytes(5))
     try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", report])
-    try cli.run(["registry", "add", try cli.file("b.bin", Data(repeating: 6, count: 64)), "--lineage", "mail", "--gate-report", report])
+    try cli.run(["registry", "add", try cli.file("b.bin", TestAdapter.bytes(6)), "--lineage", "mail", "--gate-report", report])
     #expect(try cli.run(["registry", "promote", "mail/v1"]).status == 0)
     let before = try cli.run(["registry", "list", "--json"]).stdout
 
@@ -102,7 +102,7 @@ func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) 
     #expect(try cli.run(["registry", "add", adapter, "--lineage", "Dear Ms. Okafor"]).status == 2)
 
     // Corrupt v2's file: promotion is refused, verify names it, nothing moves.
-    let digest = Digest.sha256(Data(repeating: 6, count: 64))
+    let digest = Digest.sha256(TestAdapter.bytes(6))
     try Data("corrupted".utf8).write(to: cli.dir.state.blobs.url(for: digest))
     let corrupt = try cli.run(["registry", "promote", "mail/v2"])
     #expect(corrupt.status == 1 && corrupt.stderr.contains("corrupt") && corrupt.stderr.contains("nothing was changed"))

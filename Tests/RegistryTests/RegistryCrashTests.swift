@@ -49,7 +49,7 @@ func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
         if register {
             // Registering writes the blob, then the row: a kill in between may leave a spare blob, never a row without one.
             let file = f.dir.file("new-\(iteration).bin")
-            try Data("adapter bytes \(iteration)".utf8).write(to: file)
+            try TestAdapter.bytes(1000 + iteration).write(to: file)
             arguments = ["--state", state, "registry", "add", file.path, "--lineage", "mail"]
         } else if promote {
             arguments = ["--state", state, "registry", "promote", "mail/v\(target)"]

@@ -44,7 +44,7 @@ struct AdaptData {
     #expect(result.status == 1)
     #expect(result.stdout.isEmpty)
     for expected in ["line 2: missing field \"completion\"", "line 3: invalid JSON",
-                     "line 4: field \"weight\" must be a positive finite number", "line 5: empty completion",
+                     "line 4: field \"weight\" must be a number from 0.000001 to 1000000", "line 5: empty completion",
                      "nothing imported: 4 bad lines"] {
         #expect(result.stderr.contains(expected), "\(result.stderr)")
     }

@@ -15,9 +15,14 @@ import TestSupport
     ("{\"text\": 5}", "field \"text\" must be a string"),
     ("{\"prompt\": \"a\", \"completion\": \"  \"}", "empty completion"),
     ("{\"text\": \"\"}", "empty completion"),
-    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": 0}", "field \"weight\" must be a positive finite number"),
-    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": -2}", "field \"weight\" must be a positive finite number"),
-    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": \"1\"}", "field \"weight\" must be a positive finite number"),
+    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": 0}", "field \"weight\" must be a number from 0.000001 to 1000000"),
+    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": -2}", "field \"weight\" must be a number from 0.000001 to 1000000"),
+    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": \"1\"}", "field \"weight\" must be a number from 0.000001 to 1000000"),
+    // Finite as a Double, but infinite or zero as the trainer's Float, or too large to sum over a batch.
+    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": 1e39}", "field \"weight\" must be a number from 0.000001 to 1000000"),
+    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": 1e38}", "field \"weight\" must be a number from 0.000001 to 1000000"),
+    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": 1e-46}", "field \"weight\" must be a number from 0.000001 to 1000000"),
+    ("{\"prompt\": \"a\", \"completion\": \"b\", \"weight\": 1000000.5}", "field \"weight\" must be a number from 0.000001 to 1000000"),
     ("{\"prompt\": \"a\", \"completion\": \"b\", \"source\": 3}", "field \"source\" must be a string"),
     ("{\"prompt\": \"a\", \"completion\": \"b\\u0000c\"}", "field \"completion\" contains a NUL character"),
     ("{\"foo\": \"bar\"}", "unknown format: expected \"prompt\" and \"completion\", \"messages\" or \"text\""),
@@ -125,4 +130,15 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     let (text, counts) = pipeline.scrub("TCK-1 for bob@example.com")
     #expect(text == "[TICKET]-1 for [EMAIL]")
     #expect(counts[ScrubKind(rawValue: "ticket")] == 1 && counts[.email] == 1)
+}
+
+@Test func weightsAtTheEndsOfTheDocumentedRangeAreAccepted() throws {
+    let fixture = try BufferFixture()
+    let input = Data("""
+        {"text": "light", "weight": 0.000001}
+        {"text": "heavy", "weight": 1000000}
+        """.utf8)
+    let report = try fixture.store.importJSONL(input, lineage: "mail")
+    #expect(report.problems.isEmpty && report.imported == 2)
+    #expect(Set(try fixture.store.examples().map(\.weight)) == [Example.weightRange.lowerBound, Example.weightRange.upperBound])
 }

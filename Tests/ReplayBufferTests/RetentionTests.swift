@@ -6,7 +6,8 @@ import TestSupport
 
 @Test func pruneDeletesExamplesOlderThanTheTTLAndCountsThem() throws {
     let fixture = try BufferFixture()
-    try fixture.store.setPolicy(lineage: "mail") { $0.ttlDays = 30 }
+    // Every example trainable: held-out examples are never pruned (pruneKeepsHeldOutExamplesPastTheirTTL).
+    try fixture.store.setPolicy(lineage: "mail") { $0.ttlDays = 30; $0.heldOutFraction = 0; $0.minHeldOut = 0 }
     try fixture.importLines(10)
     fixture.clock.advance(milliseconds: 10 * day)
     try fixture.importLines(5, from: 10)
@@ -29,11 +30,31 @@ import TestSupport
 
 @Test func shorteningTheTTLMovesTheExpiryOfStoredExamples() throws {
     let fixture = try BufferFixture()
+    try fixture.store.setPolicy(lineage: "mail") { $0.heldOutFraction = 0; $0.minHeldOut = 0 }
     try fixture.importLines(4)
     fixture.clock.advance(milliseconds: 8 * day)
     #expect(try PruneStep.run(store: fixture.store, lineage: "mail", now: fixture.clock.nowMilliseconds()).deleted == 0)
     try fixture.store.setPolicy(lineage: "mail") { $0.ttlDays = 7 }
     #expect(try PruneStep.run(store: fixture.store, lineage: "mail", now: fixture.clock.nowMilliseconds()).deleted == 4)
+}
+
+@Test func pruneKeepsHeldOutExamplesPastTheirTTL() throws {
+    let fixture = try BufferFixture()
+    try fixture.store.setPolicy(lineage: "mail") { $0.ttlDays = 7 }
+    try fixture.importLines(40)
+    _ = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n1")
+    let heldOut = Set(try fixture.store.examples(split: .heldOut).map(\.id))
+    let train = try fixture.store.examples(split: .train).count
+    try #require(!heldOut.isEmpty && train > 0)
+
+    fixture.clock.advance(milliseconds: 30 * day)
+    let report = try PruneStep.run(store: fixture.store, lineage: "mail", now: fixture.clock.nowMilliseconds())
+    #expect(report.deleted == train)
+    #expect(report.remainingTrain == 0)
+    #expect(report.remainingHeldOut == heldOut.count)
+    #expect(Set(try fixture.store.examples().map(\.id)) == heldOut, "the held-out set only grows")
+    // Nothing left that can expire: stats show no next expiry.
+    #expect(try fixture.store.stats(lineage: "mail").first?.nextExpiry == nil)
 }
 
 @Test func forgetErasesByIdOrSourceAndCountsWhatWent() throws {

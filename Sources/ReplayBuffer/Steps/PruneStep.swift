@@ -1,9 +1,10 @@
 import Storage
 
-/// The prune step's body: deletes the examples of a lineage whose TTL has passed.
+/// The prune step's body: deletes the training examples of a lineage whose TTL has passed.
 public enum PruneStep {
-    /// Deletes every example of `lineage` with `expires_at <= now` (and its recorded uses) in one transaction,
-    /// with SQLite's secure_delete on. The report holds counts only, never ids or text.
+    /// Deletes every training example of `lineage` with `expires_at <= now` (and its recorded uses) in one
+    /// transaction, with SQLite's secure_delete on. Held-out examples are kept: the held-out set is pinned to the
+    /// lineage and only grows (DESIGN.md). The report holds counts only, never ids or text.
     public static func run(store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
         try LineageName.validate(lineage)
         let db = store.database

@@ -124,8 +124,22 @@ enum ExampleTable {
             """, lineage, count)
     }
 
+    /// Deletes the expired training examples of `lineage`. Held-out examples are kept whatever their age: the
+    /// held-out set is pinned to the lineage and only grows (DESIGN.md, "Evaluation and promotion"), so the gate
+    /// keeps comparing nights on the same examples; `adapt data forget` still erases them on request.
     static func deleteExpired(_ db: Database, lineage: String, now: Int64) throws -> Int {
-        try db.run("DELETE FROM replay_examples WHERE lineage = ? AND expires_at <= ?", lineage, now)
+        try db.run("DELETE FROM replay_examples WHERE lineage = ? AND split = 'train' AND expires_at <= ?", lineage, now)
+    }
+
+    /// Up to `limit` ids that start with `prefix` (lowercase hex, so no LIKE wildcard can hide in it), in order.
+    static func ids(_ db: Database, startingWith prefix: String, limit: Int) throws -> [String] {
+        try db.query("SELECT id FROM replay_examples WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+                     prefix.utf8.count, prefix, limit).compactMap { $0.string("id") }
+    }
+
+    static func count(_ db: Database, idsStartingWith prefix: String) throws -> Int {
+        Int(try db.scalar("SELECT count(*) FROM replay_examples WHERE substr(id, 1, ?) = ?", prefix.utf8.count, prefix)
+            .integerValue ?? 0)
     }
 
     static func delete(_ db: Database, id: String) throws -> Int {
@@ -156,7 +170,8 @@ enum ExampleTable {
                    coalesce(sum(split = 'held_out'), 0) AS held_out,
                    coalesce(sum(token_count), 0) AS tokens,
                    coalesce(sum(token_count_exact = 0), 0) AS estimated,
-                   min(created_at) AS oldest, max(created_at) AS newest, min(expires_at) AS next_expiry
+                   min(created_at) AS oldest, max(created_at) AS newest,
+                   min(CASE WHEN split = 'train' THEN expires_at END) AS next_expiry
             FROM replay_examples WHERE lineage = ?
             """, lineage)
     }

@@ -18,7 +18,7 @@ enum DataCommands {
     static func asUsage<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as ReplayError {
             switch error {
-            case .invalidLineage, .invalidPolicy, .nothingToForget: throw UsageError(error.description)
+            case .invalidLineage, .invalidPolicy, .nothingToForget, .invalidExampleID: throw UsageError(error.description)
             default: throw error
             }
         }
@@ -31,7 +31,7 @@ enum DataCommands {
         discussion: """
             Formats, one JSON object per line: {"prompt", "completion"}, mlx-lm chat {"messages": [{role, content}, …]}
             (prompt = the last user message, completion = the last assistant message, the system message kept),
-            or {"text"} (a completion with an empty prompt); each may add "source" and "weight" (> 0).
+            or {"text"} (a completion with an empty prompt); each may add "source" and "weight" (from 0.000001 to 1000000).
             E-mail addresses, IBANs, card numbers and phone numbers become [EMAIL], [IBAN], [CARD], [PHONE].
             All or nothing: any bad line stops the import (exit 1) unless --skip-bad. A line already stored is a duplicate.
             """,
@@ -145,6 +145,11 @@ enum DataCommands {
             Console.print(JSON.pretty(JSONValue.array(all.map(json))))
             return
         }
+        if all.isEmpty {
+            Console.error(args.string("lineage").map { "no data or policy stored for lineage \($0); see 'adapt data stats'" }
+                          ?? "no lineages stored; import examples with 'adapt data import'")
+            return
+        }
         var table = Table("LINEAGE", "EXAMPLES", "TRAIN", "HELD_OUT", "SPENT", "TOKENS", "NIGHTS", "NEXT EXPIRY", "SCRUBBED", "POLICY")
         for s in all {
             let p = s.policy
@@ -180,7 +185,8 @@ enum DataCommands {
     static let forget = Command(
         "data forget", summary: "erase examples by id or by source (counted, not listed)",
         discussion: "Deleted rows are overwritten in the database file (SQLite secure_delete) and the write-ahead log is truncated.",
-        options: [OptionSpec("id", value: "ID", repeats: true, help: "an example id (repeatable)"),
+        options: [OptionSpec("id", value: "ID", repeats: true,
+                             help: "an example id or its first 8+ characters, as data list shows it (repeatable)"),
                   OptionSpec("source", value: "S", help: "every example with this source"),
                   OptionSpec("lineage", value: "L", help: "with --source: only in this lineage"), .json]
     ) { invocation in
@@ -197,7 +203,10 @@ enum DataCommands {
             if let source {
                 forgotten = try store.forget(.source(source, lineage: args.string("lineage")))
             } else {
-                for id in ids { forgotten += try store.forget(.id(id)) }
+                // Every id is resolved before anything is erased: one that matches nothing, or several
+                // examples, stops the command with nothing forgotten.
+                let resolved = try ids.map { try store.exampleID(matching: $0) }
+                for id in Set(resolved).sorted() { forgotten += try store.forget(.id(id)) }
             }
         }
         if args.flag("json") {
@@ -214,12 +223,13 @@ enum DataCommands {
         discussion: """
             --max-uses: how many nights' training sets one example may join; then it is spent and never sampled again.
             --max-tokens-per-night: the most tokens one night's training set may hold.
-            --ttl-days: examples older than this are deleted by the prune step (moves the expiry of stored examples).
+            --ttl-days: training examples older than this are deleted by the prune step (moves the expiry of stored
+            examples); held-out examples are kept, the held-out set only grows ('data forget' erases them).
             --held-out-fraction: share of new examples held out by the hash of their id (0–0.5; stored examples keep
             their split, and held-out examples never return to train). --min-held-out: the held-out floor.
             """,
         options: [lineageOption,
-                  OptionSpec("ttl-days", value: "N", help: "days an example is kept (default 90)"),
+                  OptionSpec("ttl-days", value: "N", help: "days a training example is kept (default 90)"),
                   OptionSpec("max-uses", value: "N", help: "training runs one example may join (default 5)"),
                   OptionSpec("max-tokens-per-night", value: "N", help: "tokens one night may train on (default 20000)"),
                   OptionSpec("held-out-fraction", value: "F", help: "share of new examples held out (default 0.2)"),

@@ -38,22 +38,25 @@ enum NightlyCommands {
     ) { invocation in
         let a = invocation.arguments
         let lineage = try a.required("lineage")
-        let pipeline = try PipelineCommands.load(a.string("pipeline"))
-        if pipeline.train.schedule == .linear {
-            throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
-        }
+        guard SafeName.isValid(lineage) else { throw UsageError("--lineage: \(PipelineError.invalidLineage(lineage))") }
+        let pipeline = try PipelineCommands.loadRunnable(a.string("pipeline"))
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
             Console.error("adapt: warning: sample.held_out_fraction is not applied per run; the lineage's stored policy "
                           + "decides the held-out split (adapt data policy --lineage \(lineage) --held-out-fraction F)")
         }
         let runAt = try a.string("at").map(parseTime)
-        let night = try a.string("night").map { try Night(parsing: $0) }
+        let night = try a.string("night").map { text in
+            do { return try Night(parsing: text) } catch let error as PipelineError { throw UsageError("--night: \(error)") }
+        }
             ?? Night(date: Date(timeIntervalSince1970: Double(runAt ?? SystemClock().nowMilliseconds()) / 1000))
         var seed: UInt64?
         if let text = a.string("seed") {
             guard let value = UInt64(text) else { throw UsageError("--seed expects a non-negative integer, got '\(text)'") }
             seed = value
+        }
+        if a.string("model") == "" {
+            throw UsageError("--model needs a model file's path or a name in the state's models/ directory, got ''")
         }
         let (environment, queue) = try environment(invocation)
         let result = try NightlyRun.enqueue(queue: queue, environment: environment, pipeline: pipeline, lineage: lineage,

@@ -62,6 +62,16 @@ enum PipelineCommands {
         return try Pipeline.parse(try read(path), source: source)
     }
 
+    /// `load`, refusing what the pipeline format allows but a run cannot do yet: `enqueue nightly` and
+    /// `schedule install` share this, so a timer is never installed for a pipeline every night would refuse.
+    static func loadRunnable(_ path: String?) throws -> Pipeline {
+        let pipeline = try load(path)
+        if pipeline.train.schedule == .linear {
+            throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
+        }
+        return pipeline
+    }
+
     static func read(_ path: String) throws -> Data {
         if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -148,9 +148,10 @@ enum RegistryCommands {
     static let add = Command(
         "registry add", summary: "register an adapter file as the next version of a lineage (not activated)",
         discussion: """
-            The file is copied into the content-addressed blob store. --gate-report takes the JSON printed by \
-            'adapt gate --json'; its outcome is what 'registry promote' checks. Metadata holds only numbers, \
-            digests and identifiers.
+            The file must be an adapt adapter (as 'adapt train' writes it); it is copied into the \
+            content-addressed blob store. --gate-report takes the JSON printed by 'adapt gate --json'; its \
+            outcome is what 'registry promote' checks, so a report whose numbers contradict its outcome is \
+            refused. Metadata holds only numbers, digests and identifiers.
             """,
         options: [
             lineageOption,
@@ -164,10 +165,15 @@ enum RegistryCommands {
     ) { invocation in
         let args = invocation.arguments
         guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
-        let path = try args.required("FILE")
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CoreError.fileUnreadable(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file")
+        // A new version's lineage follows the rule of every other command that names one ('.' is refused), so
+        // the pipeline can later find it; existing lineages stay reachable through the looser identifier rule.
+        guard SafeNameRule.isValid(lineage.value) else {
+            throw UsageError("--lineage must be 1 to 64 letters, digits, '-' or '_', starting with a letter or digit")
         }
+        let path = try args.required("FILE")
+        let data = try readWhole(path)
+        // A text file registered and promoted with --force would fail every later night's eval.
+        if !data.isEmpty { try FileFormatCheck.requireAdapter(data, path: path) }
         var metadata = AdapterMetadata()
         if let text = args.string("base-model") {
             guard let digest = Digest(hex: text) else { throw UsageError("--base-model expects a 64-digit SHA-256") }
@@ -179,10 +185,9 @@ enum RegistryCommands {
         }
         var metrics = VersionMetrics()
         if let reportPath = args.string("gate-report") {
-            guard let reportData = FileManager.default.contents(atPath: reportPath) else {
-                throw CoreError.fileUnreadable(path: reportPath, reason: "no such file or not readable")
-            }
-            metrics.gate = try JSON.decode(GateSummary.self, from: reportData, context: reportPath)
+            let gate = try JSON.decode(GateSummary.self, from: try readWhole(reportPath), context: reportPath)
+            try gate.checkConsistency()
+            metrics.gate = gate
         }
         let parent: VersionReference?
         do { parent = try args.string("parent").map(VersionReference.init(parsing:)) } catch { throw UsageError("--parent: \(error)") }
@@ -193,6 +198,15 @@ enum RegistryCommands {
         } else {
             Console.print("registered \(version.lineage)/\(version.name) (\(version.adapterDigest.short), \(version.size) bytes)")
         }
+    }
+
+    /// A regular file's bytes; a missing path, a directory, a FIFO or a device is a clear error, not a hang.
+    static func readWhole(_ path: String) throws -> Data {
+        guard !path.isEmpty else { throw UsageError("an empty path names no file; pass the file's path") }
+        guard let data = try AtomicFile.read(URL(fileURLWithPath: path)) else {
+            throw CoreError.fileUnreadable(path: path, reason: "no such file")
+        }
+        return data
     }
 
     static let promote = Command(

@@ -29,7 +29,7 @@ enum ScheduleCommands {
         var pipelinePath: String?
         if let path = arguments.string("pipeline") {
             // Validate now rather than at 02:00; record an absolute path because the timer has no working directory.
-            _ = try PipelineCommands.load(path)
+            _ = try PipelineCommands.loadRunnable(path)
             pipelinePath = URL(fileURLWithPath: path).standardizedFileURL.path
         }
         let schedule = try NightlySchedule(lineage: lineage, time: time, executable: executablePath(),

@@ -1,0 +1,75 @@
+import AdaptCore
+
+/// Checks a planned step's input by the rules `adapt pipeline check` applies to the pipeline file it would
+/// have come from.
+///
+/// A step input need not come from a pipeline: `adapt enqueue run` takes any JSON. Without this check a
+/// prune step with `ttl_days: -1` would delete every example of its lineage and `Int64.min` would trap. So a
+/// step body refuses, before it touches anything, any input a checked pipeline could not have produced:
+/// lineage, night and seed as `plan` writes them, and every parameter `Pipeline.parameters(for:)` writes for
+/// the kind, present and within the bounds the pipeline reader enforces. Fields the kind does not read are
+/// ignored.
+public enum StepInputCheck {
+    /// Every problem of `input` for a step of `kind`, each a sentence naming the input field; empty when valid.
+    public static func problems(_ input: JSONValue, kind: StepKind) -> [PipelineProblem] {
+        let reader = PipelineReader()
+        guard let fields = input.objectValue else {
+            reader.report("", "a step's input must be a JSON object, got \(PipelineReader.render(input))")
+            return reader.problems
+        }
+        let common = ObjectReader(path: "", fields: fields, reader: reader)
+        _ = common.requiredText("lineage", "a lineage name of 1 to \(SafeName.maximumLength) letters, digits, '-' or '_'",
+                                where: SafeName.isValid)
+        _ = common.requiredText("night", "a date written YYYY-MM-DD", where: { (try? Night(parsing: $0)) != nil })
+        if fields["seed"] == nil {
+            reader.report("seed", "seed is required: an integer from 0 to \(Pipeline.maximumSeed)")
+        } else {
+            _ = common.integer("seed", default: 0, minimum: 0, maximum: Int(Pipeline.maximumSeed),
+                               "an integer from 0 to \(Pipeline.maximumSeed)")
+        }
+
+        // Only the fields of each section go to its reader, so its unknown-field report stays quiet about
+        // lineage, night and seed.
+        func section(_ keys: [String], at path: String = "", in source: [String: JSONValue] = fields) -> ObjectReader {
+            requirePresent(keys, in: source, path: path, kind: kind, reader: reader)
+            return ObjectReader(path: path, fields: source.filter { keys.contains($0.key) }, reader: reader)
+        }
+        switch kind {
+        case .prune:
+            _ = Pipeline.readPrune(section(keys(of: PruneParameters())))
+        case .sample:
+            _ = Pipeline.readSample(section(keys(of: SampleParameters())))
+            _ = Pipeline.readPrivacy(section(keys(of: PrivacyBudget())))
+        case .train:
+            _ = Pipeline.readTrain(section(keys(of: TrainParameters())))
+            requirePresent(["device"], in: fields, path: "", kind: kind, reader: reader)
+            if let device = fields["device"] {
+                if let deviceFields = device.objectValue {
+                    _ = Pipeline.readDevice(section(keys(of: DevicePolicy()), at: "device", in: deviceFields))
+                } else {
+                    reader.report("device", "device must be an object, got \(PipelineReader.render(device))")
+                }
+            }
+        case .eval:
+            _ = Pipeline.readEval(section(keys(of: EvalParameters())))
+            // Scored the way train saw the sequences: the same two train fields, under the same rules.
+            _ = Pipeline.readTrain(section(["max_length", "blas_threads"]))
+        case .promote:
+            break
+        }
+        return reader.problems
+    }
+
+    /// The snake_case keys a parameter section encodes to (all of them: `plan` writes every one).
+    private static func keys<T: Encodable>(of defaults: T) -> [String] {
+        Pipeline.objectFields(defaults).keys.sorted()
+    }
+
+    private static func requirePresent(_ keys: [String], in fields: [String: JSONValue], path: String, kind: StepKind,
+                                       reader: PipelineReader) {
+        for key in keys where fields[key] == nil {
+            let full = path.isEmpty ? key : "\(path).\(key)"
+            reader.report(full, "\(full) is required: 'adapt enqueue nightly' writes it into every \(kind.rawValue) step's input")
+        }
+    }
+}
