@@ -25,6 +25,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case unsupportedArchitecture(String)
     case invalidHyperparameters(reason: String)
     case tensorShapeMismatch(name: String, expected: [Int], actual: [Int])
+    /// `key` (the tokenizer's token list or `llama.vocab_size`) counts `count` tokens, the embedding has other rows.
+    case vocabularyMismatch(key: String, count: Int, embeddingRows: Int)
     case invalidToken(id: Int, vocabulary: Int)
     case unsupportedTokenizer(model: String)
     case unsupportedPreTokenizer(String)
@@ -74,6 +76,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "the model's hyperparameters are inconsistent: \(reason)"
         case let .tensorShapeMismatch(name, expected, actual):
             return "tensor \(name) has shape \(actual), expected \(expected); the file does not match its own metadata"
+        case let .vocabularyMismatch(key, count, rows):
+            return "the model's \(key) counts \(count) tokens but its token embedding has \(rows) rows; the two must agree, so the file is corrupt or was converted wrongly: convert the model again with a current llama.cpp"
         case let .invalidToken(id, vocabulary):
             return "token id \(id) is outside the vocabulary of \(vocabulary) tokens"
         case let .unsupportedTokenizer(model):

@@ -76,7 +76,17 @@ public final class LlamaModel: Sendable {
             guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
                 throw ModelError.missingTensor(name: "token_embd.weight")
             }
-            vocabularySize = file.int("llama.vocab_size") ?? embedding.dimensions[1]
+            // Every token id the tokenizer can produce indexes a row of the embedding (and of the output
+            // matrix); a tokenizer larger than the embedding would send a pass past its end, so the counts
+            // must agree before anything runs.
+            let embeddingRows = embedding.dimensions[1]
+            if let declared = file.int("llama.vocab_size"), declared != embeddingRows {
+                throw ModelError.vocabularyMismatch(key: "llama.vocab_size", count: declared, embeddingRows: embeddingRows)
+            }
+            if let tokens = file.metadata["tokenizer.ggml.tokens"]?.arrayValue, tokens.count != embeddingRows {
+                throw ModelError.vocabularyMismatch(key: "tokenizer.ggml.tokens", count: tokens.count, embeddingRows: embeddingRows)
+            }
+            vocabularySize = embeddingRows
         }
     }
 
