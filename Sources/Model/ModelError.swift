@@ -24,10 +24,14 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case missingTensor(name: String)
     case unsupportedArchitecture(String)
     case invalidHyperparameters(reason: String)
+    /// A metadata number that must be a positive finite f32 is not.
+    case invalidMetadataValue(key: String, value: Double)
     case tensorShapeMismatch(name: String, expected: [Int], actual: [Int])
     /// `key` (the tokenizer's token list or `llama.vocab_size`) counts `count` tokens, the embedding has other rows.
     case vocabularyMismatch(key: String, count: Int, embeddingRows: Int)
     case invalidToken(id: Int, vocabulary: Int)
+    /// A forward pass gave NaN or an infinity.
+    case nonFiniteOutput
     case unsupportedTokenizer(model: String)
     case unsupportedPreTokenizer(String)
     case invalidVocabulary(reason: String)
@@ -74,10 +78,14 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "model architecture \(arch) is not supported (llama is); pick a llama-family GGUF"
         case let .invalidHyperparameters(reason):
             return "the model's hyperparameters are inconsistent: \(reason)"
+        case let .invalidMetadataValue(key, value):
+            return "the model's \(key) is \(value), but it must be a positive finite number; the file is corrupt, fetch or convert the model again"
         case let .tensorShapeMismatch(name, expected, actual):
             return "tensor \(name) has shape \(actual), expected \(expected); the file does not match its own metadata"
         case let .vocabularyMismatch(key, count, rows):
             return "the model's \(key) counts \(count) tokens but its token embedding has \(rows) rows; the two must agree, so the file is corrupt or was converted wrongly: convert the model again with a current llama.cpp"
+        case .nonFiniteOutput:
+            return "the model produced non-finite values; its weights may be corrupt, fetch the model again"
         case let .invalidToken(id, vocabulary):
             return "token id \(id) is outside the vocabulary of \(vocabulary) tokens"
         case let .unsupportedTokenizer(model):

@@ -54,3 +54,42 @@ struct ModelLoadValidationTests {
         #expect(result.stderr.contains("has \(TinyModel.vocabulary.tokens.count) rows"))
     }
 }
+
+/// RoPE's base and RMSNorm's ε must be positive finite numbers: anything else makes every logit NaN.
+struct ModelNumericMetadataTests {
+    let directory = TemporaryDirectory("model-metadata")
+
+    static let badValues: [Float] = [.nan, -1, 0, .infinity]
+
+    func load(_ key: String, _ value: Float) throws {
+        var writer = TinyModel(seed: 1).writer()
+        writer.set(key, float32: value)
+        let url = directory.file("metadata.gguf")
+        try writer.write(to: url)
+        _ = try LlamaModel(url: url)
+    }
+
+    func expectRefused(_ key: String, _ value: Float) {
+        do {
+            try load(key, value)
+            Issue.record("\(key) = \(value) was accepted")
+        } catch let ModelError.invalidMetadataValue(refused, _) {
+            #expect(refused == key)
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test(arguments: badValues) func refusesARopeBaseThatIsNotPositiveAndFinite(value: Float) {
+        expectRefused("llama.rope.freq_base", value)
+    }
+
+    @Test(arguments: badValues) func refusesAnRMSEpsilonThatIsNotPositiveAndFinite(value: Float) {
+        expectRefused("llama.attention.layer_norm_rms_epsilon", value)
+    }
+
+    @Test func theMessageNamesTheKeyAndTheWayOut() {
+        let message = ModelError.invalidMetadataValue(key: "llama.rope.freq_base", value: -1).description
+        #expect(message.contains("llama.rope.freq_base is -1.0") && message.contains("positive finite"))
+    }
+}

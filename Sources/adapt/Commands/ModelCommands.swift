@@ -50,7 +50,9 @@ enum ModelCommands {
         let ids = tokenizer.encode(prompt, parseSpecial: arguments.flag("special"))
         guard !ids.isEmpty else { throw UsageError("--prompt must give at least one token; it is empty") }
         var cache = KVCache()
-        let top = LlamaModel.top(k, of: model.forward(tokens: ids, cache: &cache))
+        let logits = model.forward(tokens: ids, cache: &cache)
+        try LlamaModel.requireFinite(logits)
+        let top = LlamaModel.top(k, of: logits)
         if arguments.flag("json") {
             let document: JSONValue = .object([
                 "ids": .array(ids.map { .int($0) }),
@@ -105,6 +107,8 @@ enum ModelCommands {
         let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments.flag("chat"))
         let completionIDs = tokenizer.encode(completion, parseSpecial: special)
         let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
+        // A non-finite logit makes its row's log-probability non-finite, so checking these checks the logits.
+        try LlamaModel.requireFinite(logprobs)
         let meanNLL: Double? = logprobs.isEmpty ? nil : -logprobs.reduce(0, +) / Double(logprobs.count)
         if arguments.flag("json") {
             let document: JSONValue = .object([
