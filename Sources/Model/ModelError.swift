@@ -30,6 +30,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     /// `key` (the tokenizer's token list or `llama.vocab_size`) counts `count` tokens, the embedding has other rows.
     case vocabularyMismatch(key: String, count: Int, embeddingRows: Int)
     case invalidToken(id: Int, vocabulary: Int)
+    /// `what` ("the prompt is") counts more tokens than the model's context holds.
+    case contextExceeded(what: String, tokens: Int, contextLength: Int)
     /// A forward pass gave NaN or an infinity.
     case nonFiniteOutput
     case unsupportedTokenizer(model: String)
@@ -84,6 +86,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "tensor \(name) has shape \(actual), expected \(expected); the file does not match its own metadata"
         case let .vocabularyMismatch(key, count, rows):
             return "the model's \(key) counts \(count) tokens but its token embedding has \(rows) rows; the two must agree, so the file is corrupt or was converted wrongly: convert the model again with a current llama.cpp"
+        case let .contextExceeded(what, tokens, contextLength):
+            return "\(what) \(tokens) tokens but the model's context holds \(contextLength); shorten it"
         case .nonFiniteOutput:
             return "the model produced non-finite values; its weights may be corrupt, fetch the model again"
         case let .invalidToken(id, vocabulary):

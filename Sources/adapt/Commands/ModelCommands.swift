@@ -49,6 +49,7 @@ enum ModelCommands {
         let (model, tokenizer) = try load(invocation)
         let ids = tokenizer.encode(prompt, parseSpecial: arguments.flag("special"))
         guard !ids.isEmpty else { throw UsageError("--prompt must give at least one token; it is empty") }
+        try requireContext(ids.count, "the prompt is", model)
         var cache = KVCache()
         let logits = model.forward(tokens: ids, cache: &cache)
         try LlamaModel.requireFinite(logits)
@@ -106,6 +107,7 @@ enum ModelCommands {
         // A formatted prompt carries the template's control tokens, which must be matched as such.
         let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments.flag("chat"))
         let completionIDs = tokenizer.encode(completion, parseSpecial: special)
+        try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
         let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
         // A non-finite logit makes its row's log-probability non-finite, so checking these checks the logits.
         try LlamaModel.requireFinite(logprobs)
@@ -157,8 +159,24 @@ enum ModelCommands {
         let promptCount = try arguments.int("prompt-tokens", default: 256, in: 1...100_000)
         let decodeCount = try arguments.int("decode-tokens", default: 64, in: 1...100_000)
         let repeats = try arguments.int("repeat", default: 3, in: 1...100)
+        let trainTokens = try arguments.int("train-tokens")
+        if let trainTokens, trainTokens < 2 { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
+        let dropout = try arguments.double("train-dropout") ?? 0.05
+        guard dropout >= 0, dropout < 1 else { throw UsageError("--train-dropout must be in [0, 1), got \(dropout)") }
+        // The lengths are checked against the context before the weights are dequantized: a pass's attention
+        // scores grow with the square of its length, so an unbounded one ends in a failed allocation.
+        try setThreads(invocation)
+        let file = try GGUFFile(url: try modelURL(invocation))
+        let context = try LlamaModel.Hyperparameters(file: file).contextLength
+        guard promptCount + decodeCount <= context else {
+            throw UsageError("--prompt-tokens \(promptCount) and --decode-tokens \(decodeCount) fill \(promptCount + decodeCount) "
+                             + "positions but the model's context holds \(context); lower them")
+        }
+        if let trainTokens, trainTokens > context {
+            throw UsageError("--train-tokens is \(trainTokens) but the model's context holds \(context); lower it")
+        }
         let start = DispatchTime.now().uptimeNanoseconds
-        let (model, _) = try load(invocation, quantizedDecode: !arguments.flag("f32-decode"))
+        let model = try LlamaModel(file: file, quantizedDecode: !arguments.flag("f32-decode"))
         let loadMS = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         let V = model.hyperparameters.vocabularySize
         let prompt = (0..<promptCount).map { ($0 * 7919 + 13) % V }
@@ -186,12 +204,9 @@ enum ModelCommands {
             "weight_bytes": .int(model.weightBytes),
             "peak_rss_bytes": .int(peakResidentBytes()),
         ]
-        if let trainTokens = try arguments.int("train-tokens") {
-            guard trainTokens >= 2 else { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
+        if let trainTokens {
             let tokens = (0..<trainTokens).map { ($0 * 7919 + 13) % V }
             let sequence = TrainingSequence(tokens: tokens, weights: [Float](repeating: 1, count: trainTokens - 1))
-            let dropout = try arguments.double("train-dropout") ?? 0.05
-            guard dropout >= 0, dropout < 1 else { throw UsageError("--train-dropout must be in [0, 1), got \(dropout)") }
             let lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: Float(dropout)), seed: 1)
             var best = Double.infinity
             var cpuSeconds: [Double] = []
@@ -246,6 +261,12 @@ enum ModelCommands {
             throw ModelError.fileUnreadable(path: url.path, reason: "no such file")
         }
         return url
+    }
+
+    /// Throws unless `count` tokens fit in the model's context (what `generate` checks for its prompt).
+    static func requireContext(_ count: Int, _ what: String, _ model: LlamaModel) throws {
+        let context = model.hyperparameters.contextLength
+        guard count <= context else { throw ModelError.contextExceeded(what: what, tokens: count, contextLength: context) }
     }
 
     static func setThreads(_ invocation: Invocation) throws {
