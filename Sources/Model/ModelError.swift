@@ -14,6 +14,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case unknownValueType(key: String, type: UInt32)
     case invalidString(offset: Int)
     case countTooLarge(what: String, count: UInt64, offset: Int)
+    /// The metadata's arrays hold more elements than a model needs (`limit` over all arrays).
+    case metadataTooLarge(key: String, count: Int, limit: Int)
     case badAlignment(UInt64)
     case duplicateKey(String)
     case duplicateTensor(String)
@@ -60,6 +62,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "GGUF string at byte \(offset) is not valid UTF-8; the file is corrupt"
         case let .countTooLarge(what, count, offset):
             return "GGUF \(what) at byte \(offset) is \(count), more than the file can hold; the file is corrupt"
+        case let .metadataTooLarge(key, count, limit):
+            return "GGUF metadata array \(key) has \(count) elements, more than the \(limit) all arrays of a model's metadata may hold together; the file is corrupt or not a language model"
         case let .badAlignment(value):
             return "GGUF general.alignment is \(value), expected a power of two; the file is corrupt"
         case let .duplicateKey(key):

@@ -128,6 +128,13 @@ public final class GGUFFile: @unchecked Sendable {  // immutable after init; the
 struct GGUFParser {
     let bytes: UnsafeRawBufferPointer
     var position = 0
+    /// Array elements the metadata may still hold. An element takes as little as one byte in the file but a
+    /// whole `GGUFValue` (24 bytes) in memory, so a count the file's size allows can still ask for far more
+    /// memory than the machine has; 2²⁴ is some twenty times what a large vocabulary's tokens, types and
+    /// merges need together.
+    var arrayElementBudget = GGUFParser.maxArrayElements
+
+    static let maxArrayElements = 1 << 24
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -201,6 +208,10 @@ struct GGUFParser {
             // array's type and count.
             let minimum = elementType.fixedSize ?? (elementType == .string ? 8 : 12)
             let count = try readCount("array length of \(key)", minimumBytesEach: minimum)
+            guard count <= arrayElementBudget else {
+                throw ModelError.metadataTooLarge(key: key, count: count, limit: Self.maxArrayElements)
+            }
+            arrayElementBudget -= count
             var values: [GGUFValue] = []
             values.reserveCapacity(count)
             for _ in 0..<count { values.append(try readValue(elementType, key: key, depth: depth + 1)) }
