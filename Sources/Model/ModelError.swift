@@ -34,6 +34,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case invalidToken(id: Int, vocabulary: Int)
     /// `what` ("the prompt is") counts more tokens than the model's context holds.
     case contextExceeded(what: String, tokens: Int, contextLength: Int)
+    /// The system started only `started` of the `requested` threads of a training pass (the caller counts as one).
+    case threadsUnavailable(requested: Int, started: Int, reason: String)
     /// A forward pass gave NaN or an infinity.
     case nonFiniteOutput
     case unsupportedTokenizer(model: String)
@@ -92,6 +94,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "the model's \(key) counts \(count) tokens but its token embedding has \(rows) rows; the two must agree, so the file is corrupt or was converted wrongly: convert the model again with a current llama.cpp"
         case let .contextExceeded(what, tokens, contextLength):
             return "\(what) \(tokens) tokens but the model's context holds \(contextLength); shorten it"
+        case let .threadsUnavailable(requested, started, reason):
+            return "the system started only \(started) of the \(requested) threads asked for (\(reason)); pass fewer --threads or raise the memory or process limit"
         case .nonFiniteOutput:
             return "the model produced non-finite values; its weights may be corrupt, fetch the model again"
         case let .invalidToken(id, vocabulary):

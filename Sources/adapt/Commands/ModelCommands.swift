@@ -10,7 +10,9 @@ enum ModelCommands {
 
     static let modelOption = OptionSpec("model", value: "FILE",
                                         help: "GGUF model (default: models/\(TokenizeCommands.defaultModelName) in the state directory)")
-    static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads (default: OpenBLAS's own choice)")
+    static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
+    /// What --threads accepts wherever it is given (train's range).
+    static let threadRange = 1...256
 
     static let tiny = Command(
         "model tiny",
@@ -213,7 +215,7 @@ enum ModelCommands {
             for step in 0..<repeats {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 let c0 = processCPUSeconds()
-                _ = model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
+                _ = try model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
                 cpuSeconds.append(processCPUSeconds() - c0)
                 best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
             }
@@ -269,11 +271,14 @@ enum ModelCommands {
         guard count <= context else { throw ModelError.contextExceeded(what: what, tokens: count, contextLength: context) }
     }
 
+    /// --threads when given, within `threadRange` (train's bound: each is a thread the system must start).
+    static func threads(_ arguments: ParsedArguments) throws -> Int? {
+        guard arguments.has("threads") else { return nil }
+        return try arguments.int("threads", default: 1, in: threadRange)
+    }
+
     static func setThreads(_ invocation: Invocation) throws {
-        if let threads = try invocation.arguments.int("threads") {
-            guard threads >= 1 else { throw UsageError("--threads must be at least 1, got \(threads)") }
-            BLAS.threads = threads
-        }
+        if let threads = try threads(invocation.arguments) { BLAS.threads = threads }
     }
 
     /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.

@@ -176,7 +176,7 @@ enum TrainCommands {
             schedule: .cosine(warmup: max(1, steps / 10), floor: 0.1),
             seed: seed,
             maxLength: try args.int("max-length", default: 512, in: 2...1_000_000),
-            threads: try args.int("threads", default: 1, in: 1...256),
+            threads: try args.int("threads", default: 1, in: ModelCommands.threadRange),
             checkpointEvery: try args.int("checkpoint-every", default: 10, in: 1...10_000_000))
     }
 }
