@@ -93,3 +93,33 @@ struct ModelNumericMetadataTests {
         #expect(message.contains("llama.rope.freq_base is -1.0") && message.contains("positive finite"))
     }
 }
+
+/// What is passed as a model file must be one: a directory or a FIFO is named as such, and a file without
+/// an architecture says which key is missing.
+struct ModelFileKindTests {
+    let directory = TemporaryDirectory("model-kind")
+
+    @Test func aDirectoryIsNamedAsADirectory() throws {
+        let result = try Executables.run("adapt", ["logits", "--model", directory.path, "--prompt", "hi"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("it is a directory, not a regular file"), "\(result.stderr)")
+    }
+
+    @Test func aFIFOIsRefusedWithoutBlocking() throws {
+        let fifo = directory.file("model.fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        #expect(throws: ModelError.fileUnreadable(path: fifo.path, reason: "it is a FIFO, not a regular file")) {
+            _ = try GGUFFile(url: fifo)
+        }
+    }
+
+    @Test func aMissingArchitectureNamesTheKey() throws {
+        let original = TinyModel(seed: 1).writer()
+        var writer = GGUFWriter()
+        for (key, value) in original.metadata where key != "general.architecture" { writer.set(key, value) }
+        for t in original.tensors { writer.addRawTensor(t.name, dimensions: t.dimensions, type: t.type, data: t.data) }
+        let url = directory.file("no-arch.gguf")
+        try writer.write(to: url)
+        #expect(throws: ModelError.missingMetadata(key: "general.architecture")) { _ = try LlamaModel(url: url) }
+    }
+}

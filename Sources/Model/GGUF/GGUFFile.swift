@@ -1,3 +1,4 @@
+import AdaptCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -28,6 +29,11 @@ public final class GGUFFile: @unchecked Sendable {  // immutable after init; the
 
     public init(url: URL) throws {
         self.url = url
+        // A directory would fail to map with a puzzling "No such device", and a FIFO would block the open
+        // until a writer came: only a regular file is opened.
+        do { try RegularFile.requireReadable(url) } catch let CoreError.fileUnreadable(path, reason) {
+            throw ModelError.fileUnreadable(path: path, reason: reason)
+        }
         let fd = open(url.path, O_RDONLY)
         guard fd >= 0 else { throw ModelError.fileUnreadable(path: url.path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }

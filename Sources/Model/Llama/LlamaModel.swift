@@ -45,7 +45,9 @@ public final class LlamaModel: Sendable {
 
         /// Reads `<arch>.*` keys (llama.cpp's LLM_KV names) and checks that they fit together.
         public init(file: GGUFFile) throws {
-            let arch = file.string("general.architecture") ?? ""
+            guard let arch = file.string("general.architecture") else {
+                throw ModelError.missingMetadata(key: "general.architecture")
+            }
             guard arch == "llama" else { throw ModelError.unsupportedArchitecture(arch) }
             func int(_ key: String) throws -> Int {
                 guard let v = file.int("llama." + key) else { throw ModelError.missingMetadata(key: "llama." + key) }
