@@ -29,7 +29,9 @@ public final class LlamaBackend: LanguageModelBackend {
         guard cache.count + ids.count <= contextLength else {
             throw InferenceError.promptTooLong(tokens: cache.count + ids.count, contextLength: contextLength)
         }
-        return model.forward(tokens: ids, lora: adapter, cache: &cache)
+        let logits = model.forward(tokens: ids, lora: adapter, cache: &cache)
+        try LlamaModel.requireFinite(logits)
+        return logits
     }
 
     /// Every tensor the adapter's config promises must be there with the shape this model needs, and nothing

@@ -14,6 +14,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case unknownValueType(key: String, type: UInt32)
     case invalidString(offset: Int)
     case countTooLarge(what: String, count: UInt64, offset: Int)
+    /// The metadata's arrays hold more elements than a model needs (`limit` over all arrays).
+    case metadataTooLarge(key: String, count: Int, limit: Int)
     case badAlignment(UInt64)
     case duplicateKey(String)
     case duplicateTensor(String)
@@ -24,8 +26,18 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case missingTensor(name: String)
     case unsupportedArchitecture(String)
     case invalidHyperparameters(reason: String)
+    /// A metadata number that must be a positive finite f32 is not.
+    case invalidMetadataValue(key: String, value: Double)
     case tensorShapeMismatch(name: String, expected: [Int], actual: [Int])
+    /// `key` (the tokenizer's token list or `llama.vocab_size`) counts `count` tokens, the embedding has other rows.
+    case vocabularyMismatch(key: String, count: Int, embeddingRows: Int)
     case invalidToken(id: Int, vocabulary: Int)
+    /// `what` ("the prompt is") counts more tokens than the model's context holds.
+    case contextExceeded(what: String, tokens: Int, contextLength: Int)
+    /// The system started only `started` of the `requested` threads of a training pass (the caller counts as one).
+    case threadsUnavailable(requested: Int, started: Int, reason: String)
+    /// A forward pass gave NaN or an infinity.
+    case nonFiniteOutput
     case unsupportedTokenizer(model: String)
     case unsupportedPreTokenizer(String)
     case invalidVocabulary(reason: String)
@@ -52,6 +64,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "GGUF string at byte \(offset) is not valid UTF-8; the file is corrupt"
         case let .countTooLarge(what, count, offset):
             return "GGUF \(what) at byte \(offset) is \(count), more than the file can hold; the file is corrupt"
+        case let .metadataTooLarge(key, count, limit):
+            return "GGUF metadata array \(key) has \(count) elements, more than the \(limit) all arrays of a model's metadata may hold together; the file is corrupt or not a language model"
         case let .badAlignment(value):
             return "GGUF general.alignment is \(value), expected a power of two; the file is corrupt"
         case let .duplicateKey(key):
@@ -72,8 +86,18 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "model architecture \(arch) is not supported (llama is); pick a llama-family GGUF"
         case let .invalidHyperparameters(reason):
             return "the model's hyperparameters are inconsistent: \(reason)"
+        case let .invalidMetadataValue(key, value):
+            return "the model's \(key) is \(value), but it must be a positive finite number; the file is corrupt, fetch or convert the model again"
         case let .tensorShapeMismatch(name, expected, actual):
             return "tensor \(name) has shape \(actual), expected \(expected); the file does not match its own metadata"
+        case let .vocabularyMismatch(key, count, rows):
+            return "the model's \(key) counts \(count) tokens but its token embedding has \(rows) rows; the two must agree, so the file is corrupt or was converted wrongly: convert the model again with a current llama.cpp"
+        case let .contextExceeded(what, tokens, contextLength):
+            return "\(what) \(tokens) tokens but the model's context holds \(contextLength); shorten it"
+        case let .threadsUnavailable(requested, started, reason):
+            return "the system started only \(started) of the \(requested) threads asked for (\(reason)); pass fewer --threads or raise the memory or process limit"
+        case .nonFiniteOutput:
+            return "the model produced non-finite values; its weights may be corrupt, fetch the model again"
         case let .invalidToken(id, vocabulary):
             return "token id \(id) is outside the vocabulary of \(vocabulary) tokens"
         case let .unsupportedTokenizer(model):

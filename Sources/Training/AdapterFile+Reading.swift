@@ -89,7 +89,18 @@ extension AdapterFile {
         guard let header = header(data, headerLength: headerLength) else {
             throw TrainingError.malformed(file: name, field: "header", reason: "is not the expected JSON")
         }
+        // Alpha scales every adapted projection: zero, negative or non-finite makes the adapter meaningless.
+        guard header.metadata.alpha.isFinite, header.metadata.alpha > 0 else {
+            throw TrainingError.malformed(file: name, field: "alpha", reason: "is \(header.metadata.alpha), not a positive finite number")
+        }
+        guard header.metadata.rank > 0 else {
+            throw TrainingError.malformed(file: name, field: "rank", reason: "is \(header.metadata.rank), not a positive number")
+        }
+        // Every count is bounded by the bytes the file has, checked without overflow: the header is text
+        // anyone can edit, and its digest only proves the file was not changed after it was written.
+        let capacity = data.count / 4
         var total = 0
+        var counts: [Int] = []
         var seen = Set<String>()
         for tensor in header.tensors {
             guard !tensor.shape.isEmpty, tensor.shape.count <= 4, tensor.shape.allSatisfy({ $0 > 0 && $0 < 1 << 24 }) else {
@@ -98,7 +109,12 @@ extension AdapterFile {
             guard seen.insert(tensor.name).inserted else {
                 throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "appears twice")
             }
-            total += tensor.shape.reduce(1, *)
+            guard let count = NamedTensors.elementCount(of: tensor.shape), count <= capacity - total else {
+                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)",
+                                              reason: "has shape \(tensor.shape), more values than the file holds")
+            }
+            total += count
+            counts.append(count)
         }
         let expected = fixedHeaderSize + headerLength + total * 4 + trailerSize
         guard expected == data.count else {
@@ -106,8 +122,7 @@ extension AdapterFile {
         }
         let values: [[Float]] = data.withUnsafeBytes { raw in
             var offset = fixedHeaderSize + headerLength
-            return header.tensors.map { tensor in
-                let n = tensor.shape.reduce(1, *)
+            return counts.map { n in
                 let source = UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + 4 * n)])
                 offset += 4 * n
                 return [Float](unsafeUninitializedCapacity: n) { buffer, initialized in
@@ -118,6 +133,11 @@ extension AdapterFile {
                     initialized = n
                 }
             }
+        }
+        // A NaN or an infinity would turn every logit the adapter touches into NaN; an adapter is a few MB,
+        // so one pass over its values is cheap next to the hash that was already taken.
+        for (tensor, tensorValues) in zip(header.tensors, values) where !tensorValues.allSatisfy({ $0.isFinite }) {
+            throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "holds a non-finite value")
         }
         let tensors = NamedTensors(names: header.tensors.map(\.name), shapes: header.tensors.map(\.shape), values: values)
         return AdapterFile(metadata: header.metadata, tensors: tensors)

@@ -99,7 +99,7 @@ struct BinaryReader {
     mutating func tensors(field: String, maxScalars: Int = 1 << 30) throws -> NamedTensors {
         let count = Int(try u32("\(field) count"))
         guard count <= 100_000 else { throw TrainingError.malformed(file: file, field: field, reason: "declares \(count) tensors") }
-        var names: [String] = [], shapes: [[Int]] = []
+        var names: [String] = [], shapes: [[Int]] = [], sizes: [Int] = []
         var total = 0
         for t in 0..<count {
             let length = Int(try u16("\(field)[\(t)] name length"))
@@ -109,17 +109,19 @@ struct BinaryReader {
             let rank = Int(try u8("\(name) rank"))
             var shape: [Int] = []
             for _ in 0..<rank { shape.append(Int(try u32("\(name) shape"))) }
-            let size = shape.reduce(1, *)
-            total += size
-            guard total <= maxScalars else {
+            // Checked arithmetic: the dimensions come from the file, and a product past Int.max must be an
+            // error, not a trap.
+            guard let size = NamedTensors.elementCount(of: shape), size <= maxScalars - total else {
                 throw TrainingError.malformed(file: file, field: name, reason: "makes the tensors larger than \(maxScalars) values")
             }
+            total += size
             names.append(name)
             shapes.append(shape)
+            sizes.append(size)
         }
         var values: [[Float]] = []
-        for (name, shape) in zip(names, shapes) {
-            values.append(try floats(shape.reduce(1, *), field: "\(name) values"))
+        for (name, size) in zip(names, sizes) {
+            values.append(try floats(size, field: "\(name) values"))
         }
         return NamedTensors(names: names, shapes: shapes, values: values)
     }

@@ -195,6 +195,22 @@ public struct Checkpoint: Sendable, Equatable {
             throw malformed("microStep", "is \(meta.microStep), expected \(expectedMicroSteps) after \(meta.step) steps")
         }
         guard meta.tokens >= 0, meta.staleEvaluations >= 0 else { throw malformed("tokens", "is negative") }
+        // The cursor and the token count grow with the sequences taken, which the step count bounds: an epoch
+        // takes at least one sequence and a sequence at most maxLength tokens. A value past those bounds
+        // would overflow when training continues (the next epoch, the next step's tokens), so it is refused.
+        let config = meta.configuration
+        let (perStep, perStepOverflow) = config.batchSize.multipliedReportingOverflow(by: config.gradientAccumulation)
+        let (sequences, sequencesOverflow) = perStep.multipliedReportingOverflow(by: meta.step)
+        guard !perStepOverflow, !sequencesOverflow, config.batchSize > 0, config.gradientAccumulation > 0, config.maxLength > 0 else {
+            throw malformed("configuration", "has batch size \(config.batchSize) and gradient accumulation \(config.gradientAccumulation), which no run uses")
+        }
+        guard meta.cursor.epoch <= sequences else {
+            throw malformed("cursor", "is at epoch \(meta.cursor.epoch) after only \(sequences) sequences")
+        }
+        let (tokenBound, tokenOverflow) = sequences.multipliedReportingOverflow(by: config.maxLength)
+        guard !tokenOverflow, meta.tokens <= tokenBound else {
+            throw malformed("tokens", "is \(meta.tokens), more than \(sequences) sequences of at most \(config.maxLength) tokens hold")
+        }
         guard meta.evaluations.allSatisfy({ $0.step >= 1 && $0.step <= meta.step }) else {
             throw malformed("evaluations", "name steps outside 1…\(meta.step)")
         }

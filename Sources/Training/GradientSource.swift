@@ -9,7 +9,8 @@ import Model
 /// - `step` counts micro-batches from the start of the run: it keys dropout and any other randomness, so
 ///   the same (parameters, batch, step) gives the same bits every time.
 public protocol GradientSource: Sendable {
-    func lossAndGradients(_ batch: [TrainingSequence], parameters: NamedTensors, step: UInt64)
+    /// Throws when the computation cannot run at all (the system refuses the threads it needs).
+    func lossAndGradients(_ batch: [TrainingSequence], parameters: NamedTensors, step: UInt64) throws
         -> (loss: Double, weightSum: Double, gradients: [[Float]])
 
     /// Loss without gradients and without dropout, for held-out evaluation; same summing convention.

@@ -38,9 +38,9 @@ public struct LoRAGradientSource: GradientSource {
 
     /// The model returns the weighted mean and its gradient; the loop sums micro-batches, so both are scaled
     /// back to sums by the batch's weight.
-    public func lossAndGradients(_ batch: [TrainingSequence], parameters: NamedTensors, step: UInt64)
+    public func lossAndGradients(_ batch: [TrainingSequence], parameters: NamedTensors, step: UInt64) throws
         -> (loss: Double, weightSum: Double, gradients: [[Float]]) {
-        var result = model.lossAndGradients(batch, lora: lora(parameters), dropoutSeed: seed, step: step)
+        var result = try model.lossAndGradients(batch, lora: lora(parameters), dropoutSeed: seed, step: step)
         let scale = Float(result.weightSum)
         for t in result.gradients.indices {
             result.gradients[t].withUnsafeMutableBufferPointer { g in

@@ -24,6 +24,19 @@ public struct NamedTensors: Sendable, Equatable {
                      values: other.values.map { [Float](repeating: 0, count: $0.count) })
     }
 
+    /// The number of values a tensor of `shape` holds, or nil when a dimension is negative or the product
+    /// overflows an Int (a shape read from a damaged file, which must be refused rather than trap).
+    public static func elementCount(of shape: [Int]) -> Int? {
+        var product = 1
+        for dimension in shape {
+            guard dimension >= 0 else { return nil }
+            let (next, overflow) = product.multipliedReportingOverflow(by: dimension)
+            guard !overflow else { return nil }
+            product = next
+        }
+        return product
+    }
+
     public var count: Int { names.count }
     /// Total number of scalars over every tensor.
     public var scalarCount: Int { values.reduce(0) { $0 + $1.count } }

@@ -90,12 +90,12 @@ public struct Trainer: Sendable {
 
     /// Takes one optimizer step: `gradientAccumulation` micro-batches of `batchSize` sequences, gradients
     /// summed in micro-batch order, divided once by the total weight, then AdamW.
-    public func step(_ state: inout TrainingState, order: inout DataOrder) -> StepResult {
+    public func step(_ state: inout TrainingState, order: inout DataOrder) throws -> StepResult {
         var lossSum = 0.0, weightSum = 0.0, tokens = 0
         var gradients: [[Float]] = state.parameters.values.map { [Float](repeating: 0, count: $0.count) }
         for _ in 0..<configuration.gradientAccumulation {
             let batch = order.take(configuration.batchSize, from: &state.cursor).map { data[$0] }
-            let result = source.lossAndGradients(batch, parameters: state.parameters, step: state.microStep)
+            let result = try source.lossAndGradients(batch, parameters: state.parameters, step: state.microStep)
             precondition(result.gradients.count == gradients.count, "the gradient source returned the wrong number of tensors")
             state.microStep += 1
             lossSum += result.loss
@@ -186,7 +186,7 @@ public struct Trainer: Sendable {
         let startTokens = state.tokens, startStep = state.step
         let last = min(configuration.steps, stopAfter ?? configuration.steps)
         while state.step < last, !state.stoppedEarly, shouldContinue() {
-            let result = step(&state, order: &order)
+            let result = try step(&state, order: &order)
             // Nothing non-finite is ever reported, evaluated or checkpointed: the last checkpoint stays usable.
             guard result.loss.isFinite, result.gradientNorm.isFinite else {
                 throw TrainingError.diverged(step: state.step, loss: result.loss, learningRate: result.learningRate)

@@ -8,6 +8,17 @@ public struct TrainingExample: Sendable, Equatable {
     public var completion: String
     public var weight: Float
 
+    /// The weights an example may carry besides 0 (which skips it). A weight multiplies the example's loss in
+    /// f32: a JSON number past f32's range becomes infinity or 0, and one near f32's limits makes the
+    /// summed loss overflow, so a weight must sit well inside the range — twelve orders of magnitude of
+    /// emphasis between the smallest and the largest are more than any dataset needs.
+    public static let weightRange: ClosedRange<Double> = 1e-6...1e6
+
+    /// Whether `weight` is 0 or inside `weightRange` (every source of examples checks with this).
+    public static func isValidWeight(_ weight: Double) -> Bool {
+        weight == 0 || weightRange.contains(weight)
+    }
+
     public init(prompt: String, completion: String, weight: Float = 1) {
         self.prompt = prompt
         self.completion = completion
@@ -32,8 +43,9 @@ public struct TrainingExample: Sendable, Equatable {
                 throw TrainingError.invalidDataset(file: name, line: lineNumber, reason: Self.reason(error))
             }
             let weight = parsed.weight ?? 1
-            guard weight.isFinite, weight >= 0 else {
-                throw TrainingError.invalidDataset(file: name, line: lineNumber, reason: "weight must be a non-negative number, got \(weight)")
+            guard isValidWeight(weight) else {
+                throw TrainingError.invalidDataset(file: name, line: lineNumber,
+                    reason: "weight must be 0 (skip the example) or between \(weightRange.lowerBound) and \(weightRange.upperBound), got \(weight)")
             }
             examples.append(TrainingExample(prompt: parsed.prompt, completion: parsed.completion, weight: Float(weight)))
         }

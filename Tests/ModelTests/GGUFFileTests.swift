@@ -121,6 +121,30 @@ struct GGUFFileTests {
         #expect(throws: ModelError.countTooLarge(what: "string length", count: 1 << 62, offset: 24)) { _ = try Self.open(bytes, in: dir) }
     }
 
+    /// A file of one key holding a byte array of `count` elements, every byte present.
+    static func byteArrayFile(count: Int) -> [UInt8] {
+        var bytes: [UInt8] = Array("GGUF".utf8)
+        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+        func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+        u32(3); u64(0); u64(1)                              // version, no tensors, one key
+        u64(4); bytes.append(contentsOf: Array("huge".utf8))
+        u32(9); u32(0); u64(UInt64(count))                  // an array of uint8
+        bytes.append(contentsOf: [UInt8](repeating: 0, count: count))
+        return bytes
+    }
+
+    @Test func aByteArrayTheFileHoldsButMemoryWouldNotIsRefused() throws {
+        // Each element is one byte in the file but a 24-byte value in memory: the parser must not reserve
+        // 24 × count bytes just because the file is large enough to hold count bytes.
+        let dir = TemporaryDirectory()
+        let count = (1 << 24) + 1
+        #expect(throws: ModelError.metadataTooLarge(key: "huge", count: count, limit: 1 << 24)) {
+            _ = try Self.open(Self.byteArrayFile(count: count), in: dir)
+        }
+        let small = try Self.open(Self.byteArrayFile(count: 1000), in: dir, name: "small.gguf")
+        #expect(small.metadata["huge"]?.arrayValue?.count == 1000)
+    }
+
     @Test func aTensorOfAnUnknownTypeIsNamedInTheError() throws {
         let dir = TemporaryDirectory()
         var w = GGUFWriter()

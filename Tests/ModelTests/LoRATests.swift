@@ -53,10 +53,10 @@ struct LoRATests {
     /// Against logits from the inference pass (whole-width attention, no team): also checks the training
     /// pass's blocked causal attention (the long sequence has three blocks) on a team of one and of two.
     @Test(arguments: [(false, 1), (true, 1), (true, 2)])
-    func theLossIsTheWeightedMeanCrossEntropyOfTheTargets(long: Bool, threads: Int) {
+    func theLossIsTheWeightedMeanCrossEntropyOfTheTargets(long: Bool, threads: Int) throws {
         let lora = Self.adapter()
         let batch = long ? Self.longBatch + Self.batch : Self.batch
-        let result = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 1, step: 0, threads: threads)
+        let result = try Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 1, step: 0, threads: threads)
         let V = Tiny.model.hyperparameters.vocabularySize
         var expected = 0.0, weights = 0.0
         for sequence in batch {
@@ -85,9 +85,9 @@ struct LoRATests {
     /// of the loss (ε = 1e-3; the loss is computed in f32, so differences carry about 2e-4 of noise): within
     /// 0.5% relative plus 5e-4 absolute (measured: about 1e-4 relative on directional derivatives of order 1).
     /// With dropout, the masks are fixed by (seed, step), so the loss is a smooth function of the adapter.
-    func checkAgainstFiniteDifferences(_ batch: [TrainingSequence], dropout: Float, threads: Int) {
+    func checkAgainstFiniteDifferences(_ batch: [TrainingSequence], dropout: Float, threads: Int) throws {
         let lora = Self.adapter(dropout: dropout)
-        let analytic = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 9, threads: threads).gradients
+        let analytic = try Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 9, threads: threads).gradients
         let rng = CounterRNG(seed: 99)
         let epsilon: Float = 1e-3
         var worst = 0.0
@@ -98,8 +98,8 @@ struct LoRATests {
                 plus.values[tensor][i] += epsilon * direction[i]
                 minus.values[tensor][i] -= epsilon * direction[i]
             }
-            let lPlus = Tiny.model.lossAndGradients(batch, lora: plus, dropoutSeed: 3, step: 9, threads: threads).loss
-            let lMinus = Tiny.model.lossAndGradients(batch, lora: minus, dropoutSeed: 3, step: 9, threads: threads).loss
+            let lPlus = try Tiny.model.lossAndGradients(batch, lora: plus, dropoutSeed: 3, step: 9, threads: threads).loss
+            let lMinus = try Tiny.model.lossAndGradients(batch, lora: minus, dropoutSeed: 3, step: 9, threads: threads).loss
             let numeric = (lPlus - lMinus) / (2 * Double(epsilon))
             let exact = zip(analytic[tensor], direction).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
             let error = abs(numeric - exact)
@@ -110,45 +110,45 @@ struct LoRATests {
     }
 
     @Test(arguments: [Float(0), 0.2])
-    func gradientsAgreeWithFiniteDifferences(dropout: Float) {
-        checkAgainstFiniteDifferences(Self.batch, dropout: dropout, threads: 1)
+    func gradientsAgreeWithFiniteDifferences(dropout: Float) throws {
+        try checkAgainstFiniteDifferences(Self.batch, dropout: dropout, threads: 1)
     }
 
     /// The blocked causal attention (masked keys skipped, the key side summed per key block) and a team of two.
     @Test(arguments: [(Float(0), 1), (0.2, 2)])
-    func gradientsOfALongSequenceAgreeWithFiniteDifferences(dropout: Float, threads: Int) {
-        checkAgainstFiniteDifferences(Self.longBatch, dropout: dropout, threads: threads)
+    func gradientsOfALongSequenceAgreeWithFiniteDifferences(dropout: Float, threads: Int) throws {
+        try checkAgainstFiniteDifferences(Self.longBatch, dropout: dropout, threads: threads)
     }
 
     /// Same inputs and team size give the same bits; another team size only moves the last bits of the products.
-    @Test func aTeamOfTwoRepeatsBitForBitAndAgreesWithOneThread() {
+    @Test func aTeamOfTwoRepeatsBitForBitAndAgreesWithOneThread() throws {
         let lora = Self.adapter(dropout: 0.1)
         let batch = Self.longBatch + Self.batch
-        let two = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 2)
-        let again = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 2)
+        let two = try Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 2)
+        let again = try Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 2)
         #expect(two.loss.bitPattern == again.loss.bitPattern)
         #expect(two.gradients.map { $0.map(\.bitPattern) } == again.gradients.map { $0.map(\.bitPattern) })
-        let one = Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 1)
+        let one = try Tiny.model.lossAndGradients(batch, lora: lora, dropoutSeed: 4, step: 2, threads: 1)
         #expect(abs(one.loss - two.loss) <= 1e-6 * abs(one.loss))
         for (a, b) in zip(one.gradients, two.gradients) {
             #expect(maxAbsDifference(a, b) <= 1e-4 * a.map(abs).max()!)
         }
     }
 
-    @Test func lossAndGradientsAreBitIdenticalOnRepeat() {
+    @Test func lossAndGradientsAreBitIdenticalOnRepeat() throws {
         let lora = Self.adapter(dropout: 0.1)
-        let first = Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2)
-        let second = Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2)
+        let first = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2)
+        let second = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2)
         #expect(first.loss.bitPattern == second.loss.bitPattern)
         #expect(first.gradients.map { $0.map(\.bitPattern) } == second.gradients.map { $0.map(\.bitPattern) })
         // Another step draws other dropout masks.
-        let other = Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 3)
+        let other = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 3)
         #expect(other.loss != first.loss)
     }
 
-    @Test func aBatchWithoutWeightedTargetsHasZeroLossAndGradients() {
+    @Test func aBatchWithoutWeightedTargetsHasZeroLossAndGradients() throws {
         let lora = Self.adapter()
-        let result = Tiny.model.lossAndGradients([TrainingSequence(tokens: [1, 2, 3], weights: [0, 0])], lora: lora, dropoutSeed: 0, step: 0)
+        let result = try Tiny.model.lossAndGradients([TrainingSequence(tokens: [1, 2, 3], weights: [0, 0])], lora: lora, dropoutSeed: 0, step: 0)
         #expect(result.loss == 0 && result.weightSum == 0)
         #expect(result.gradients.allSatisfy { $0.allSatisfy { $0 == 0 } })
     }

@@ -5,11 +5,31 @@ import Synchronization
 import Testing
 
 struct WorkerTeamTests {
+    @Test func aThreadTheSystemRefusesIsAnErrorAndTheStartedMembersAreJoined() throws {
+        let asked = Mutex<[Int]>([])
+        do {
+            _ = try WorkerTeam(count: 4) { member in
+                asked.withLock { $0.append(member) }
+                return member < 3
+            }
+            Issue.record("a refused thread must be an error")
+        } catch let ModelError.threadsUnavailable(requested, started, _) {
+            #expect(requested == 4 && started == 3)
+        }
+        #expect(asked.withLock { $0 } == [1, 2, 3])
+        let message = ModelError.threadsUnavailable(requested: 4, started: 3, reason: "Resource temporarily unavailable").description
+        #expect(message.contains("pass fewer --threads"))
+        // The members that did start were stopped and joined: a new team of the same size still works.
+        let sum = Mutex(0)
+        try WorkerTeam.with(count: 4) { team in team.run { member in sum.withLock { $0 += member } } }
+        #expect(sum.withLock { $0 } == 6)
+    }
+
     @Test(arguments: [1, 2, 3])
-    func everyMemberRunsOnceAndTheCallerIsMemberZero(count: Int) {
+    func everyMemberRunsOnceAndTheCallerIsMemberZero(count: Int) throws {
         let caller = pthread_self()
         let seen = Mutex<[Int: pthread_t]>([:])
-        WorkerTeam.with(count: count) { team in
+        try WorkerTeam.with(count: count) { team in
             for _ in 0..<100 {
                 seen.withLock { $0 = [:] }
                 team.run { member in
@@ -32,8 +52,8 @@ struct WorkerTeamTests {
     }
 
     @Test(arguments: [1, 2, 3])
-    func everyTaskAndEveryPieceRunsExactlyOnce(count: Int) {
-        WorkerTeam.with(count: count) { team in
+    func everyTaskAndEveryPieceRunsExactlyOnce(count: Int) throws {
+        try WorkerTeam.with(count: count) { team in
             for tasks in [0, 1, 2, 5, 36, 1000] {
                 let runs = Mutex<[Int]>([])
                 team.forEachTask(tasks) { task in runs.withLock { $0.append(task) } }
@@ -50,13 +70,13 @@ struct WorkerTeamTests {
     }
 
     /// Split by columns, by rows, and not split: within rounding of one sgemm (the team only cuts C into blocks).
-    @Test func aTeamsSgemmEqualsOneSgemm() {
+    @Test func aTeamsSgemmEqualsOneSgemm() throws {
         let saved = BLAS.threads
         BLAS.threads = 1
         defer { BLAS.threads = saved }
         let rng = CounterRNG(seed: 3)
         func random(_ n: Int, _ step: UInt64) -> [Float] { (0..<n).map { Float(rng.normal(.test, step: step, index: UInt32($0))) } }
-        WorkerTeam.with(count: 2) { team in
+        try WorkerTeam.with(count: 2) { team in
             for (m, n, k, transposeA, transposeB) in [(200, 300, 64, false, true), (300, 8, 200, true, false), (8, 40, 30, false, false)] {
                 let a = random(m * k, 1), b = random(k * n, 2), c0 = random(m * n, 3)
                 var expected = c0, actual = c0

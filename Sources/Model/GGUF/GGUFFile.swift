@@ -1,3 +1,4 @@
+import AdaptCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -28,6 +29,11 @@ public final class GGUFFile: @unchecked Sendable {  // immutable after init; the
 
     public init(url: URL) throws {
         self.url = url
+        // A directory would fail to map with a puzzling "No such device", and a FIFO would block the open
+        // until a writer came: only a regular file is opened.
+        do { try RegularFile.requireReadable(url) } catch let CoreError.fileUnreadable(path, reason) {
+            throw ModelError.fileUnreadable(path: path, reason: reason)
+        }
         let fd = open(url.path, O_RDONLY)
         guard fd >= 0 else { throw ModelError.fileUnreadable(path: url.path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
@@ -128,6 +134,13 @@ public final class GGUFFile: @unchecked Sendable {  // immutable after init; the
 struct GGUFParser {
     let bytes: UnsafeRawBufferPointer
     var position = 0
+    /// Array elements the metadata may still hold. An element takes as little as one byte in the file but a
+    /// whole `GGUFValue` (24 bytes) in memory, so a count the file's size allows can still ask for far more
+    /// memory than the machine has; 2²⁴ is some twenty times what a large vocabulary's tokens, types and
+    /// merges need together.
+    var arrayElementBudget = GGUFParser.maxArrayElements
+
+    static let maxArrayElements = 1 << 24
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -201,6 +214,10 @@ struct GGUFParser {
             // array's type and count.
             let minimum = elementType.fixedSize ?? (elementType == .string ? 8 : 12)
             let count = try readCount("array length of \(key)", minimumBytesEach: minimum)
+            guard count <= arrayElementBudget else {
+                throw ModelError.metadataTooLarge(key: key, count: count, limit: Self.maxArrayElements)
+            }
+            arrayElementBudget -= count
             var values: [GGUFValue] = []
             values.reserveCapacity(count)
             for _ in 0..<count { values.append(try readValue(elementType, key: key, depth: depth + 1)) }

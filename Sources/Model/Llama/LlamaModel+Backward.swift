@@ -28,9 +28,10 @@ extension LlamaModel {
     ///
     /// `threads` (default: OpenBLAS's current setting) is the size of the team that splits the pass's products
     /// and element-wise work by fixed ranges; OpenBLAS is kept single-threaded meanwhile and restored after.
-    /// The thread count changes the last bits of the products, as OpenBLAS's own threading does.
+    /// The thread count changes the last bits of the products, as OpenBLAS's own threading does. Throws
+    /// `ModelError.threadsUnavailable` when the system will not start that many threads.
     public func lossAndGradients(_ batch: [TrainingSequence], lora: LoRAParameters, dropoutSeed: UInt64, step: UInt64,
-                                 threads: Int? = nil)
+                                 threads: Int? = nil) throws
         -> (loss: Double, weightSum: Double, gradients: [[Float]]) {
         lora.validate(for: hyperparameters)
         var gradients = lora.values.map { [Float](repeating: 0, count: $0.count) }
@@ -44,7 +45,7 @@ extension LlamaModel {
         let arena = spareBuffers.withLock { $0.take() } ?? BufferArena()
         defer { spareBuffers.withLock { $0 = arena } }
         let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
-        WorkerTeam.with(count: threads) { team in
+        try WorkerTeam.with(count: threads) { team in
             for (index, sequence) in batch.enumerated() {
                 let rows = sequence.weights.indices.filter { sequence.weights[$0] != 0 }
                 guard !rows.isEmpty else { continue }

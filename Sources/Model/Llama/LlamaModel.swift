@@ -45,7 +45,9 @@ public final class LlamaModel: Sendable {
 
         /// Reads `<arch>.*` keys (llama.cpp's LLM_KV names) and checks that they fit together.
         public init(file: GGUFFile) throws {
-            let arch = file.string("general.architecture") ?? ""
+            guard let arch = file.string("general.architecture") else {
+                throw ModelError.missingMetadata(key: "general.architecture")
+            }
             guard arch == "llama" else { throw ModelError.unsupportedArchitecture(arch) }
             func int(_ key: String) throws -> Int {
                 guard let v = file.int("llama." + key) else { throw ModelError.missingMetadata(key: "llama." + key) }
@@ -71,12 +73,30 @@ public final class LlamaModel: Sendable {
             guard ropeDimensions > 0, ropeDimensions <= headDimension, ropeDimensions % 2 == 0 else {
                 throw ModelError.invalidHyperparameters(reason: "rope.dimension_count \(ropeDimensions) must be even and at most the head dimension \(headDimension)")
             }
-            ropeBase = Float(file.double("llama.rope.freq_base") ?? 10000)
-            rmsEpsilon = Float(file.double("llama.attention.layer_norm_rms_epsilon") ?? 1e-5)
+            // RoPE divides by powers of the base and RMSNorm by √(mean + ε): a base or an ε that is not a
+            // positive finite f32 turns every logit into NaN while the run still exits 0.
+            func positive(_ key: String, default value: Double) throws -> Float {
+                let stored = file.double(key) ?? value
+                let single = Float(stored)
+                guard single.isFinite, single > 0 else { throw ModelError.invalidMetadataValue(key: key, value: stored) }
+                return single
+            }
+            ropeBase = try positive("llama.rope.freq_base", default: 10000)
+            rmsEpsilon = try positive("llama.attention.layer_norm_rms_epsilon", default: 1e-5)
             guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
                 throw ModelError.missingTensor(name: "token_embd.weight")
             }
-            vocabularySize = file.int("llama.vocab_size") ?? embedding.dimensions[1]
+            // Every token id the tokenizer can produce indexes a row of the embedding (and of the output
+            // matrix); a tokenizer larger than the embedding would send a pass past its end, so the counts
+            // must agree before anything runs.
+            let embeddingRows = embedding.dimensions[1]
+            if let declared = file.int("llama.vocab_size"), declared != embeddingRows {
+                throw ModelError.vocabularyMismatch(key: "llama.vocab_size", count: declared, embeddingRows: embeddingRows)
+            }
+            if let tokens = file.metadata["tokenizer.ggml.tokens"]?.arrayValue, tokens.count != embeddingRows {
+                throw ModelError.vocabularyMismatch(key: "tokenizer.ggml.tokens", count: tokens.count, embeddingRows: embeddingRows)
+            }
+            vocabularySize = embeddingRows
         }
     }
 
@@ -182,6 +202,14 @@ public final class LlamaModel: Sendable {
 
     /// Bytes held by the dequantized weights.
     public var weightBytes: Int { weights.count * MemoryLayout<Float>.size }
+
+    /// Throws unless every value of `output` (logits or log-probabilities of one call) is finite.
+    ///
+    /// The weights are checked for shape at load, not for value: a NaN or an infinity in a weight, or an
+    /// activation that overflows f32, shows up here, where one pass over one vector is all it costs.
+    public static func requireFinite<C: Collection>(_ output: C) throws where C.Element: BinaryFloatingPoint {
+        guard output.allSatisfy({ $0.isFinite }) else { throw ModelError.nonFiniteOutput }
+    }
 
     /// Throws if a token id is outside the vocabulary (the passes themselves treat that as a programmer error).
     public func validate(tokens: [Int]) throws {

@@ -29,19 +29,28 @@ final class WorkerTeam: @unchecked Sendable {
     private var threads: [pthread_t] = []
 
     /// A team of `count` members (the caller included); a team of one runs every region inline.
-    init(count: Int) {
+    ///
+    /// Throws `ModelError.threadsUnavailable` when the system refuses a thread (a memory or process limit):
+    /// the members already started are stopped and joined first. Running with fewer members instead would
+    /// change the last bits of the results, which a run's thread count promises. `permitted` is asked before
+    /// each member's thread is started; tests answer false to stand for a system that refuses it.
+    init(count: Int, permitted: (Int) -> Bool = { _ in true }) throws {
         precondition(count >= 1, "a team needs at least one member")
         self.count = count
         cursors = (0..<count).map { _ in Cursor() }
         for member in 1..<max(1, count) {
-            let context = Unmanaged.passRetained(Start(team: self, member: member)).toOpaque()
+            let start = Unmanaged.passRetained(Start(team: self, member: member))
             var thread = pthread_t()
-            let status = pthread_create(&thread, nil, { raw in
+            let status = !permitted(member) ? EAGAIN : pthread_create(&thread, nil, { raw in
                 let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
                 start.team.serve(member: start.member)
                 return nil
-            }, context)
-            precondition(status == 0, "pthread_create failed with \(status)")
+            }, start.toOpaque())
+            guard status == 0 else {
+                start.release()   // the thread that would have taken it never started
+                finish()
+                throw ModelError.threadsUnavailable(requested: count, started: member, reason: String(cString: strerror(status)))
+            }
             threads.append(thread)
         }
     }
@@ -57,12 +66,12 @@ final class WorkerTeam: @unchecked Sendable {
     }
 
     /// The team of one: every region runs inline on the caller.
-    static let inline = WorkerTeam(count: 1)
+    static let inline = try! WorkerTeam(count: 1)   // starts no thread, so it cannot fail
 
     /// Runs `body` with a team of `count` members, stopped and joined when `body` returns.
-    static func with<Result>(count: Int, _ body: (WorkerTeam) -> Result) -> Result {
+    static func with<Result>(count: Int, _ body: (WorkerTeam) -> Result) throws -> Result {
         if count == 1 { return body(inline) }
-        let team = WorkerTeam(count: count)
+        let team = try WorkerTeam(count: count)
         defer { team.finish() }
         return body(team)
     }

@@ -40,7 +40,7 @@ enum GenerateCommand {
             .flag("greedy", help: "always the most likely token (temperature 0)"),
             OptionSpec("stop", value: "S", repeats: true, help: "end the answer where this text appears (repeatable)"),
             OptionSpec("chat-template-enable-thinking", value: "true|false", help: "the template's thinking switch (default true)"),
-            OptionSpec("threads", value: "N", help: "OpenBLAS threads (default: OpenBLAS's own choice)"),
+            ModelCommands.threadsOption,
             OptionSpec("swap-repeats", value: "N",
                        help: "load and attach --adapter N times, printing each phase's median on stderr (default 1)"),
             .flag("compare", help: "answer with the base model and the adapter, side by side"),
@@ -56,10 +56,7 @@ enum GenerateCommand {
         let compare = args.flag("compare")
         let json = args.flag("json")
         let options = try generationOptions(args)
-        if let threads = try args.int("threads") {
-            guard threads >= 1 else { throw UsageError("--threads must be 1 or more, got \(threads)") }
-            BLAS.threads = threads
-        }
+        if let threads = try ModelCommands.threads(args) { BLAS.threads = threads }
         if compare, lineage == nil, args.string("adapter") == nil { throw GenerateError.nothingToCompare }
         if let lineage, ShortIdentifier(lineage) == nil {
             throw UsageError("--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")

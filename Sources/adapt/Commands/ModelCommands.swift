@@ -10,17 +10,23 @@ enum ModelCommands {
 
     static let modelOption = OptionSpec("model", value: "FILE",
                                         help: "GGUF model (default: models/\(TokenizeCommands.defaultModelName) in the state directory)")
-    static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads (default: OpenBLAS's own choice)")
+    static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
+    /// What --threads accepts wherever it is given (train's range).
+    static let threadRange = 1...256
 
     static let tiny = Command(
         "model tiny",
         summary: "write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
         options: [
-            OptionSpec("out", value: "FILE", help: "where to write the .gguf file"),
+            OptionSpec("out", value: "FILE", help: "where to write the .gguf file; it must not exist yet"),
             OptionSpec("seed", value: "S", help: "weight seed (default 0)"),
         ]
     ) { invocation in
         let out = URL(fileURLWithPath: try invocation.arguments.required("out"))
+        // A path that already holds something may be a real model: a test fixture is never worth replacing it.
+        guard !OutputPath.exists(out) else {
+            throw UsageError("--out already exists; model tiny writes only new files, so remove it or choose another path")
+        }
         let seedText = invocation.arguments.string("seed") ?? "0"
         guard let seed = UInt64(seedText) else { throw UsageError("--seed expects a non-negative integer, got '\(seedText)'") }
         try TinyModel(seed: seed).write(to: out)
@@ -49,8 +55,11 @@ enum ModelCommands {
         let (model, tokenizer) = try load(invocation)
         let ids = tokenizer.encode(prompt, parseSpecial: arguments.flag("special"))
         guard !ids.isEmpty else { throw UsageError("--prompt must give at least one token; it is empty") }
+        try requireContext(ids.count, "the prompt is", model)
         var cache = KVCache()
-        let top = LlamaModel.top(k, of: model.forward(tokens: ids, cache: &cache))
+        let logits = model.forward(tokens: ids, cache: &cache)
+        try LlamaModel.requireFinite(logits)
+        let top = LlamaModel.top(k, of: logits)
         if arguments.flag("json") {
             let document: JSONValue = .object([
                 "ids": .array(ids.map { .int($0) }),
@@ -104,7 +113,10 @@ enum ModelCommands {
         // A formatted prompt carries the template's control tokens, which must be matched as such.
         let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments.flag("chat"))
         let completionIDs = tokenizer.encode(completion, parseSpecial: special)
+        try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
         let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
+        // A non-finite logit makes its row's log-probability non-finite, so checking these checks the logits.
+        try LlamaModel.requireFinite(logprobs)
         let meanNLL: Double? = logprobs.isEmpty ? nil : -logprobs.reduce(0, +) / Double(logprobs.count)
         if arguments.flag("json") {
             let document: JSONValue = .object([
@@ -153,8 +165,24 @@ enum ModelCommands {
         let promptCount = try arguments.int("prompt-tokens", default: 256, in: 1...100_000)
         let decodeCount = try arguments.int("decode-tokens", default: 64, in: 1...100_000)
         let repeats = try arguments.int("repeat", default: 3, in: 1...100)
+        let trainTokens = try arguments.int("train-tokens")
+        if let trainTokens, trainTokens < 2 { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
+        let dropout = try arguments.double("train-dropout") ?? 0.05
+        guard dropout >= 0, dropout < 1 else { throw UsageError("--train-dropout must be in [0, 1), got \(dropout)") }
+        // The lengths are checked against the context before the weights are dequantized: a pass's attention
+        // scores grow with the square of its length, so an unbounded one ends in a failed allocation.
+        try setThreads(invocation)
+        let file = try GGUFFile(url: try modelURL(invocation))
+        let context = try LlamaModel.Hyperparameters(file: file).contextLength
+        guard promptCount + decodeCount <= context else {
+            throw UsageError("--prompt-tokens \(promptCount) and --decode-tokens \(decodeCount) fill \(promptCount + decodeCount) "
+                             + "positions but the model's context holds \(context); lower them")
+        }
+        if let trainTokens, trainTokens > context {
+            throw UsageError("--train-tokens is \(trainTokens) but the model's context holds \(context); lower it")
+        }
         let start = DispatchTime.now().uptimeNanoseconds
-        let (model, _) = try load(invocation, quantizedDecode: !arguments.flag("f32-decode"))
+        let model = try LlamaModel(file: file, quantizedDecode: !arguments.flag("f32-decode"))
         let loadMS = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         let V = model.hyperparameters.vocabularySize
         let prompt = (0..<promptCount).map { ($0 * 7919 + 13) % V }
@@ -182,19 +210,16 @@ enum ModelCommands {
             "weight_bytes": .int(model.weightBytes),
             "peak_rss_bytes": .int(peakResidentBytes()),
         ]
-        if let trainTokens = try arguments.int("train-tokens") {
-            guard trainTokens >= 2 else { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
+        if let trainTokens {
             let tokens = (0..<trainTokens).map { ($0 * 7919 + 13) % V }
             let sequence = TrainingSequence(tokens: tokens, weights: [Float](repeating: 1, count: trainTokens - 1))
-            let dropout = try arguments.double("train-dropout") ?? 0.05
-            guard dropout >= 0, dropout < 1 else { throw UsageError("--train-dropout must be in [0, 1), got \(dropout)") }
             let lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: Float(dropout)), seed: 1)
             var best = Double.infinity
             var cpuSeconds: [Double] = []
             for step in 0..<repeats {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 let c0 = processCPUSeconds()
-                _ = model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
+                _ = try model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
                 cpuSeconds.append(processCPUSeconds() - c0)
                 best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
             }
@@ -244,11 +269,20 @@ enum ModelCommands {
         return url
     }
 
+    /// Throws unless `count` tokens fit in the model's context (what `generate` checks for its prompt).
+    static func requireContext(_ count: Int, _ what: String, _ model: LlamaModel) throws {
+        let context = model.hyperparameters.contextLength
+        guard count <= context else { throw ModelError.contextExceeded(what: what, tokens: count, contextLength: context) }
+    }
+
+    /// --threads when given, within `threadRange` (train's bound: each is a thread the system must start).
+    static func threads(_ arguments: ParsedArguments) throws -> Int? {
+        guard arguments.has("threads") else { return nil }
+        return try arguments.int("threads", default: 1, in: threadRange)
+    }
+
     static func setThreads(_ invocation: Invocation) throws {
-        if let threads = try invocation.arguments.int("threads") {
-            guard threads >= 1 else { throw UsageError("--threads must be at least 1, got \(threads)") }
-            BLAS.threads = threads
-        }
+        if let threads = try threads(invocation.arguments) { BLAS.threads = threads }
     }
 
     /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.

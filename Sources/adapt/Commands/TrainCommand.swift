@@ -21,7 +21,7 @@ enum TrainCommands {
         options: [
             OptionSpec("data", value: "FILE", help: "JSON Lines of {\"prompt\", \"completion\"[, \"weight\"]}"),
             OptionSpec("model", value: "GGUF", help: "base model file (or a name in the state's models/)"),
-            OptionSpec("out", value: "ADAPTER", help: "where to write the adapter file"),
+            OptionSpec("out", value: "ADAPTER", help: "where to write the adapter file (replaced if it exists; never the --model, --data or --held-out file)"),
             OptionSpec("steps", value: "N", help: "optimizer steps (default 100)"),
             OptionSpec("rank", value: "R", help: "LoRA rank (default 8)"),
             OptionSpec("alpha", value: "A", help: "LoRA alpha (default 16)"),
@@ -50,6 +50,9 @@ enum TrainCommands {
         let dataURL = URL(fileURLWithPath: try args.required("data"))
         let modelURL = try modelLocation(try args.required("model"), invocation)
         let out = URL(fileURLWithPath: try args.required("out"))
+        var inputs = [(option: "model", url: modelURL), (option: "data", url: dataURL)]
+        if let path = args.string("held-out") { inputs.append((option: "held-out", url: URL(fileURLWithPath: path))) }
+        try OutputPath.check(out, option: "out", inputs: inputs)
         let checkpointDirectory = URL(fileURLWithPath: args.string("checkpoint-dir") ?? out.path + ".checkpoints")
         let store = DirectoryCheckpointStore(directory: checkpointDirectory)
 
@@ -158,6 +161,11 @@ enum TrainCommands {
                 return projection
             }
             guard !config.targets.isEmpty else { throw UsageError("--targets must name at least one projection") }
+            // A projection listed twice would write its tensors twice, and an adapter file refuses that.
+            var seen = Set<Projection>()
+            if let repeated = config.targets.first(where: { !seen.insert($0).inserted }) {
+                throw UsageError("--targets names \(repeated.rawValue) twice; name each projection once")
+            }
         }
         return config
     }
@@ -176,7 +184,7 @@ enum TrainCommands {
             schedule: .cosine(warmup: max(1, steps / 10), floor: 0.1),
             seed: seed,
             maxLength: try args.int("max-length", default: 512, in: 2...1_000_000),
-            threads: try args.int("threads", default: 1, in: 1...256),
+            threads: try args.int("threads", default: 1, in: ModelCommands.threadRange),
             checkpointEvery: try args.int("checkpoint-every", default: 10, in: 1...10_000_000))
     }
 }

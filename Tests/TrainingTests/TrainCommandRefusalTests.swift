@@ -1,0 +1,82 @@
+import AdaptCore
+import Foundation
+import Model
+import TestSupport
+import Testing
+
+/// `adapt train` and `adapt model tiny` refuse, before any work and with exit 2, an output that would
+/// destroy an input or could never be written, and settings that would write an unloadable adapter.
+struct TrainCommandRefusalTests {
+    /// A directory with the tiny model and a two-line dataset.
+    static func fixture() throws -> (directory: TemporaryDirectory, model: URL, data: URL) {
+        let directory = TemporaryDirectory("train-refusals")
+        let model = directory.file("tiny.gguf")
+        try TinyModel(seed: 3).write(to: model)
+        let data = directory.file("data.jsonl")
+        try Data("{\"prompt\": \"hello\", \"completion\": \" world\"}\n{\"prompt\": \"the\", \"completion\": \" sea\"}\n".utf8).write(to: data)
+        return (directory, model, data)
+    }
+
+    func train(_ fixture: (directory: TemporaryDirectory, model: URL, data: URL), out: String, _ extra: [String] = []) throws -> ProcessResult {
+        try Executables.run("adapt", ["train", "--model", fixture.model.path, "--data", fixture.data.path, "--out", out,
+                                      "--steps", "1", "--rank", "2"] + extra)
+    }
+
+    @Test func refusesAnOutputThatIsTheModelOrTheDataAndLeavesThemIntact() throws {
+        let f = try Self.fixture()
+        let modelBytes = try Data(contentsOf: f.model), dataBytes = try Data(contentsOf: f.data)
+        // Spelled differently from the input path, and through a symlink: still the same file.
+        let sameModel = f.directory.path + "/./tiny.gguf"
+        let link = f.directory.file("link.jsonl")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: f.data)
+        for (out, option) in [(sameModel, "--model"), (link.path, "--data")] {
+            let result = try train(f, out: out)
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(result.stderr.contains("--out is the \(option) file"), "\(result.stderr)")
+        }
+        #expect(try Data(contentsOf: f.model) == modelBytes)
+        #expect(try Data(contentsOf: f.data) == dataBytes)
+    }
+
+    @Test func refusesAnOutputThatIsTheHeldOutFile() throws {
+        let f = try Self.fixture()
+        let result = try train(f, out: f.data.path, ["--held-out", f.data.path])
+        #expect(result.status == 2, "\(result.stderr)")
+    }
+
+    @Test func refusesADirectoryAsOutputBeforeTraining() throws {
+        let f = try Self.fixture()
+        let result = try train(f, out: f.directory.path)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("it is a directory"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.directory.path + ".checkpoints"))
+    }
+
+    @Test func refusesATargetNamedTwice() throws {
+        let f = try Self.fixture()
+        let out = f.directory.file("a.lora")
+        let result = try train(f, out: out.path, ["--targets", "q,v,q"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("--targets names q twice"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    @Test func stillTrainsAndReplacesAnEarlierAdapter() throws {
+        let f = try Self.fixture()
+        let out = f.directory.file("a.lora")
+        try Data("old".utf8).write(to: out)
+        let result = try train(f, out: out.path, ["--targets", "q,v"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Data(contentsOf: out) != Data("old".utf8))
+    }
+
+    @Test func modelTinyRefusesToReplaceAnExistingFile() throws {
+        let f = try Self.fixture()
+        let before = try Data(contentsOf: f.data)
+        let result = try Executables.run("adapt", ["model", "tiny", "--out", f.data.path])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(try Data(contentsOf: f.data) == before)
+        let fresh = f.directory.file("new.gguf")
+        #expect(try Executables.run("adapt", ["model", "tiny", "--out", fresh.path]).status == 0)
+    }
+}
