@@ -25,10 +25,4 @@ enum OutputPath {
         guard stat(a.path, &first) == 0, stat(b.path, &second) == 0 else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
-
-    /// Whether anything (a file, a directory, a dangling symlink) is at `url`.
-    static func exists(_ url: URL) -> Bool {
-        var status = stat()
-        return lstat(url.path, &status) == 0
-    }
 }

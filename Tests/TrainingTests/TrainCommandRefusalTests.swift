@@ -4,7 +4,7 @@ import Model
 import TestSupport
 import Testing
 
-/// `adapt train` and `adapt model tiny` refuse, before any work and with exit 2, an output that would
+/// `adapt train` refuses, before any work and with exit 2, an output that would
 /// destroy an input or could never be written, and settings that would write an unloadable adapter.
 struct TrainCommandRefusalTests {
     /// A directory with the tiny model and a two-line dataset.
@@ -68,15 +68,5 @@ struct TrainCommandRefusalTests {
         let result = try train(f, out: out.path, ["--targets", "q,v"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try Data(contentsOf: out) != Data("old".utf8))
-    }
-
-    @Test func modelTinyRefusesToReplaceAnExistingFile() throws {
-        let f = try Self.fixture()
-        let before = try Data(contentsOf: f.data)
-        let result = try Executables.run("adapt", ["model", "tiny", "--out", f.data.path])
-        #expect(result.status == 2, "\(result.stderr)")
-        #expect(try Data(contentsOf: f.data) == before)
-        let fresh = f.directory.file("new.gguf")
-        #expect(try Executables.run("adapt", ["model", "tiny", "--out", fresh.path]).status == 0)
     }
 }

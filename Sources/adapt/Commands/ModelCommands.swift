@@ -18,15 +18,11 @@ enum ModelCommands {
         "model tiny",
         summary: "write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
         options: [
-            OptionSpec("out", value: "FILE", help: "where to write the .gguf file; it must not exist yet"),
+            OptionSpec("out", value: "FILE", help: "where to write the .gguf file (an existing file there is replaced)"),
             OptionSpec("seed", value: "S", help: "weight seed (default 0)"),
         ]
     ) { invocation in
         let out = URL(fileURLWithPath: try invocation.arguments.required("out"))
-        // A path that already holds something may be a real model: a test fixture is never worth replacing it.
-        guard !OutputPath.exists(out) else {
-            throw UsageError("--out already exists; model tiny writes only new files, so remove it or choose another path")
-        }
         let seedText = invocation.arguments.string("seed") ?? "0"
         guard let seed = UInt64(seedText) else { throw UsageError("--seed expects a non-negative integer, got '\(seedText)'") }
         try TinyModel(seed: seed).write(to: out)
