@@ -36,6 +36,7 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case contextExceeded(what: String, tokens: Int, contextLength: Int)
     /// The system started only `started` of the `requested` threads of a training pass (the caller counts as one).
     case threadsUnavailable(requested: Int, started: Int, reason: String)
+    case tooManyThreads(requested: Int, maximum: Int)
     /// A forward pass gave NaN or an infinity.
     case nonFiniteOutput
     case unsupportedTokenizer(model: String)
@@ -96,6 +97,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "\(what) \(tokens) tokens but the model's context holds \(contextLength); shorten it"
         case let .threadsUnavailable(requested, started, reason):
             return "the system started only \(started) of the \(requested) threads asked for (\(reason)); pass fewer --threads or raise the memory or process limit"
+        case let .tooManyThreads(requested, maximum):
+            return "\(requested) threads asked for, but this build of OpenBLAS runs at most \(maximum); ask for \(maximum) or fewer"
         case .nonFiniteOutput:
             return "the model produced non-finite values; its weights may be corrupt, fetch the model again"
         case let .invalidToken(id, vocabulary):

@@ -24,7 +24,7 @@ public enum EvalBody {
         let common = try PlannedInput(context.input)
         let parameters = try PlannedInput.parameters(EvalParameters.self, from: context.input)
         let maxLength = context.input["max_length"]?.intValue ?? 256
-        BLAS.threads = context.input["blas_threads"]?.intValue ?? 1
+        try BLAS.setThreads(context.input["blas_threads"]?.intValue ?? 1)
 
         let heldOutSnapshot = try context.digest("held_out_snapshot", of: "sample")
         let candidateBlob = try context.digest("adapter_blob", of: "train")

@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Model
 import Pipelines
 
 /// Turns a planned nightly run into the job engine's run description, and enqueues it.
@@ -41,6 +42,10 @@ public enum NightlyRun {
                                night: Night, seed: UInt64? = nil, model: String = defaultModel,
                                runAt: Int64? = nil) throws -> EnqueueResult {
         let planned = try plan(pipeline: pipeline, lineage: lineage, night: night, seed: seed)
+        // Refused now rather than by the train step hours later: OpenBLAS would run fewer threads than recorded.
+        if pipeline.train.blasThreads > BLAS.maximumThreads {
+            throw ModelError.tooManyThreads(requested: pipeline.train.blasThreads, maximum: BLAS.maximumThreads)
+        }
         let url = try environment.modelURL(model)
         try requireGGUF(url, name: model)
         let digest = try Digest.sha256(fileAt: url)

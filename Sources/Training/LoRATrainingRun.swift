@@ -77,7 +77,7 @@ public struct LoRATrainingRun: Sendable {
     /// The trainer for this run, checkpointing into `store`. Sets OpenBLAS to `configuration.threads`
     /// (a process-wide setting; results depend on it in the last bits).
     public func trainer(store: (any CheckpointStore)?, clock: any Clock = SystemClock()) throws -> Trainer {
-        BLAS.threads = configuration.threads
+        try BLAS.setThreads(configuration.threads)
         return try Trainer(configuration: configuration,
                            source: LoRAGradientSource(model: model, config: lora, seed: configuration.seed),
                            data: training, heldOut: heldOut,

@@ -3,8 +3,8 @@ import Model
 import Testing
 import TestSupport
 
-/// `--threads` takes 1 to 256 wherever it is given, as `train` always did; more is a usage error, not a
-/// request the system may refuse part-way.
+/// `--threads` takes 1 to the most threads this OpenBLAS build runs (its MAX_THREADS) wherever it is given;
+/// more is a usage error, not a request quietly cut down or refused by the system part-way.
 struct ThreadsOptionTests {
     static let folder = TemporaryDirectory("threads-option")
     static let tiny: URL = {
@@ -16,11 +16,19 @@ struct ThreadsOptionTests {
     @Test(arguments: [["logits", "--prompt", "hi"], ["score", "--prompt", "hi", "--completion", " there"],
                       ["generate", "--prompt", "hi", "--max-tokens", "1"], ["model", "bench", "--repeat", "1"]])
     func threadCountsPastTheLimitAreUsageErrors(command: [String]) throws {
-        for bad in ["0", "257", "100000"] {
+        for bad in ["0", "\(BLAS.maximumThreads + 1)", "100000"] {
             let result = try Executables.run("adapt", command + ["--model", Self.tiny.path, "--threads", bad])
             #expect(result.status == 2, "\(command[0]) --threads \(bad): \(result.stderr)")
-            #expect(result.stderr.contains("--threads must be between 1 and 256"), "\(result.stderr)")
+            #expect(result.stderr.contains("--threads must be between 1 and \(BLAS.maximumThreads)"), "\(result.stderr)")
         }
+    }
+
+    @Test func aCountPastOpenBLASsLimitIsRefusedRatherThanCutDown() throws {
+        #expect(throws: ModelError.tooManyThreads(requested: BLAS.maximumThreads + 1, maximum: BLAS.maximumThreads)) {
+            try BLAS.setThreads(BLAS.maximumThreads + 1)
+        }
+        try BLAS.setThreads(1)
+        #expect(BLAS.threads == 1)
     }
 
     @Test func aThreadCountWithinTheLimitRuns() throws {

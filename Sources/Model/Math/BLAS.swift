@@ -59,4 +59,21 @@ public enum BLAS {
         get { Int(openblas_get_num_threads()) }
         set { openblas_set_num_threads(Int32(max(1, newValue))) }
     }
+
+    /// The most threads this OpenBLAS build runs (its `MAX_THREADS`, in the build's configuration string).
+    /// Asking OpenBLAS for more silently gets this many.
+    public static let maximumThreads: Int = {
+        let configuration = String(cString: openblas_get_config())
+        guard let range = configuration.range(of: "MAX_THREADS=") else { return 64 }
+        return Int(configuration[range.upperBound...].prefix { $0.isNumber }) ?? 64
+    }()
+
+    /// Sets the thread count a run asked for, refusing more than OpenBLAS would run: the run would record a
+    /// count that did not compute it, and its training team would quietly shrink.
+    public static func setThreads(_ count: Int) throws {
+        guard (1...maximumThreads).contains(count) else {
+            throw ModelError.tooManyThreads(requested: count, maximum: maximumThreads)
+        }
+        threads = count
+    }
 }

@@ -56,7 +56,7 @@ enum GenerateCommand {
         let compare = args.flag("compare")
         let json = args.flag("json")
         let options = try generationOptions(args)
-        if let threads = try ModelCommands.threads(args) { BLAS.threads = threads }
+        if let threads = try ModelCommands.threads(args) { try BLAS.setThreads(threads) }
         if compare, lineage == nil, args.string("adapter") == nil { throw GenerateError.nothingToCompare }
         if let lineage, ShortIdentifier(lineage) == nil {
             throw UsageError("--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")

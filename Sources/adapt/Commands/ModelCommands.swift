@@ -12,7 +12,7 @@ enum ModelCommands {
                                         help: "GGUF model (default: models/\(TokenizeCommands.defaultModelName) in the state directory)")
     static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
     /// What --threads accepts wherever it is given (train's range).
-    static let threadRange = 1...256
+    static let threadRange = 1...BLAS.maximumThreads
 
     static let tiny = Command(
         "model tiny",
@@ -278,7 +278,7 @@ enum ModelCommands {
     }
 
     static func setThreads(_ invocation: Invocation) throws {
-        if let threads = try threads(invocation.arguments) { BLAS.threads = threads }
+        if let threads = try threads(invocation.arguments) { try BLAS.setThreads(threads) }
     }
 
     /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.
