@@ -105,7 +105,7 @@ public struct AdapterRegistry: Sendable {
         let rows = try database.query(
             "SELECT \(AdapterVersion.columns) FROM registry_versions WHERE number = ? ORDER BY lineage", reference.number)
         guard rows.count == 1 else {
-            if rows.isEmpty { throw RegistryError.unknownVersion(lineage: "(any)", version: reference.name) }
+            if rows.isEmpty { throw RegistryError.unknownVersion(lineage: RegistryError.anyLineage, version: reference.name) }
             throw RegistryError.ambiguousVersion(version: reference.name, lineages: rows.compactMap { $0.string("lineage") })
         }
         return try AdapterVersion(row: rows[0])

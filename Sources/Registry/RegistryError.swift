@@ -17,6 +17,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case inconsistentGateReport(reason: String)
     case corruptRow(table: String, reason: String)
 
+    /// The lineage an unknown bare version (`v9`, no `--lineage`) is reported under.
+    static let anyLineage = "(any)"
+
     public var description: String {
         switch self {
         case let .invalidIdentifier(field):
@@ -25,6 +28,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             return "a version is written vN (e.g. v3) or LINEAGE/vN (e.g. mail/v3)"
         case let .unknownLineage(lineage):
             return "lineage \(lineage) has no registered adapter; see 'adapt registry list'"
+        case let .unknownVersion(lineage, version) where lineage == RegistryError.anyLineage:
+            return "no lineage has a version \(version); see 'adapt registry list'"
         case let .unknownVersion(lineage, version):
             return "lineage \(lineage) has no version \(version); see 'adapt registry list --lineage \(lineage)'"
         case let .ambiguousVersion(version, lineages):

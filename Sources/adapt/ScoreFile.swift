@@ -64,7 +64,8 @@ enum ScoreFile {
         for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if trimmed.isEmpty { continue }
-            guard let value = Double(trimmed) else { throw ScoreFileError.notANumber(path: name, position: "line \(offset + 1)") }
+            // Double(_:) also reads hexadecimal ("0x10" is 16); a score file holds decimal numbers only.
+            guard !trimmed.contains(where: { $0 == "x" || $0 == "X" }), let value = Double(trimmed) else { throw ScoreFileError.notANumber(path: name, position: "line \(offset + 1)") }
             guard value.isFinite else { throw ScoreFileError.notFinite(path: name, position: "line \(offset + 1)") }
             values.append(value)
         }

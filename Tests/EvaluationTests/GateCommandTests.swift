@@ -52,6 +52,7 @@ struct GateCommand {
         ("nan.txt", "1\nnan\n3\n", "nan.txt line 2 is not finite"),
         ("inf.json", "[1, 2, 1e999]", "is not"),
         ("word.txt", "1\n2\nsecret-word\n", "word.txt line 3 is not a number"),
+        ("hex.txt", "1\n0x10\n3\n", "hex.txt line 2 is not a number"),
         ("mixed.json", "[1, \"two\", 3]", "mixed.json element [1] is not a number"),
         ("empty.txt", "\n\n", "empty.txt holds no scores"),
     ]

@@ -111,6 +111,12 @@ import TestSupport
     #expect(throws: RegistryError.unknownVersion(lineage: "mail", version: "v7")) {
         try f.registry.promote(VersionReference(parsing: "mail/v7"))
     }
+    do {
+        try f.registry.promote(VersionReference(parsing: "v7"))
+        Issue.record("a version no lineage has was promoted")
+    } catch {
+        #expect("\(error)" == "no lineage has a version v7; see 'adapt registry list'")
+    }
     #expect(throws: RegistryError.unknownLineage("news")) { try f.registry.promote(VersionReference(parsing: "news/v1")) }
     #expect(throws: RegistryError.unknownLineage("news")) { try f.registry.rollback(lineage: ShortIdentifier("news")!) }
     #expect(throws: RegistryError.invalidVersionReference) { try VersionReference(parsing: "3") }

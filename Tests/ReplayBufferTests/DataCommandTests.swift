@@ -130,6 +130,13 @@ func badCommandLinesAreUsageErrors(arguments: [String]) throws {
     #expect(try adapt.json(["data", "stats"]) == .array([]))
 }
 
+@Test func aDeviceOrDirectoryIsNamedForWhatItIs() throws {
+    let device = try AdaptData().run(["data", "import", "/dev/null", "--lineage", "mail"])
+    #expect(device.status == 1 && device.stderr.contains("it is a device, not a regular file"), "\(device.stderr)")
+    let directory = try AdaptData().run(["data", "import", "/", "--lineage", "mail"])
+    #expect(directory.status == 1 && directory.stderr.contains("it is a directory"), "\(directory.stderr)")
+}
+
 @Test func aMissingFileIsAFailureNotAUsageError() throws {
     let result = try AdaptData().run(["data", "import", "no-such-file.jsonl", "--lineage", "mail"])
     #expect(result.status == 1)

@@ -57,6 +57,7 @@ enum DataCommands {
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
+            if FileManager.default.fileExists(atPath: path) { try RegularFile.requireReadable(URL(fileURLWithPath: path)) }
             guard let contents = FileManager.default.contents(atPath: path) else {
                 throw CoreError.fileUnreadable(path: path, reason: "no such file, or it is not readable")
             }
