@@ -6,12 +6,7 @@ import TestSupport
 /// `logits`, `score` and `model bench` refuse inputs longer than the model's context (the tiny model's is
 /// 256 tokens) before running a pass, as `generate` does, instead of failing an allocation.
 struct ContextLengthTests {
-    static let folder = TemporaryDirectory("context-length")
-    static let tiny: URL = {
-        let url = folder.file("tiny.gguf")
-        try! TinyModel(seed: 3).write(to: url)
-        return url
-    }()
+    static var tiny: URL { TinyModelFile.url }
     /// Far more than 256 tokens of text.
     static let longText = String(repeating: "hello world ", count: 400)
 

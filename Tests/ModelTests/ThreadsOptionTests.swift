@@ -6,12 +6,7 @@ import TestSupport
 /// `--threads` takes 1 to the most threads this OpenBLAS build runs (its MAX_THREADS) wherever it is given;
 /// more is a usage error, not a request quietly cut down or refused by the system part-way.
 struct ThreadsOptionTests {
-    static let folder = TemporaryDirectory("threads-option")
-    static let tiny: URL = {
-        let url = folder.file("tiny.gguf")
-        try! TinyModel(seed: 4).write(to: url)
-        return url
-    }()
+    static var tiny: URL { TinyModelFile.url }
 
     @Test(arguments: [["logits", "--prompt", "hi"], ["score", "--prompt", "hi", "--completion", " there"],
                       ["generate", "--prompt", "hi", "--max-tokens", "1"], ["model", "bench", "--repeat", "1"]])

@@ -17,19 +17,21 @@ private func chain(_ count: Int, cycle: Bool) -> Data {
     return Data(("{\"steps\": [" + steps.joined(separator: ",\n") + "]}").utf8)
 }
 
-@Test func checkAcceptsAHundredThousandStepChain() throws {
+/// `adapt pipeline check` on a chain of `count` steps.
+private func check(_ count: Int, cycle: Bool) throws -> ProcessResult {
     let dir = TemporaryDirectory()
-    let file = dir.file("long.json")
-    try chain(100_000, cycle: false).write(to: file)
-    let result = try Executables.run("adapt", ["pipeline", "check", file.path])
+    let file = dir.file("pipeline.json")
+    try chain(count, cycle: cycle).write(to: file)
+    return try Executables.run("adapt", ["pipeline", "check", file.path])
+}
+
+@Test func checkAcceptsAHundredThousandStepChain() throws {
+    let result = try check(100_000, cycle: false)
     #expect(result.status == 0, "\(result.stderr.prefix(300))")
 }
 
 @Test func checkReportsAHundredThousandStepCycle() throws {
-    let dir = TemporaryDirectory()
-    let file = dir.file("cycle.json")
-    try chain(100_000, cycle: true).write(to: file)
-    let result = try Executables.run("adapt", ["pipeline", "check", file.path])
+    let result = try check(100_000, cycle: true)
     #expect(result.status == 1, "\(result.stderr.prefix(300))")
     #expect(result.stderr.contains("steps form a cycle: s0 → s1 → s2"))
 }
