@@ -74,3 +74,43 @@ func leavesNumbersThatAreNotPersonalDataAlone(text: String) {
     _ = ScrubPipeline.standard.scrub(mixed)
     #expect(ContinuousClock.now - start < .seconds(30))
 }
+
+/// Issue 16's three phone shapes, each caught with whatever follows it; the extension goes with the number.
+@Test(arguments: [
+    ("UK 01154960625 today", "UK [PHONE] today"),
+    ("intl +441154960625.", "intl [PHONE]."),
+    ("US 2125550123, or 12125550199", "US [PHONE], or [PHONE]"),
+    ("ES 612345678", "ES [PHONE]"),
+    ("UK (0115) 4960625", "UK [PHONE]"),
+    ("US (212) 555-0199!", "US [PHONE]!"),
+    ("(01632) 960123 or (030) 1234567", "[PHONE] or [PHONE]"),
+    ("desk 020 7946 0958 x64515 after 9", "desk [PHONE] after 9"),
+    ("(212) 555-0199 ext. 12.", "[PHONE]."),
+    ("555-123-4567 ext 12", "[PHONE]"),
+    ("0115 496 0625 extension 12", "[PHONE]"),
+    ("212-555-0199 #12", "[PHONE]"),
+    ("01154960625x12, thanks", "[PHONE], thanks"),
+    ("call 0306406152", "call [PHONE]"),  // a valid ISBN-10, but announced as a number to call
+])
+func scrubsPhonesWithoutSeparatorsWithAParenthesisedAreaCodeOrWithAnExtension(input: String, expected: String) {
+    #expect(ScrubPipeline.standard.scrub(input).text == expected)
+}
+
+/// Their look-alikes: each of these has the digits of a phone shape above, and context that says otherwise.
+@Test(arguments: [
+    "order 123456789 and Order 2125550199 shipped",
+    "Invoice 2125550199, INV-2026-000123, Rechnung 612345678",
+    "Total 1,234,567.89 or € 12 345 678",
+    "Released 2026-12-01 at 14:30:05",
+    "versions 1.2.3.4, v10.0.19045 and 10.0.19045.3693",
+    "JIRA-12345, ID-2125550199, ticket #123456789 and #2125550199",
+    "ISBN 978-3-16-148410-0, ISBN 9783161484100, ISBN 0-306-40615-2",
+    "See 0306406152 or 3802187458 in the catalogue",
+    "ref 2125550199",
+    "Timestamp 1732982400",
+])
+func leavesNumbersThatOnlyLookLikeTheNewPhoneShapesAlone(text: String) {
+    let (output, counts) = ScrubPipeline.standard.scrub(text)
+    #expect(output == text)
+    #expect(counts.total == 0)
+}

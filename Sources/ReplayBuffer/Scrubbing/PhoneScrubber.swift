@@ -10,10 +10,18 @@
 /// - a national number with its trunk `0`: 9–12 digits in two or more groups of 2–8 with one separator
 ///   (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `06-12345678`, `030/1234567`; the area code may
 ///   have its own separator, `020-7946 0958`), or 9–11 digits written together (`07700900123`, `0612345678`);
+/// - written together without a trunk `0` (`BareNumber`): 10 digits in the North American plan (area code
+///   and exchange start with 2–9: `2125550199`), 11 with its `1` (`12125550199`), or 9 starting with 6–9
+///   (Spain's mobiles and landlines: `612345678`);
 /// - after a word that announces a number (`tel`, `phone`, `call`, `mobile`, `fax`, `Telefon`, `tél`, …):
 ///   7–15 digits in any of the groupings above (`phone 5551234567`, `móvil 612 345 678`).
-/// An extension (`x123`, ` ext. 12`) goes with its number. Dates (`2024-01-15`, `15.01.2024`), times,
-/// versions, IP addresses, amounts and ISBNs do not have these shapes.
+/// An extension (`x123`, ` ext. 12`, ` ext 12`, ` extension 12`, ` #12`: up to five digits) goes with its
+/// number and is replaced with it: it is the part that reaches one person. `#` counts as an extension only
+/// right after a phone number; a number that starts with `#` is a ticket or an order (`#123456789`).
+/// A bare 9–11-digit run is ambiguous, so context decides (`BareNumber`): it is kept after a word that labels
+/// it (`order`, `invoice`, `ticket`, `ref`, `ISBN`, …), after `#`, when glued to an identifier (`JIRA-…`,
+/// `ID-…`), and when it is a valid ISBN-10, unless a word like `tel` announces it. Dates (`2024-01-15`,
+/// `15.01.2024`), times, versions, IP addresses, amounts and ISBN-13s do not have these shapes.
 public struct PhoneScrubber: SpanScrubber {
     public init() {}
     public var kind: ScrubKind { .phone }
@@ -121,12 +129,16 @@ public struct PhoneScrubber: SpanScrubber {
                 let slice = Array(groups[first...last])
                 if first > 0, !cutAtSeparatorChange(groups, first, slice) { continue }
                 if last < groups.count - 1, !cutAtSeparatorChange(groups, last + 1, slice) { continue }
+                let bare = !hasPlus && slice.count == 1 && !slice[0].paren
                 var accepted = Self.isPhone(slice, plus: hasPlus, cue: false)
+                if bare {
+                    accepted = (accepted || BareNumber.isPhoneShaped(slice[0], in: bytes)) && !BareNumber.isISBN10(slice[0], in: bytes)
+                }
                 if !accepted, Self.cueCouldDecide(slice) {
                     if cued == nil { cued = ASCII.cue(Self.cues, before: start, in: bytes, window: 24) }
                     accepted = cued! && Self.isPhone(slice, plus: hasPlus, cue: true)
                 }
-                guard accepted else { continue }
+                guard accepted, !bare || !BareNumber.isIdentifierPart(at: start, in: bytes) else { continue }
                 if !hasPlus {
                     if labelled == nil { labelled = ASCII.cue(Self.labels, before: start, in: bytes, window: 16) }
                     if labelled! { continue }
@@ -211,9 +223,9 @@ public struct PhoneScrubber: SpanScrubber {
             || sizes == [1, 2, 4] || sizes == [4, 1, 1] || sizes == [4, 2, 1] || sizes == [4, 1, 2]
     }
 
-    /// `x123`, ` x123`, ` ext. 123`, ` ext 123`: up to five digits.
+    /// `x123`, ` x123`, ` ext. 123`, ` ext 123`, `, ext. 12`, ` extension 12`, ` #12`: up to five digits.
     static func extensionEnd(after end: Int, in bytes: [UInt8]) -> Int {
-        for marker in ["x", " x", " ext. ", " ext.", " ext ", " #"] {
+        for marker in ["x", " x", " ext. ", " ext.", " ext ", ", ext. ", ", ext ", " extension ", ", extension ", " #", " # "] {
             let m = Array(marker.utf8)
             guard end + m.count < bytes.count, Array(bytes[end..<(end + m.count)]).map(ASCII.lower) == m else { continue }
             var index = end + m.count
