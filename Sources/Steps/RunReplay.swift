@@ -13,8 +13,10 @@ import Storage
 /// and the adapter that was active when promote ran (registered and made active there), and the base model by
 /// path (its digest is compared). Each succeeded step then runs through the same body code as a worker, in
 /// the run's order, with its recorded job input and the replayed outputs of the steps before it; prune reuses
-/// the recorded clock reading. The comparison walks `StepRecord.comparedFields` (input digests first, then
-/// results, arrays element by element) and stops at the first difference.
+/// the recorded clock reading. Before a step runs, the job input it will replay with is compared field by
+/// field with the copy its output recorded (a changed learning rate is named `input.learning_rate`, not by
+/// the adapter it moves); after it runs, the comparison walks `StepRecord.comparedFields` (input digests
+/// first, then results, arrays element by element). Replay stops at the first difference.
 public struct RunReplay {
     public struct Difference: Sendable, Equatable, Encodable {
         public let step: String
@@ -87,6 +89,11 @@ public struct RunReplay {
         var reports: [StepReport] = []
         for job in done {
             guard let recorded = job.output else { continue }
+            if let ranWith = StepRecord.recordedInput(of: recorded),
+               let difference = Self.inputDifference(step: job.name, recorded: ranWith, replayed: job.input) {
+                reports.append(StepReport(name: job.name, kind: job.kind, equal: false, seconds: 0))
+                return Report(runID: runID.description, equal: false, firstDifference: difference, steps: reports)
+            }
             try prepare(job, recorded: recorded, environment: environment)
             var ancestors: [String: JSONValue] = [:]
             for (kind, record) in try StepRunner.nearestSucceededAncestors(queue: queue, job: job.id) { ancestors[kind] = replayed[record.id] }
@@ -146,16 +153,46 @@ public struct RunReplay {
         return digest
     }
 
+    /// The first field of the job input that differs from the one the step ran with: `input.<field>`, the
+    /// recorded value as `expected`, null for a field only one side has.
+    static func inputDifference(step: String, recorded: JSONValue, replayed: JSONValue) -> Difference? {
+        let want = StepRecord.leaves(of: recorded, at: "input")
+        let got = StepRecord.leaves(of: replayed, at: "input")
+        let gotByField = Dictionary(got.map { ($0.field, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let wantFields = Set(want.map(\.field))
+        for (field, value) in want {
+            let other = gotByField[field] ?? .null
+            if gotByField[field] == nil || JSON.canonicalString(other) != JSON.canonicalString(value) {
+                return Difference(step: step, field: field, expected: value, actual: other)
+            }
+        }
+        if let extra = got.first(where: { !wantFields.contains($0.field) }) {
+            return Difference(step: step, field: extra.field, expected: .null, actual: extra.value)
+        }
+        return nil
+    }
+
     /// The first compared field whose value differs, or whose presence does.
     static func firstDifference(step: String, expected: JSONValue, actual: JSONValue) -> Difference? {
         let want = StepRecord.comparedFields(of: expected)
         let got = StepRecord.comparedFields(of: actual)
         let gotByField = Dictionary(got.map { ($0.field, $0.value) }, uniquingKeysWith: { first, _ in first })
+        var inputDigestChecked = false
         for (field, value) in want {
+            // Once the input digests (`inputs.*`) agree, a different `digests.input` can only come from the job
+            // input: named that way, before any result, for an output written before the input was recorded
+            // with it (newer ones are compared field by field before the step runs).
+            if !inputDigestChecked, !field.hasPrefix("inputs.") {
+                inputDigestChecked = true
+                if let difference = inputDigestDifference(step: step, expected: expected, actual: actual) { return difference }
+            }
             let other = gotByField[field] ?? .null
             if JSON.canonicalString(other) != JSON.canonicalString(value) {
                 return Difference(step: step, field: field, expected: value, actual: other)
             }
+        }
+        if !inputDigestChecked, let difference = inputDigestDifference(step: step, expected: expected, actual: actual) {
+            return difference
         }
         let wantFields = Set(want.map(\.field))
         if let extra = got.first(where: { !wantFields.contains($0.field) }) {
@@ -165,5 +202,10 @@ public struct RunReplay {
             return Difference(step: step, field: "digests.output", expected: .string(a), actual: .string(b))
         }
         return nil
+    }
+
+    private static func inputDigestDifference(step: String, expected: JSONValue, actual: JSONValue) -> Difference? {
+        guard let a = StepRecord.inputDigest(of: expected), let b = StepRecord.inputDigest(of: actual), a != b else { return nil }
+        return Difference(step: step, field: "digests.input", expected: .string(a), actual: .string(b))
     }
 }

@@ -52,18 +52,82 @@ import TestSupport
         #expect(difference["actual"]?.stringValue == after.hex)
     }
 
-    @Test func aChangedTrainingInputIsCaughtAtTheFirstValueThatMoves() async throws {
+    /// A step's input edited after it ran (here in the job table, as a stale or hand-edited row would be): replay
+    /// names the input field with the value the step ran with and the one it would replay with, before it
+    /// runs the step, so no output digest is reported instead.
+    @Test func aChangedLearningRateSeedOrStepCountIsNamedBeforeAnyOutput() async throws {
         let fixture = try await PipelineFixture.make()
         let run = try await fixture.enqueue()
         try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
-        // Tamper with the recorded input of the train step (its learning rate): the snapshots and the model
-        // still agree, so the first compared field that moves is the adapter (results are compared by name).
         let queue = try fixture.queue()
-        try queue.database.run("UPDATE jobs SET input = json_set(input, '$.learning_rate', 0.02) WHERE name = 'train'")
+        let cases: [(field: String, recorded: JSONValue, changed: String, replayed: JSONValue)] = [
+            ("learning_rate", .double(0.01), "0.02", .double(0.02)),
+            ("seed", .int(7), "8", .int(8)),
+            ("steps", .int(16), "17", .int(17)),
+        ]
+        for change in cases {
+            let original = JSON.canonicalString(change.recorded)
+            try queue.database.run("UPDATE jobs SET input = json_set(input, '$.\(change.field)', json('\(change.changed)')) WHERE name = 'train'")
+            let (status, report) = try await replay(fixture, run)
+            #expect(status == 1, "\(change.field)")
+            let difference = try #require(report["first_difference"])
+            #expect(difference["step"]?.stringValue == "train")
+            #expect(difference["field"]?.stringValue == "input.\(change.field)")
+            #expect(difference["expected"] == change.recorded, "\(change.field)")
+            #expect(difference["actual"] == change.replayed, "\(change.field)")
+            #expect(report["steps"]?.arrayValue?.map { $0["name"]?.stringValue ?? "" } == ["prune", "sample", "train"])
+
+            let human = try await fixture.adapt(["replay", run, "--check"])
+            #expect(human.status == 1)
+            #expect(human.stdout.contains("differs at train.input.\(change.field): \(original) → \(change.changed)"), "\(human.stdout)")
+            try queue.database.run("UPDATE jobs SET input = json_set(input, '$.\(change.field)', json('\(original)')) WHERE name = 'train'")
+        }
+        // Restored, the run replays equal again: the check compares values, not the act of editing.
         let (status, report) = try await replay(fixture, run)
-        #expect(status == 1)
-        let difference = try #require(report["first_difference"])
-        #expect(difference["step"]?.stringValue == "train")
-        #expect(difference["field"]?.stringValue == "adapter_blob")
+        #expect(status == 0)
+        #expect(report["equal"]?.boolValue == true)
+    }
+
+    /// Without `--scratch`, replay works in a private directory inside the state directory and removes it; a
+    /// replay killed mid-way leaves its scratch, and the next replay removes it. Nothing goes to the system
+    /// temporary directory.
+    @Test func replayScratchIsPrivateInsideTheStateAndAKilledReplaysScratchIsRemovedByTheNext() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let temporary = fixture.directory.file("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        let environment = ["TMPDIR": temporary.path]
+        let scratch = fixture.directory.state.root.appendingPathComponent("scratch")
+        func scratchDirectories() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("replay-") }.sorted()
+        }
+
+        let killed = try Executables.start("adapt", ["--state", fixture.statePath, "replay", run, "--check"],
+                                           environment: environment, outputIn: fixture.directory.url)
+        let deadline = ContinuousClock.now + .seconds(60)
+        var name: String?
+        // Mid-way: the scratch exists and its database has been written (the snapshot is being restored or a
+        // step is replaying).
+        while ContinuousClock.now < deadline, killed.isRunning {
+            if let first = scratchDirectories().first,
+               FileManager.default.fileExists(atPath: scratch.appendingPathComponent(first).appendingPathComponent("adapt.sqlite").path) {
+                name = first
+                break
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let left = try #require(name, "replay never created its scratch: \(killed.stderr)")
+        #expect(left.hasPrefix("replay-\(killed.pid)-"))
+        killed.send(SIGKILL)
+        #expect(await killed.exited() != 0)
+        #expect(scratchDirectories() == [left], "a killed replay cannot clean up after itself")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: scratch.appendingPathComponent(left).path)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o700)
+
+        let next = try await fixture.adapt(["replay", run, "--check", "--json"], environment: environment)
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(scratchDirectories().isEmpty, "the killed replay's scratch and the finished one's are both gone")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
     }
 }

@@ -138,11 +138,14 @@ enum NightlyCommands {
             model's path and digest) into a scratch state directory, re-runs each step that succeeded with the
             same bodies the workers use, and compares each step's input digests and results with the record.
             --json prints {run_id, equal, first_difference, steps}; first_difference is null or {step, field,
-            expected, actual}. With --check a difference exits with status 1.
+            expected, actual}: a step's input field that differs from the one it ran with (input.learning_rate)
+            comes before any result or digest. With --check a difference exits with status 1. The default
+            scratch directory is private (0700) inside the state directory; one left by a killed replay is
+            removed by the next.
             """,
         options: [
             .flag("check", help: "exit 1 when any compared value differs"),
-            OptionSpec("scratch", value: "DIR", help: "replay here and keep it (default: a temporary directory, removed after)"),
+            OptionSpec("scratch", value: "DIR", help: "replay here and keep it (default: STATE/scratch/replay-PID-…, private, removed after)"),
             .json,
         ],
         positionals: [PositionalSpec("RUN", help: "run id (run-N or N)")]
@@ -160,7 +163,7 @@ enum NightlyCommands {
                 throw UsageError("--scratch \(path) is not empty; replay needs an empty directory")
             }
         } else {
-            scratchURL = FileManager.default.temporaryDirectory.appendingPathComponent("adapt-replay-\(UUID().uuidString)")
+            scratchURL = try ReplayScratch.make(in: environment.state)
         }
         defer { if temporary { try? FileManager.default.removeItem(at: scratchURL) } }
         let report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
@@ -168,7 +171,8 @@ enum NightlyCommands {
         if a.flag("json") {
             Console.print(JSON.pretty(report))
         } else if let d = report.firstDifference {
-            Console.print("\(report.runID): differs at step \(d.step), \(d.field): expected \(JSON.canonicalString(d.expected)), got \(JSON.canonicalString(d.actual))")
+            Console.print(TerminalText.escaped("\(report.runID): differs at \(d.step).\(d.field): "
+                                               + "\(JSON.canonicalString(d.expected)) → \(JSON.canonicalString(d.actual))"))
         } else {
             Console.print("\(report.runID): every compared value is equal (\(report.steps.count) steps)")
         }
