@@ -16,6 +16,7 @@ public struct ExitCode: Error {
 }
 
 /// The one place any error becomes a message on stderr and an exit code: 2 for usage, 1 for everything else.
+/// Messages may echo a name the user typed or a file held, so control characters are escaped.
 public enum ErrorReporter {
     public static func report(_ error: Error, tool: String, command: String? = nil) -> Int32 {
         switch error {
@@ -23,13 +24,13 @@ public enum ErrorReporter {
             return exit.code
         case let usage as UsageError:
             let hint = "see '\([tool, command].compactMap { $0 }.joined(separator: " ")) --help'"
-            Console.error("\(tool): \(usage.message) (\(hint))")
+            Console.error("\(tool): \(TerminalText.escaped(usage.message, keepingNewlines: true)) (\(hint))")
             return 2
         case let described as CustomStringConvertible:
-            Console.error("\(tool): error: \(described.description)")
+            Console.error("\(tool): error: \(TerminalText.escaped(described.description, keepingNewlines: true))")
             return 1
         default:
-            Console.error("\(tool): error: \(error.localizedDescription)")
+            Console.error("\(tool): error: \(TerminalText.escaped(error.localizedDescription, keepingNewlines: true))")
             return 1
         }
     }

@@ -1,14 +1,15 @@
-/// A plain text table for people; `--json` is the form for programs.
+/// A plain text table for people; `--json` is the form for programs. Cells are stored text (example previews,
+/// run names, error messages), so each is escaped for the terminal (`TerminalText`) as it is added.
 public struct Table {
     public let headers: [String]
     public private(set) var rows: [[String]] = []
 
-    public init(_ headers: String...) { self.headers = headers }
-    public init(headers: [String]) { self.headers = headers }
+    public init(_ headers: String...) { self.headers = headers.map { TerminalText.escaped($0) } }
+    public init(headers: [String]) { self.headers = headers.map { TerminalText.escaped($0) } }
 
     public mutating func append(_ row: [String]) {
         precondition(row.count == headers.count, "table row has \(row.count) cells, header has \(headers.count)")
-        rows.append(row)
+        rows.append(row.map { TerminalText.escaped($0) })
     }
 
     public func render() -> String {

@@ -90,7 +90,7 @@ extension JobCommands {
         if let key = run.uniqueKey { lines.append("unique key: \(key)") }
         if let at = run.cancelledAt { lines.append("cancelled: \(Timestamp.iso8601(at))") }
         lines.append("manifest: \(run.manifest)")
-        Console.print(lines.joined(separator: "\n") + "\n\n" + jobTable(jobs).render())
+        Console.print(lines.map { TerminalText.escaped($0) }.joined(separator: "\n") + "\n\n" + jobTable(jobs).render())
     }
 
     static func showJob(_ id: JobID, queue: JobQueue, json: Bool) throws {
@@ -116,7 +116,7 @@ extension JobCommands {
         lines.append("input: \(job.input)")
         if let output = job.output { lines.append("output: \(output)") }
         if let error = job.error { lines.append("error: \(error)") }
-        Console.print(lines.joined(separator: "\n") + "\n\n" + eventTable(events).render())
+        Console.print(lines.map { TerminalText.escaped($0) }.joined(separator: "\n") + "\n\n" + eventTable(events).render())
     }
 
     static let events = Command(
