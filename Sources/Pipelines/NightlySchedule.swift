@@ -15,9 +15,13 @@ public struct NightlySchedule: Sendable, Equatable {
     /// Absolute path of a pipeline file, or nil for the built-in nightly pipeline.
     public let pipeline: String?
 
-    /// Throws `PipelineError.invalidLineage`; paths must be absolute (a precondition: the command makes them so).
+    /// Throws `PipelineError.invalidLineage`, or `.controlCharacterInSchedule` for a path holding a control
+    /// character; paths must be absolute (a precondition: the command makes them so).
     public init(lineage: String, time: TimeOfDay, executable: String, stateDirectory: String, pipeline: String? = nil) throws {
         try SafeName.validate(lineage)
+        try Self.requireNoControlCharacters(executable, field: "adapt executable's path")
+        try Self.requireNoControlCharacters(stateDirectory, field: "state directory")
+        if let pipeline { try Self.requireNoControlCharacters(pipeline, field: "pipeline path") }
         precondition(executable.hasPrefix("/") && stateDirectory.hasPrefix("/") && (pipeline?.hasPrefix("/") ?? true),
                      "NightlySchedule needs absolute paths")
         self.lineage = lineage
@@ -25,6 +29,15 @@ public struct NightlySchedule: Sendable, Equatable {
         self.executable = executable
         self.stateDirectory = stateDirectory
         self.pipeline = pipeline
+    }
+
+    /// Unit files and crontabs are line-based and neither has a way to quote a newline inside a word: a newline
+    /// in a path would end ExecStart= and start a line of the path's choosing. No quoting makes C0, DEL or C1
+    /// controls safe there, so they are refused rather than escaped.
+    public static func requireNoControlCharacters(_ value: String, field: String) throws {
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw PipelineError.controlCharacterInSchedule(field: field)
+        }
     }
 
     /// `adapt-nightly-<lineage>`

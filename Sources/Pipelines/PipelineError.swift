@@ -26,6 +26,8 @@ public enum PipelineError: Error, Equatable, CustomStringConvertible {
     case invalidTimeOfDay(String)
     case seedOutOfRange(UInt64)
     case unitUnwritable(path: String, reason: String)
+    /// A value bound for a unit file or cron line holds a control character; `field` names it (`state directory`).
+    case controlCharacterInSchedule(field: String)
     case systemctlFailed(arguments: [String], status: Int32, output: String)
 
     public var description: String {
@@ -47,6 +49,9 @@ public enum PipelineError: Error, Equatable, CustomStringConvertible {
             return "seed \(seed) is too large; seeds are stored as JSON numbers, use one below 2^53 (\(Pipeline.maximumSeed + 1))"
         case let .unitUnwritable(path, reason):
             return "cannot write \(path): \(reason); check that the directory is writable or set XDG_CONFIG_HOME"
+        case let .controlCharacterInSchedule(field):
+            return "the \(field) contains a control character (a newline, tab, escape…), which would end or alter a line "
+                + "of the systemd unit and the cron line; use a path without one"
         case let .systemctlFailed(arguments, status, output):
             let detail = output.isEmpty ? "" : ": \(output.trimmingCharacters(in: .whitespacesAndNewlines).prefix(300))"
             return "'systemctl \(arguments.joined(separator: " "))' exited with status \(status)\(detail); "

@@ -157,3 +157,48 @@ struct ScheduleSandbox {
     #expect(!FileManager.default.fileExists(atPath: sandbox.units.appendingPathComponent("adapt-nightly-mail.timer").path))
     #expect(sandbox.systemctlCalls.isEmpty)
 }
+
+/// A newline in --state would end ExecStart= and add a line of the path's choosing to the unit (and a second
+/// command to the crontab): every path bound for a unit or cron line is refused with a usage error naming it.
+@Test func controlCharactersInAScheduledPathAreAUsageErrorNamingTheOption() throws {
+    let sandbox = try ScheduleSandbox()
+    let pipeline = sandbox.directory.file("pipe\nExecStartPre=/bin/sh -c evil.json")
+    let cases: [(arguments: [String], option: String)] = [
+        (["--state", sandbox.directory.file("state\nExecStartPre=/bin/touch /tmp/owned").path], "--state"),
+        (["--state", sandbox.directory.file("state\rx").path], "--state"),
+        (["--state", sandbox.directory.file("state\u{1B}x").path], "--state"),
+        (["--state", sandbox.directory.file("state").path, "--pipeline", pipeline.path], "--pipeline"),
+    ]
+    for (arguments, option) in cases {
+        let global = Array(arguments.prefix(2))
+        let result = try Executables.run("adapt", global + ["schedule", "install", "--lineage", "mail", "--at", "02:00"] + arguments.dropFirst(2),
+                                         environment: sandbox.environment)
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains("\(option): the "), "\(result.stderr)")
+        #expect(result.stderr.contains("control character"))
+        #expect(!result.stderr.contains("ExecStartPre"), "the refusal does not echo the path")
+    }
+    #expect(!FileManager.default.fileExists(atPath: sandbox.units.path))
+    #expect(sandbox.systemctlCalls.isEmpty)
+}
+
+@Test func schedulesRefuseControlCharactersInEveryPathTheyWrite() throws {
+    let time = try TimeOfDay(parsing: "02:00")
+    for (executable, state, pipeline) in [("/opt/adapt\n", "/s", nil), ("/opt/adapt", "/s\u{7F}", nil), ("/opt/adapt", "/s", "/p\u{85}.json")] {
+        #expect(throws: PipelineError.self) {
+            try NightlySchedule(lineage: "mail", time: time, executable: executable, stateDirectory: state, pipeline: pipeline)
+        }
+    }
+}
+
+/// systemd.syntax(7): `%` starts a specifier and `$` a variable in ExecStart= even inside quotes, so both are
+/// doubled; a word with spaces is quoted; cron gets the shell's single quotes and `\%`.
+@Test func unitTextEscapesSpecifiersVariablesAndSpacesInEveryPath() throws {
+    let schedule = try NightlySchedule(lineage: "mail", time: TimeOfDay(parsing: "02:00"), executable: "/opt/a$HOME/adapt",
+                                       stateDirectory: "/srv/100% state/%h", pipeline: "/p/$USER's \"nightly\".json")
+    #expect(schedule.serviceUnit.contains(#"ExecStart=/opt/a$$HOME/adapt --state "/srv/100%% state/%%h" enqueue nightly --lineage mail --pipeline "/p/$$USER's \"nightly\".json""#),
+            "\(schedule.serviceUnit)")
+    #expect(schedule.serviceUnit.contains(#"ExecStart=/opt/a$$HOME/adapt --state "/srv/100%% state/%%h" work --exit-when-idle"#))
+    #expect(schedule.cronLine.hasPrefix(#"0 2 * * * '/opt/a$HOME/adapt' --state '/srv/100\% state/\%h' enqueue nightly --lineage mail --pipeline '/p/$USER'\''s "nightly".json' && "#),
+            "\(schedule.cronLine)")
+}

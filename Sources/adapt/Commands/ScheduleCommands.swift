@@ -26,6 +26,15 @@ enum ScheduleCommands {
         do { time = try TimeOfDay(parsing: try arguments.required("at")) } catch let error as PipelineError {
             throw UsageError("--at: \(error.description)")
         }
+        // Checked before anything reads the paths: each goes verbatim into the unit files and the cron line.
+        let statePath = try GlobalOptions.stateDirectory(invocation).root.path
+        for (option, value, field) in [("--state", statePath, "state directory"),
+                                       ("--pipeline", arguments.string("pipeline"), "pipeline path")] {
+            guard let value else { continue }
+            do { try NightlySchedule.requireNoControlCharacters(value, field: field) } catch let error as PipelineError {
+                throw UsageError("\(option): \(error.description)")
+            }
+        }
         var pipelinePath: String?
         if let path = arguments.string("pipeline") {
             // Validate now rather than at 02:00; record an absolute path because the timer has no working directory.
@@ -33,7 +42,7 @@ enum ScheduleCommands {
             pipelinePath = URL(fileURLWithPath: path).standardizedFileURL.path
         }
         let schedule = try NightlySchedule(lineage: lineage, time: time, executable: executablePath(),
-                                           stateDirectory: try GlobalOptions.stateDirectory(invocation).root.path,
+                                           stateDirectory: statePath,
                                            pipeline: pipelinePath)
         let directory = NightlySchedule.unitDirectory()
         let files = schedule.files(in: directory)
