@@ -92,13 +92,19 @@ public enum JSON {
 
     public static func digest<T: Encodable>(_ value: T) -> Digest { Digest.sha256(canonical(value)) }
 
-    /// Decodes `data`, naming `context` (a file, a column, a command-line value) in the error.
+    /// Decodes `data`, naming `context` (a file, a column, a command-line value) in the error. An object with a
+    /// repeated key is refused (`JSONDuplicateKeys`).
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data, context: String) throws -> T {
-        do { return try JSONDecoder().decode(type, from: data) } catch let error as DecodingError {
+        let value: T
+        do { value = try JSONDecoder().decode(type, from: data) } catch let error as DecodingError {
             throw CoreError.invalidJSON(context: context, reason: describe(error))
         } catch {
             throw CoreError.invalidJSON(context: context, reason: "\(error)")
         }
+        if let duplicate = JSONDuplicateKeys.first(in: data) {
+            throw CoreError.invalidJSON(context: context, reason: duplicate.description)
+        }
+        return value
     }
 
     public static func decode<T: Decodable>(_ type: T.Type, from text: String, context: String) throws -> T {

@@ -89,6 +89,9 @@ public struct Pipeline: Sendable, Equatable, Codable {
         do { document = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
             throw PipelineError.notJSON(source: source, reason: Self.syntaxError(in: data))
         }
+        if let duplicate = JSONDuplicateKeys.first(in: data) {
+            throw PipelineError.notJSON(source: source, reason: duplicate.description)
+        }
         return try Pipeline(json: document, source: source)
     }
 

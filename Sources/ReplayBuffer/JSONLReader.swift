@@ -67,6 +67,7 @@ public struct JSONLReader: Sendable {
         }
         guard String(validating: line, as: UTF8.self) != nil else { return bad("invalid UTF-8") }
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line)) else { return bad("invalid JSON") }
+        if let duplicate = JSONDuplicateKeys.first(in: line) { return bad(duplicate.message(includingLine: false)) }
         guard case let .object(fields) = value else { return bad("not a JSON object") }
 
         var source: String?

@@ -42,6 +42,9 @@ public struct TrainingExample: Sendable, Equatable {
             do { parsed = try JSONDecoder().decode(Line.self, from: Data(line)) } catch let error as DecodingError {
                 throw TrainingError.invalidDataset(file: name, line: lineNumber, reason: Self.reason(error))
             }
+            if let duplicate = JSONDuplicateKeys.first(in: line) {
+                throw TrainingError.invalidDataset(file: name, line: lineNumber, reason: duplicate.message(includingLine: false))
+            }
             let weight = parsed.weight ?? 1
             guard isValidWeight(weight) else {
                 throw TrainingError.invalidDataset(file: name, line: lineNumber,

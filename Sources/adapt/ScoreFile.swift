@@ -52,6 +52,9 @@ enum ScoreFile {
         guard let array = (try? JSONDecoder().decode(JSONValue.self, from: data))?.arrayValue else {
             throw ScoreFileError.notAnArray(path: name)
         }
+        if let duplicate = JSONDuplicateKeys.first(in: data) {
+            throw CoreError.invalidJSON(context: name, reason: duplicate.description)
+        }
         return try array.enumerated().map { index, element in
             guard let value = element.doubleValue else { throw ScoreFileError.notANumber(path: name, position: "element [\(index)]") }
             guard value.isFinite else { throw ScoreFileError.notFinite(path: name, position: "element [\(index)]") }

@@ -25,6 +25,12 @@ import Testing
         #expect(thrown { try TrainingExample.parseJSONLines(Data(garbage.utf8), name: "d.jsonl") }.map { "\($0)".contains("secret") } == false)
     }
 
+    @Test func aRepeatedKeyIsRefusedNamingTheLine() {
+        let text = "{\"prompt\": \"a\", \"completion\": \"b\"}\n{\"prompt\": \"a\", \"prompt\": \"c\", \"completion\": \"b\"}\n"
+        let error = thrown { try TrainingExample.parseJSONLines(Data(text.utf8), name: "d.jsonl") }
+        #expect(error.map { "\($0)" }?.contains(#"line 2: key "prompt" appears twice in one object (in $)"#) == true, "\(String(describing: error))")
+    }
+
     /// Weights valid as Double but not usable as an f32 loss factor: 1e300 becomes infinity, 1e-50 becomes 0,
     /// 3e38 overflows the summed loss.
     @Test(arguments: ["1e300", "1e-50", "3e38", "1e7", "9e-7", "-0.5"])
