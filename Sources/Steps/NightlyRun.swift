@@ -48,6 +48,7 @@ public enum NightlyRun {
         }
         let url = try environment.modelURL(model)
         try requireGGUF(url, name: model)
+        try requireLoadable(url, name: model)
         let digest = try Digest.sha256(fileAt: url)
         let name = url.deletingLastPathComponent().standardizedFileURL.path
             == environment.state.models.standardizedFileURL.path ? url.lastPathComponent : url.path
@@ -68,6 +69,18 @@ public enum NightlyRun {
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: ggufMagic.count), Array(head) == ggufMagic else {
             throw StepError.notAModel(name: name)
+        }
+    }
+
+    /// Throws `StepError.unusableModel` unless the whole file is a model the train step can load: header,
+    /// metadata, tensor table, every tensor's data range, architecture and tokenizer (`LlamaModel.validateStructure`,
+    /// which maps the file and dequantizes nothing). A truncated download passes the magic check and would
+    /// otherwise fail every training attempt until the run is given up.
+    static func requireLoadable(_ url: URL, name: String) throws {
+        do {
+            try LlamaModel.validateStructure(of: GGUFFile(url: url))
+        } catch let error as ModelError {
+            throw StepError.unusableModel(name: name, reason: error.description)
         }
     }
 

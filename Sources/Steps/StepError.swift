@@ -10,6 +10,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     case modelNotFound(name: String)
     /// The base model file does not start with GGUF's magic bytes.
     case notAModel(name: String)
+    /// The base model is a GGUF file that cannot be loaded (truncated, a corrupt tensor table, an unsupported
+    /// architecture): `reason` is the model reader's sentence.
+    case unusableModel(name: String, reason: String)
     /// The base model file changed since the run was enqueued.
     case modelChanged(name: String, expected: Digest, actual: Digest)
     /// No worker body exists for this job kind.
@@ -36,7 +39,7 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
              .nothingToTrain, .invalidInput:
             return false
-        case .modelNotFound, .notAModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
+        case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
             return true
         }
     }
@@ -51,6 +54,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "base model \(name) is neither a file nor a model in the state's models/ directory; run scripts/fetch-model or pass --model"
         case let .notAModel(name):
             return "base model \(name) is not a GGUF file (it does not start with the bytes \"GGUF\"); pass a .gguf model file or run scripts/fetch-model"
+        case let .unusableModel(name, reason):
+            return "base model \(name) cannot be loaded: \(reason)"
         case let .modelChanged(name, expected, actual):
             return "base model \(name) has digest \(actual.short), but the run was enqueued with \(expected.short); restore that file or enqueue a new run"
         case let .unknownKind(kind):

@@ -19,6 +19,60 @@ import TestSupport
         #expect(try fixture.queue().runs().isEmpty)
     }
 
+    /// The tiny model's bytes, with `edit` applied, written as models/<name>.
+    func variant(of fixture: PipelineFixture, _ name: String, _ edit: (inout Data) throws -> Void) throws {
+        var data = try Data(contentsOf: fixture.directory.state.models.appendingPathComponent("tiny.gguf"))
+        try edit(&data)
+        try data.write(to: fixture.directory.state.models.appendingPathComponent(name))
+    }
+
+    /// Where `text`'s bytes first occur in `data`, past `from`.
+    func offset(of text: String, in data: Data, from: Int = 0) throws -> Int {
+        try #require(data[from...].firstRange(of: Data(text.utf8))?.lowerBound, "\(text) not found")
+    }
+
+    /// A truncated download and a corrupt file start with "GGUF" like a good one: the whole structure is
+    /// checked at enqueue (header, metadata, tensor table, every tensor's data inside the file, the
+    /// architecture), so the run is refused now instead of failing every training attempt later.
+    @Test func enqueueRefusesATruncatedOrCorruptModelNamingTheProblem() async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        try variant(of: fixture, "cut-data.gguf") { $0 = $0.prefix($0.count - 64) }
+        try variant(of: fixture, "cut-header.gguf") { $0 = $0.prefix(40) }
+        // The tensor table: name, n_dims (u32), n_dims × u64 dimensions, type (u32), offset (u64).
+        try variant(of: fixture, "bad-type.gguf") { data in
+            let name = try self.offset(of: "token_embd.weight", in: data)
+            let type = name + "token_embd.weight".utf8.count + 4 + 2 * 8
+            data.replaceSubrange(type..<(type + 4), with: [99, 0, 0, 0])
+        }
+        try variant(of: fixture, "bad-offset.gguf") { data in
+            let name = try self.offset(of: "output_norm.weight", in: data)
+            let offset = name + "output_norm.weight".utf8.count + 4 + 8 + 4
+            data.replaceSubrange(offset..<(offset + 8), with: [0, 0, 0, 0, 0, 0, 0, 0x10])
+        }
+        try variant(of: fixture, "other-arch.gguf") { data in
+            let key = try self.offset(of: "general.architecture", in: data)
+            let value = key + "general.architecture".utf8.count + 4 + 8
+            data.replaceSubrange(value..<(value + 5), with: Array("mamba".utf8))
+        }
+        let cases = [
+            ("cut-data.gguf", "extends past the end of the file"),
+            ("cut-header.gguf", "more than the file can hold"),
+            ("bad-type.gguf", "tensor token_embd.weight has GGML type 99"),
+            ("bad-offset.gguf", "tensor output_norm.weight extends past the end of the file"),
+            ("other-arch.gguf", "architecture"),
+        ]
+        for (model, problem) in cases {
+            let result = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", model, "--json"])
+            #expect(result.status == 1, "\(model): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains("base model \(model) cannot be loaded: "), "\(model): \(result.stderr)")
+            #expect(result.stderr.contains(problem), "\(model): \(result.stderr)")
+        }
+        #expect(try fixture.queue().runs().isEmpty)
+        // The intact model is accepted, so the refusals above are the edits' doing.
+        try fixture.expectSuccess(await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "tiny.gguf"]))
+    }
+
     @Test func enqueueWithAnEmptyModelNameIsAUsageError() async throws {
         let fixture = try await PipelineFixture.make(importData: false)
         let result = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", "", "--json"])

@@ -1,0 +1,32 @@
+import Foundation
+
+extension LlamaModel {
+    /// Checks that `file` can be loaded as a model without dequantizing a weight: the header, metadata and
+    /// tensor table parse and every tensor's data lies inside the file (`GGUFFile`), the architecture and its
+    /// hyperparameters are supported, every tensor the model reads is present with its shape and a type this
+    /// reader dequantizes, and the tokenizer can be built. Cheap enough for `enqueue nightly` (the file is
+    /// mapped, not read), so a truncated or corrupt model is refused there instead of failing every training
+    /// attempt hours later. Throws the `ModelError` that loading would.
+    public static func validateStructure(of file: GGUFFile) throws {
+        let h = try Hyperparameters(file: file)
+        let (C, F, V) = (h.width, h.ffnWidth, h.vocabularySize)
+        var expected: [(String, [Int])] = [("token_embd.weight", [C, V]), ("output_norm.weight", [C])]
+        if file.tensor(named: "output.weight") != nil { expected.append(("output.weight", [C, V])) }
+        for i in 0..<h.blockCount {
+            expected += [
+                ("blk.\(i).attn_norm.weight", [C]), ("blk.\(i).attn_q.weight", [C, h.queryWidth]),
+                ("blk.\(i).attn_k.weight", [C, h.keyValueWidth]), ("blk.\(i).attn_v.weight", [C, h.keyValueWidth]),
+                ("blk.\(i).attn_output.weight", [h.queryWidth, C]), ("blk.\(i).ffn_norm.weight", [C]),
+                ("blk.\(i).ffn_gate.weight", [C, F]), ("blk.\(i).ffn_up.weight", [C, F]), ("blk.\(i).ffn_down.weight", [F, C]),
+            ]
+        }
+        for (name, dimensions) in expected {
+            guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }
+            guard info.dimensions == dimensions else {
+                throw ModelError.tensorShapeMismatch(name: name, expected: dimensions, actual: info.dimensions)
+            }
+            guard info.offset >= 0, info.offset + info.byteCount <= file.fileSize else { throw ModelError.tensorOutOfBounds(name: name) }
+        }
+        _ = try Tokenizer(gguf: file)
+    }
+}
