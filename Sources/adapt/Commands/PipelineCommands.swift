@@ -32,12 +32,13 @@ enum PipelineCommands {
                                                   digest: pipeline?.digest.hex, problems: problems)))
         } else if let pipeline {
             let graph = pipeline.steps.map(\.name).joined(separator: ", ")
-            Console.print("\(source): valid pipeline '\(pipeline.name)' (\(pipeline.steps.count) steps: \(graph)), "
-                          + "digest \(pipeline.digest.short)")
+            // The name, step names and file name come from the user's file: escaped like any stored text.
+            Console.print(TerminalText.escaped("\(source): valid pipeline '\(pipeline.name)' (\(pipeline.steps.count) steps: \(graph)), "
+                                               + "digest \(pipeline.digest.short)"))
         } else {
             let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
-            Console.error("\(source) is not a valid pipeline (\(count)):")
-            for problem in problems { Console.error("  - \(problem.message)") }
+            Console.error(TerminalText.escaped("\(source) is not a valid pipeline (\(count)):"))
+            for problem in problems { Console.error(TerminalText.escaped("  - \(problem.message)")) }
         }
         if pipeline == nil { throw ExitCode.failure }
     }
