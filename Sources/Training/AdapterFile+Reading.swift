@@ -147,6 +147,9 @@ extension AdapterFile {
         let json = data.withUnsafeBytes { raw in
             Data(UnsafeRawBufferPointer(rebasing: raw[fixedHeaderSize..<(fixedHeaderSize + headerLength)]))
         }
+        // `registry add` takes adapter files from anywhere: a header with a repeated key is refused like any
+        // other JSON from a user's file (JSONDuplicateKeys).
+        guard JSONDuplicateKeys.first(in: json) == nil else { return nil }
         return try? JSONDecoder().decode(Header.self, from: json)
     }
 
