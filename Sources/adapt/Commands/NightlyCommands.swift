@@ -167,7 +167,7 @@ enum NightlyCommands {
         }
         defer { if temporary { try? FileManager.default.removeItem(at: scratchURL) } }
         let report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
-                                   log: { Console.error("replay: \($0)") }).replay(runID)
+                                   log: { Console.error("replay: " + TerminalText.escaped($0)) }).replay(runID)
         if a.flag("json") {
             Console.print(JSON.pretty(report))
         } else if let d = report.firstDifference {
