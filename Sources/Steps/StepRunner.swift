@@ -50,6 +50,7 @@ public enum StepRunner {
             }
             switch outcome {
             case let .completed(output):
+                PausePoint.reach("\(claim.kind).before-finalize")
                 let jobOutput = StepRecord.jobOutput(output, input: claim.input, ancestors: ancestors)
                 let digests = jobOutput["digests"] ?? .null
                 let finalize = output.finalize
