@@ -62,6 +62,7 @@ import TestSupport
         #expect(stale.stderr.contains("1 lost their lease"), "\(stale.stderr)")
         let after = try await Self.everything(fixture, run: run)
         #expect(after.show == settled.show, "adapt show changed")
+        #expect(after.jobs.count == 5 && after.jobs == settled.jobs, "adapt show of a job changed")
         #expect(after.stats == settled.stats, "adapt data stats changed")
         #expect(after.registry == settled.registry, "adapt registry list changed")
         #expect(after.referencedBlobs == settled.referencedBlobs, "the referenced blobs changed")
@@ -119,6 +120,8 @@ import TestSupport
 
     struct Everything {
         var show: JSONValue
+        /// `adapt show job-N --json` of each of the run's jobs (input, output, events).
+        var jobs: [JSONValue]
         var stats: [JSONValue]
         var registry: [JSONValue]
         var effects: SideEffects
@@ -139,8 +142,11 @@ import TestSupport
         }
         let tables = try Self.tables(fixture)
         let blobs = try storedBlobs(fixture)
+        let show = try await json(["show", run])
+        var jobs: [JSONValue] = []
+        for id in (show["jobs"]?.arrayValue ?? []).compactMap({ $0["id"]?.stringValue }) { jobs.append(try await json(["show", id])) }
         return Everything(
-            show: try await json(["show", run]), stats: try await json(["data", "stats"]).arrayValue ?? [],
+            show: show, jobs: jobs, stats: try await json(["data", "stats"]).arrayValue ?? [],
             registry: try await json(["registry", "list"]).arrayValue ?? [],
             effects: SideEffects(tables, blobs: blobs), tables: tables, referencedBlobs: referenced(in: tables).intersection(blobs))
     }
