@@ -40,6 +40,15 @@ public struct ScoreCache: Sendable {
         self.clock = clock
     }
 
+    /// The same cache on `db`, already migrated: a connection in the middle of a transaction (a job's
+    /// completion), whose writes then commit or roll back with it.
+    public func on(_ db: Database) -> ScoreCache { ScoreCache(migrated: db, clock: clock) }
+
+    private init(migrated database: Database, clock: any Clock) {
+        self.database = database
+        self.clock = clock
+    }
+
     /// The cached scores among `examples`; examples not in the result must be scored.
     public func lookup(model: Digest, weights: Weights, examples: [Digest]) throws -> [Digest: Entry] {
         var found: [Digest: Entry] = [:]

@@ -22,6 +22,7 @@ struct JobCheckpointPointer: CheckpointPointer {
     }
 
     func write(_ entries: [CheckpointPointerEntry]) throws {
+        PausePoint.reach("train.before-checkpoint-pointer")
         try append(Self.prefix + JSON.canonicalString(entries))
     }
 }

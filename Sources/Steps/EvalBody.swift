@@ -5,6 +5,7 @@ import Model
 import Pipelines
 import Registry
 import ReplayBuffer
+import Storage
 
 /// The eval step: score the lineage's held-out snapshot under the incumbent (the active adapter, or the base
 /// model when there is none) and under tonight's candidate, and run the promotion gate.
@@ -17,7 +18,8 @@ import ReplayBuffer
 /// The output holds the whole gate report (`gate`), its `outcome`, both sides' per-example scores in
 /// example-id order and their means, and which incumbent was compared (`incumbent`: `{version, adapter_blob}`
 /// or null for the base model) so the promote step can check it is still the active one. Scores are cached
-/// (Registry's `ScoreCache`): a promoted candidate's scores serve as the next night's incumbent scores.
+/// (Registry's `ScoreCache`): a promoted candidate's scores serve as the next night's incumbent scores. New
+/// scores are cached by `finalize`, in the job's fenced completion transaction.
 public enum EvalBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
         let environment = context.environment
@@ -47,11 +49,17 @@ public enum EvalBody {
         }
         let cache = try ScoreCache(database: environment.database, clock: environment.clock)
         let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)")
-        let (candidateScores, _) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
-                                                    cache: cache, modelKey: modelKey)
-        let (incumbentScores, cached) = try scorer.score(sequences, adapter: incumbentWeights,
-                                                         weights: incumbent.map { .adapter($0.blob) } ?? .base,
-                                                         cache: cache, modelKey: modelKey)
+        let incumbentKey: ScoreCache.Weights = incumbent.map { .adapter($0.blob) } ?? .base
+        let (candidateScores, _, candidateFresh) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
+                                                                    cache: cache, modelKey: modelKey)
+        let (incumbentScores, cached, incumbentFresh) = try scorer.score(sequences, adapter: incumbentWeights, weights: incumbentKey,
+                                                                         cache: cache, modelKey: modelKey)
+        // Cache rows name adapter blobs: they are written only if this attempt completes.
+        let finalize: @Sendable (Database) throws -> Void = { db in
+            let cache = cache.on(db)
+            try cache.store(model: modelKey, weights: .adapter(candidateBlob), entries: candidateFresh)
+            try cache.store(model: modelKey, weights: incumbentKey, entries: incumbentFresh)
+        }
         let seconds = Double(environment.clock.nowMilliseconds() - start) / 1000
 
         let comparison = try HeldOutComparison(candidate: candidateScores, baseline: incumbentScores)
@@ -79,7 +87,8 @@ public enum EvalBody {
                 "base_model": .string(baseDigest.hex), "held_out_snapshot": .string(heldOutSnapshot.hex),
                 "candidate_adapter": .string(candidateBlob.hex), "incumbent_adapter": .string(incumbent?.blob.hex ?? "base"),
             ],
-            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]))
+            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)],
+            finalize: finalize))
     }
 
     /// The adapter to beat: in a live run the lineage's active version; in a replay the one recorded.

@@ -65,21 +65,22 @@ struct HeldOutScorer {
     /// `score`, reusing the cache: the incumbent was usually scored on the same examples the night before (as
     /// that night's candidate). Keys: `modelKey` (base model, BLAS threads: both change the low bits), the
     /// adapter's blob digest, and each sequence's tokens and weights (so formatting and truncation are covered).
-    /// Returns the scores and how many came from the cache.
+    /// Returns the scores, how many came from the cache, and the new entries, which the caller stores in its
+    /// job's completion transaction (a worker that lost its lease caches nothing).
     func score(_ sequences: [(id: String, sequence: TrainingSequence)], adapter: LoRAParameters?, weights: ScoreCache.Weights,
-               cache: ScoreCache, modelKey: Digest) throws -> (scores: [ExampleScore], cached: Int) {
+               cache: ScoreCache, modelKey: Digest) throws -> (scores: [ExampleScore], cached: Int, fresh: [ScoreCache.Entry]) {
         let keys = sequences.map { Self.key($0.sequence) }
         let hits = try cache.lookup(model: modelKey, weights: weights, examples: keys)
         let missing = sequences.indices.filter { hits[keys[$0]] == nil }
         let fresh = score(missing.map { sequences[$0] }, adapter: adapter)
-        try cache.store(model: modelKey, weights: weights, entries: zip(missing, fresh).map { index, score in
+        let entries = zip(missing, fresh).map { index, score in
             ScoreCache.Entry(example: keys[index], meanNLL: score.meanNLL, tokens: sequences[index].sequence.tokens.count)
-        })
+        }
         var byIndex = Dictionary(uniqueKeysWithValues: zip(missing, fresh))
         let scores = sequences.indices.map { index in
             byIndex.removeValue(forKey: index) ?? ExampleScore(exampleID: sequences[index].id, meanNLL: hits[keys[index]]!.meanNLL)
         }
-        return (scores, sequences.count - missing.count)
+        return (scores, sequences.count - missing.count, entries)
     }
 
     static func key(_ sequence: TrainingSequence) -> Digest {

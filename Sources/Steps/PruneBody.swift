@@ -1,6 +1,7 @@
 import AdaptCore
 import Pipelines
 import ReplayBuffer
+import Storage
 
 /// The prune step: snapshot the lineage's replay buffer, then delete what has outlived its TTL.
 ///
@@ -12,6 +13,11 @@ import ReplayBuffer
 /// `expires_at ≤ now + (L − P) days`, i.e. when it is older than P days. Only training examples expire: the
 /// held-out set is pinned to the lineage and only grows (DESIGN.md). The clock reading is part of the
 /// result, and replay reuses it, so the same buffer prunes the same examples.
+///
+/// Fencing: the body only measures what to delete (a rolled-back rehearsal, read together with the snapshot);
+/// the deletion runs in `finalize`, inside the job's fenced completion transaction, and must delete exactly
+/// what was measured. A worker that lost its lease deletes nothing; a buffer that changed in between makes
+/// the completion fail, and the step runs again on the new buffer.
 public enum PruneBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
         let environment = context.environment
@@ -20,19 +26,26 @@ public enum PruneBody {
         let store = try ReplayStore(database: environment.database, clock: environment.clock)
         let now = context.recorded?["now"].flatMap { $0.intValue.map(Int64.init) } ?? environment.clock.nowMilliseconds()
 
-        let dump = try store.dump(lineage: common.lineage)
+        let (dump, report, effectiveTTL) = try environment.database.transaction {
+            let dump = try store.dump(lineage: common.lineage)
+            let lineageTTL = dump.policy.ttlDays
+            let effectiveTTL = min(lineageTTL, parameters.ttlDays)
+            let shifted = now + Int64(lineageTTL - effectiveTTL) * 86_400_000
+            return (dump, try PruneStep.plan(store: store, lineage: common.lineage, now: shifted), effectiveTTL)
+        }
         let snapshot = try environment.blobs.put(dump.encoded)
-        let lineageTTL = dump.policy.ttlDays
-        let effectiveTTL = min(lineageTTL, parameters.ttlDays)
-        let shifted = now + Int64(lineageTTL - effectiveTTL) * 86_400_000
-        let report = try PruneStep.run(store: store, lineage: common.lineage, now: shifted)
-        environment.log("pruned \(report.deleted) expired example(s) of \(common.lineage) (TTL \(effectiveTTL) days)")
+        let finalize: @Sendable (Database) throws -> Void = { db in
+            guard try PruneStep.apply(lineage: report.lineage, now: report.now, in: db) == report else {
+                throw StepError.bufferChanged(step: context.name, lineage: report.lineage)
+            }
+            environment.log("pruned \(report.deleted) expired example(s) of \(report.lineage) (TTL \(effectiveTTL) days)")
+        }
         return .completed(StepOutput(
             result: [
                 "lineage": .string(common.lineage), "now": .int(Int(now)), "ttl_days": .int(effectiveTTL),
                 "deleted": .int(report.deleted), "remaining_train": .int(report.remainingTrain),
                 "remaining_held_out": .int(report.remainingHeldOut),
             ],
-            inputs: ["buffer_snapshot": .string(snapshot.hex)]))
+            inputs: ["buffer_snapshot": .string(snapshot.hex)], finalize: finalize))
     }
 }

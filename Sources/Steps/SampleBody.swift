@@ -1,6 +1,7 @@
 import AdaptCore
 import Pipelines
 import ReplayBuffer
+import Storage
 
 /// The sample step: tonight's training set and the lineage's held-out set as dataset snapshot blobs.
 ///
@@ -8,6 +9,11 @@ import ReplayBuffer
 /// when an example is stored); the pipeline's `sample_size`, `max_tokens_per_night` and
 /// `max_uses_per_example` can only tighten the lineage's budget for the night's sample (`SamplePolicy`). Same seed, night and buffer:
 /// the same snapshot digests (ReplayBuffer's `SampleStep`).
+///
+/// Fencing: the body draws the sample without recording it and writes the snapshot blobs; the privacy
+/// budget's uses and the held-out top-up are written by `finalize`, in the job's fenced completion
+/// transaction, which draws again and must get the same sample. A worker that lost its lease spends no
+/// budget; its snapshot blobs are referenced by nothing.
 public enum SampleBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
         let environment = context.environment
@@ -15,15 +21,20 @@ public enum SampleBody {
         let sample = try PlannedInput.parameters(SampleParameters.self, from: context.input)
         let budget = try PlannedInput.parameters(PrivacyBudget.self, from: context.input)
         let store = try ReplayStore(database: environment.database, clock: environment.clock)
-        let report = try SampleStep.run(
+        let (request, report) = try SampleStep.plan(
             store: store, blobs: environment.blobs, lineage: common.lineage, seed: common.seed,
             night: common.night.description,
             policy: SamplePolicy(maxExamples: sample.sampleSize, maxTokens: budget.maxTokensPerNight,
                                  maxUses: budget.maxUsesPerExample))
-        environment.log("sampled \(report.trainExamples) training and \(report.heldOutExamples) held-out example(s)")
+        let finalize: @Sendable (Database) throws -> Void = { db in
+            guard try SampleStep.apply(request, in: db) == report else {
+                throw StepError.bufferChanged(step: context.name, lineage: report.lineage)
+            }
+            environment.log("sampled \(report.trainExamples) training and \(report.heldOutExamples) held-out example(s)")
+        }
         guard case let .object(fields) = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "sample report") else {
             preconditionFailure("a sample report encodes as an object")
         }
-        return .completed(StepOutput(result: fields))
+        return .completed(StepOutput(result: fields, finalize: finalize))
     }
 }

@@ -88,7 +88,9 @@ public struct StepOutput: Sendable {
     public var timing: [String: JSONValue]
     /// Registry facts that depend on the registry's whole history (version numbers): shown, never compared.
     public var registry: [String: JSONValue]
-    /// Writes that must commit in the same transaction as the job's completion (promote's pointer flip).
+    /// Writes that must commit in the same transaction as the job's completion, so that they happen exactly
+    /// when it is recorded and never for an attempt that lost its lease: every write a step makes outside the
+    /// blob store and its job's own events. Replay applies it in its scratch state.
     public var finalize: (@Sendable (Database) throws -> Void)?
 
     public init(result: [String: JSONValue], inputs: [String: JSONValue] = [:], timing: [String: JSONValue] = [:],

@@ -31,6 +31,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// The step's input is one no checked pipeline could have produced (`StepInputCheck`); `problems` are its
     /// sentences. Nothing was read or changed.
     case invalidInput(step: String, kind: String, problems: [String])
+    /// The replay buffer changed between the step's work and its completion, so its writes (prune's deletions,
+    /// sample's recorded uses) would no longer match its output: nothing was recorded.
+    case bufferChanged(step: String, lineage: String)
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
@@ -39,7 +42,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
              .nothingToTrain, .invalidInput:
             return false
-        case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
+        case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel,
+             .bufferChanged:
             return true
         }
     }
@@ -75,6 +79,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case let .invalidInput(step, kind, problems):
             return "the input of \(kind) step \(step) is not valid, so nothing was changed: \(problems.joined(separator: "; ")); "
                 + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
+        case let .bufferChanged(step, lineage):
+            return "the replay buffer of \(lineage) changed while step \(step) ran, so nothing it did was recorded; the step will run again on the new buffer"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
         }

@@ -7,8 +7,9 @@ import Storage
 /// `JobResult` the worker records.
 ///
 /// On completion the job's output (`StepRecord.jobOutput`), the step's digests in the run's manifest and the
-/// body's own `finalize` writes (promote's registration and pointer flip) all go into the one completion
-/// transaction. A deferral appends an event saying why, then snoozes the job to a later run_at without using
+/// body's own `finalize` writes (prune's deletions, sample's budget uses, eval's score-cache rows, promote's
+/// registration and pointer flip) all go into the one completion transaction, fenced by the claim's token: a
+/// worker that lost its lease writes none of them. A deferral appends an event saying why, then snoozes the job to a later run_at without using
 /// up an attempt.
 public enum StepRunner {
     /// The body for `kind` (`prune`, `sample`, `train`, `eval`, `promote`), after its input passed the checks
@@ -50,6 +51,7 @@ public enum StepRunner {
             }
             switch outcome {
             case let .completed(output):
+                PausePoint.reach("\(claim.kind).before-finalize")
                 let jobOutput = StepRecord.jobOutput(output, input: claim.input, ancestors: ancestors)
                 let digests = jobOutput["digests"] ?? .null
                 let finalize = output.finalize

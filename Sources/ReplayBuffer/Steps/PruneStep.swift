@@ -8,15 +8,29 @@ public enum PruneStep {
     public static func run(store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
         try LineageName.validate(lineage)
         let db = store.database
-        return try ReplayStore.securely(db) {
-            try db.transaction {
-                let deleted = try ExampleTable.deleteExpired(db, lineage: lineage, now: now)
-                return PruneReport(lineage: lineage, deleted: deleted,
-                                   remainingTrain: try ExampleTable.count(db, lineage: lineage, split: .train),
-                                   remainingHeldOut: try ExampleTable.count(db, lineage: lineage, split: .heldOut),
-                                   now: now)
-            }
-        }
+        return try db.transaction { try apply(lineage: lineage, now: now, in: db) }
+    }
+
+    /// What `run` would delete, without deleting anything (the pipeline's prune step: the deletion itself
+    /// happens in its job's completion, `apply`).
+    public static func plan(store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
+        try LineageName.validate(lineage)
+        let db = store.database
+        return try db.rehearse { try delete(db, lineage: lineage, now: now) }
+    }
+
+    /// The deletion of `run`, inside the caller's transaction on `db` (a job's completion transaction).
+    public static func apply(lineage: String, now: Int64, in db: Database) throws -> PruneReport {
+        try LineageName.validate(lineage)
+        return try ReplayStore.securely(db) { try db.transaction { try delete(db, lineage: lineage, now: now) } }
+    }
+
+    private static func delete(_ db: Database, lineage: String, now: Int64) throws -> PruneReport {
+        let deleted = try ExampleTable.deleteExpired(db, lineage: lineage, now: now)
+        return PruneReport(lineage: lineage, deleted: deleted,
+                           remainingTrain: try ExampleTable.count(db, lineage: lineage, split: .train),
+                           remainingHeldOut: try ExampleTable.count(db, lineage: lineage, split: .heldOut),
+                           now: now)
     }
 }
 

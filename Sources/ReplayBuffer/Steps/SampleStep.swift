@@ -38,14 +38,57 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
 /// Taken in key order, an example joins the night's training set when it fits in the token budget (examples
 /// that do not fit are passed over and spend nothing) until `maxExamples`. Each taken example records one use
 /// for the night; sampling a night again (a retry, a replay) first clears that night's uses, so the budget is
-/// spent once per night. Uses are recorded when the sample is drawn, whether or not training later succeeds.
+/// spent once per night. Uses are recorded when the sample is drawn (in the pipeline: when the sample step
+/// completes, `plan` then `apply`), whether or not training later succeeds.
 public enum SampleStep {
     public static func run(store: ReplayStore, blobs: BlobStore, lineage: String, seed: UInt64, night: String,
                            policy: SamplePolicy = SamplePolicy()) throws -> SampleReport {
         try LineageName.validate(lineage)
         let db = store.database
-        let now = store.clock.nowMilliseconds()
+        let request = SampleRequest(lineage: lineage, seed: seed, night: night, policy: policy, now: store.clock.nowMilliseconds())
         return try db.transaction {
+            let drawn = try draw(db, request)
+            // Blobs are written before the uses commit, so committed uses always name snapshots that exist.
+            try drawn.put(in: blobs)
+            return drawn.report
+        }
+    }
+
+    /// The sample `run` would draw, with its snapshots written to `blobs`, but nothing recorded in the database
+    /// (the pipeline's sample step: the uses and the held-out top-up are written in its job's completion,
+    /// `apply`).
+    public static func plan(store: ReplayStore, blobs: BlobStore, lineage: String, seed: UInt64, night: String,
+                            policy: SamplePolicy = SamplePolicy()) throws -> (request: SampleRequest, report: SampleReport) {
+        try LineageName.validate(lineage)
+        let request = SampleRequest(lineage: lineage, seed: seed, night: night, policy: policy, now: store.clock.nowMilliseconds())
+        let drawn = try store.database.rehearse { try draw(store.database, request) }
+        try drawn.put(in: blobs)
+        return (request, drawn.report)
+    }
+
+    /// Draws `request` again inside the caller's transaction on `db` (a job's completion transaction) and
+    /// records it: the held-out top-up and the night's uses. Returns the report, which equals the planned one
+    /// unless the buffer changed in between.
+    public static func apply(_ request: SampleRequest, in db: Database) throws -> SampleReport {
+        try LineageName.validate(request.lineage)
+        return try db.transaction { try draw(db, request).report }
+    }
+
+    private struct Drawn {
+        let report: SampleReport
+        let train: Data
+        let heldOut: Data
+
+        func put(in blobs: BlobStore) throws {
+            _ = try blobs.put(train)
+            _ = try blobs.put(heldOut)
+        }
+    }
+
+    /// The whole sample, writes included, inside the caller's transaction.
+    private static func draw(_ db: Database, _ request: SampleRequest) throws -> Drawn {
+        let (lineage, seed, night, policy, now) = (request.lineage, request.seed, request.night, request.policy, request.now)
+        do {
             let budget = try LineageTable.policy(db, lineage: lineage)
             try HeldOutSplit.topUp(db, lineage: lineage, policy: budget)
             try UseTable.clear(db, lineage: lineage, night: night)
@@ -72,14 +115,14 @@ public enum SampleStep {
             var heldOut = try ExampleTable.heldOut(db, lineage: lineage)
             if let cap = policy.maxHeldOut, heldOut.count > cap { heldOut = Array(heldOut.prefix(cap)) }
 
-            // Blobs are written before the uses commit, so committed uses always name snapshots that exist.
-            let trainDigest = try blobs.put(DatasetSnapshot.encode(taken.map(DatasetSnapshot.line)))
-            let heldOutDigest = try blobs.put(DatasetSnapshot.encode(heldOut.map(DatasetSnapshot.line)))
-            return SampleReport(
-                lineage: lineage, night: night, seed: seed, trainSnapshot: trainDigest, heldOutSnapshot: heldOutDigest,
+            let train = DatasetSnapshot.encode(taken.map(DatasetSnapshot.line))
+            let held = DatasetSnapshot.encode(heldOut.map(DatasetSnapshot.line))
+            let report = SampleReport(
+                lineage: lineage, night: night, seed: seed, trainSnapshot: Digest.sha256(train), heldOutSnapshot: Digest.sha256(held),
                 trainExamples: taken.count, trainTokens: tokens, heldOutExamples: heldOut.count,
                 heldOutTokens: heldOut.reduce(0) { $0 + $1.tokenCount }, eligible: eligible.count, spent: spent,
                 passedOverForTokens: overBudget, tokenBudget: tokenLimit, tokenCountsEstimated: taken.contains { !$0.tokenCountExact })
+            return Drawn(report: report, train: train, heldOut: held)
         }
     }
 
@@ -99,6 +142,16 @@ public enum SampleStep {
     static func stream(night: String, id: String) -> UInt64 {
         UInt64(Digest.sha256("sample:" + night + "\u{0}" + id).hex.prefix(16), radix: 16) ?? 0
     }
+}
+
+/// What a sample draws from: the same request on the same buffer draws the same sample.
+public struct SampleRequest: Sendable, Equatable {
+    public let lineage: String
+    public let seed: UInt64
+    public let night: String
+    public let policy: SamplePolicy
+    /// When the uses are recorded (milliseconds since the epoch).
+    public let now: Int64
 }
 
 /// What a sample step produced; the job's output.
