@@ -160,7 +160,7 @@ public struct CommandLineTool: Sendable {
                     guard inline == "true" || inline == "false" else {
                         throw UsageError("--\(name) is a flag; it takes no value (or =true/=false), got '\(inline)'")
                     }
-                    if inline == "true" { isGlobal ? globals.flags.insert(name) : parsed.flags.insert(name) }
+                    if inline == "true" { _ = isGlobal ? globals.flags.insert(name) : parsed.flags.insert(name) }
                 } else {
                     _ = isGlobal ? globals.flags.insert(name) : parsed.flags.insert(name)
                 }

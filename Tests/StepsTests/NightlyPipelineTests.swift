@@ -93,7 +93,8 @@ import TestSupport
     @Test func eachStepsLeaseSecondsBecomesItsJobsLease() async throws {
         let fixture = try await PipelineFixture.make(importData: false)
         let run = try await fixture.enqueue()
-        let jobs = try fixture.queue().jobs(matching: .init(run: try #require(RunID.parse(run))))
+        let runID: RunID = try #require(RunID.parse(run))
+        let jobs = try fixture.queue().jobs(matching: .init(run: runID))
         let pipeline = try Pipeline.load(contentsOf: URL(fileURLWithPath: fixture.pipelinePath))
         #expect(jobs.count == pipeline.steps.count)
         for step in pipeline.steps {

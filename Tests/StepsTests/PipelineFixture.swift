@@ -81,7 +81,8 @@ final class PipelineFixture: Sendable {
     /// The outputs of the run's jobs by step name.
     func outputs(_ run: String) throws -> [String: JSONValue] {
         let queue = try queue()
-        let jobs = try queue.jobs(matching: .init(run: try #require(RunID.parse(run))))
+        let runID: RunID = try #require(RunID.parse(run))
+        let jobs = try queue.jobs(matching: .init(run: runID))
         var out: [String: JSONValue] = [:]
         for job in jobs { if let output = job.output { out[job.name] = output } }
         return out
