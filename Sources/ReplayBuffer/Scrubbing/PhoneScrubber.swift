@@ -132,7 +132,7 @@ public struct PhoneScrubber: SpanScrubber {
                 let bare = !hasPlus && slice.count == 1 && !slice[0].paren
                 var accepted = Self.isPhone(slice, plus: hasPlus, cue: false)
                 if bare {
-                    accepted = (accepted || BareNumber.isPhoneShaped(slice[0], in: bytes)) && !BareNumber.isISBN10(slice[0], in: bytes)
+                    accepted = accepted || BareNumber.isPhoneShaped(slice[0], in: bytes)
                 }
                 if !accepted, Self.cueCouldDecide(slice) {
                     if cued == nil { cued = ASCII.cue(Self.cues, before: start, in: bytes, window: 24) }
