@@ -20,19 +20,30 @@ public enum PruneBody {
         let store = try ReplayStore(database: environment.database, clock: environment.clock)
         let now = context.recorded?["now"].flatMap { $0.intValue.map(Int64.init) } ?? environment.clock.nowMilliseconds()
 
-        let dump = try store.dump(lineage: common.lineage)
-        let snapshot = try environment.blobs.put(dump.encoded)
+        // The snapshot's examples are recorded in the transaction that read them, so an erasure cannot fall
+        // between the read and the record and miss this blob.
+        let (dump, snapshot) = try environment.database.transaction {
+            let dump = try store.dump(lineage: common.lineage)
+            let snapshot = try environment.blobs.put(dump.encoded)
+            try store.recordBlob(snapshot, kind: .bufferSnapshot, lineage: common.lineage, exampleIDs: dump.examples.map(\.id))
+            return (dump, snapshot)
+        }
         let lineageTTL = dump.policy.ttlDays
         let effectiveTTL = min(lineageTTL, parameters.ttlDays)
         let shifted = now + Int64(lineageTTL - effectiveTTL) * 86_400_000
-        let report = try PruneStep.run(store: store, lineage: common.lineage, now: shifted)
-        environment.log("pruned \(report.deleted) expired example(s) of \(common.lineage) (TTL \(effectiveTTL) days)")
+        // Expiry reaches every copy: a snapshot holding an expired example is erased with it, this step's own
+        // included (its run then says "input expired" when replayed instead of keeping the text).
+        let report = try PruneStep.run(store: store, lineage: common.lineage, now: shifted, blobs: environment.blobs)
+        environment.log("pruned \(report.deleted) expired example(s) of \(common.lineage) (TTL \(effectiveTTL) days); "
+                        + "erased \(report.erasedBlobs) snapshot blob(s) that held them")
         return .completed(StepOutput(
             result: [
                 "lineage": .string(common.lineage), "now": .int(Int(now)), "ttl_days": .int(effectiveTTL),
                 "deleted": .int(report.deleted), "remaining_train": .int(report.remainingTrain),
                 "remaining_held_out": .int(report.remainingHeldOut),
             ],
-            inputs: ["buffer_snapshot": .string(snapshot.hex)]))
+            inputs: ["buffer_snapshot": .string(snapshot.hex)],
+            // Counts of what expiry removed besides the rows; they depend on earlier nights, so shown, not compared.
+            timing: ["erased_blobs": .int(report.erasedBlobs), "freed_bytes": .int(Int(report.freedBytes))]))
     }
 }

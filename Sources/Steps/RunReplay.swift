@@ -74,6 +74,12 @@ public struct RunReplay {
         guard !done.isEmpty else {
             throw StepError.replayNotPossible(run: runID.description, reason: "none of its steps has succeeded yet")
         }
+        // Erased or expired inputs are gone by design: say so rather than fail on a missing blob.
+        for job in done {
+            if let erased = try ErasedInput.of(job, in: queue.database).first {
+                throw StepError.inputErased(run: runID.description, step: erased.step, field: erased.field, sentence: erased.message)
+            }
+        }
         // The model is read from where the run found it; the scratch manifest names it by absolute path.
         var base = manifest["base_model"]?.objectValue ?? [:]
         base["name"] = .string(try original.modelURL(baseName).path)

@@ -28,13 +28,15 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// The step's input is one no checked pipeline could have produced (`StepInputCheck`); `problems` are its
     /// sentences. Nothing was read or changed.
     case invalidInput(step: String, kind: String, problems: [String])
+    /// A blob the run read was erased (`data forget`) or expired (TTL): the run cannot be replayed.
+    case inputErased(run: String, step: String, field: String, sentence: String)
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
     public var isRetryable: Bool {
         switch self {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
-             .nothingToTrain, .invalidInput:
+             .nothingToTrain, .invalidInput, .inputErased:
             return false
         case .modelNotFound, .notAModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel:
             return true
@@ -70,6 +72,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case let .invalidInput(step, kind, problems):
             return "the input of \(kind) step \(step) is not valid, so nothing was changed: \(problems.joined(separator: "; ")); "
                 + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
+        case let .inputErased(run, step, field, sentence):
+            return "\(run) cannot be replayed: the \(field) of step \(step) was erased (\(sentence)); "
+                + "its text is gone by design, so only runs enqueued since can be replayed"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
         }

@@ -1,6 +1,9 @@
 import CSQLite
 import Foundation
 import SQLiteWALBatching
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // SQLITE_TRANSIENT tells SQLite to copy bound text and blobs before the call returns.
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -35,6 +38,7 @@ public final class Database: @unchecked Sendable {
                 busyTimeoutMilliseconds: Int32 = 30_000, batchesWALWrites: Bool = true) throws {
         self.path = path
         self.durability = durability
+        try Self.makePrivate(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let batchingVFS = walBatchingVFS  // evaluated even when unused: it also turns memory statistics off
@@ -60,6 +64,30 @@ public final class Database: @unchecked Sendable {
         } catch {
             close()
             throw error
+        }
+    }
+
+    /// Creates the database file 0600 (or removes group and other bits from an existing one) before SQLite
+    /// opens it. SQLite's unix VFS creates the `-wal` and `-shm` files with the permissions of the database
+    /// file (os_unix.c, findCreateFileMode and unixOpenSharedMemory), so they are private too, whatever the
+    /// umask: no process-wide umask change, which would race with other threads creating files.
+    private static func makePrivate(_ path: String) throws {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd < 0 {
+            // A symlink, a read-only directory, or a missing one: SQLite's own open reports it in its words.
+            return
+        }
+        defer { Glibc.close(fd) }
+        var status = stat()
+        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
+            _ = fchmod(fd, status.st_mode & 0o7700)
+        }
+        for suffix in ["-wal", "-shm"] {
+            var companion = stat()
+            if lstat(path + suffix, &companion) == 0, companion.st_mode & S_IFMT == S_IFREG, companion.st_mode & 0o077 != 0 {
+                _ = chmod(path + suffix, companion.st_mode & 0o7700)
+            }
         }
     }
 
@@ -235,9 +263,14 @@ public final class Database: @unchecked Sendable {
     /// Read-only and damaged files get errors that say what to do; everything else carries SQLite's code.
     private func error(_ code: Int32, sql: String?) -> StorageError {
         let message = String(cString: sqlite3_errmsg(handle))
+        let systemError = sqlite3_system_errno(handle)
         switch code & 0xFF {
         case SQLITE_READONLY: return .readOnly(path: path, message: message)
         case SQLITE_CORRUPT: return .damaged(path: path, message: message)
+        case SQLITE_FULL: return .noSpace(path: path, message: message)
+        // A write refused by the file system: ENOSPC, a quota (EDQUOT) or the file-size limit (EFBIG).
+        case SQLITE_IOERR where [ENOSPC, EDQUOT, EFBIG].contains(systemError):
+            return .noSpace(path: path, message: String(cString: strerror(systemError)))
         default: return .sqlite(code: code, message: message, sql: sql)
         }
     }

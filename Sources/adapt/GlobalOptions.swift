@@ -26,10 +26,15 @@ enum GlobalOptions {
         do { return try Durability(parsing: text) } catch { throw UsageError("\(error)") }
     }
 
-    /// Opens the state database, creating the directory on first use.
+    /// Opens the state database, creating the directory on first use (0700; files 0600). A state directory
+    /// left readable by others (made by an older adapt, or copied) is made private, and that is said once.
     static func database(_ invocation: Invocation) throws -> Database {
         let state = try stateDirectory(invocation)
-        try state.create()
+        let tightened = try state.createPrivate()
+        if tightened.paths > 0 {
+            Console.error("adapt: made \(tightened.paths) path(s) under \(state.root.path) private (directories 0700, files 0600); "
+                          + "they were readable by other users")
+        }
         return try Database(path: state.database.path, durability: try durability(invocation))
     }
 }

@@ -75,6 +75,12 @@ public enum SampleStep {
             // Blobs are written before the uses commit, so committed uses always name snapshots that exist.
             let trainDigest = try blobs.put(DatasetSnapshot.encode(taken.map(DatasetSnapshot.line)))
             let heldOutDigest = try blobs.put(DatasetSnapshot.encode(heldOut.map(DatasetSnapshot.line)))
+            // Recorded with the uses, in the transaction that read the examples: an erasure either comes
+            // before (and nothing erased is in the snapshots) or after (and finds both blobs here).
+            try BlobContentsTable.record(db, blob: trainDigest, kind: .trainSnapshot, lineage: lineage,
+                                         exampleIDs: taken.map(\.id), now: now)
+            try BlobContentsTable.record(db, blob: heldOutDigest, kind: .heldOutSnapshot, lineage: lineage,
+                                         exampleIDs: heldOut.map(\.id), now: now)
             return SampleReport(
                 lineage: lineage, night: night, seed: seed, trainSnapshot: trainDigest, heldOutSnapshot: heldOutDigest,
                 trainExamples: taken.count, trainTokens: tokens, heldOutExamples: heldOut.count,

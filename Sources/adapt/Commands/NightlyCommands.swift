@@ -138,7 +138,8 @@ enum NightlyCommands {
             model's path and digest) into a scratch state directory, re-runs each step that succeeded with the
             same bodies the workers use, and compares each step's input digests and results with the record.
             --json prints {run_id, equal, first_difference, steps}; first_difference is null or {step, field,
-            expected, actual}. With --check a difference exits with status 1.
+            expected, actual}. With --check a difference exits with status 1. A run whose input was erased
+            ('data forget') or expired cannot be replayed: exit 2, and --json says so ("replayable": false).
             """,
         options: [
             .flag("check", help: "exit 1 when any compared value differs"),
@@ -163,8 +164,25 @@ enum NightlyCommands {
             scratchURL = FileManager.default.temporaryDirectory.appendingPathComponent("adapt-replay-\(UUID().uuidString)")
         }
         defer { if temporary { try? FileManager.default.removeItem(at: scratchURL) } }
-        let report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
+        let report: RunReplay.Report
+        do {
+            report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
                                    log: { Console.error("replay: \($0)") }).replay(runID)
+        } catch let error as StepError {
+            // An erased input cannot be replayed, like a missing model: exit 2, and --json says why.
+            guard case .inputErased = error else { throw error }
+            if a.flag("json") {
+                let erased = try queue.jobs(matching: JobQueue.JobFilter(run: runID, limit: 10_000)).sorted { $0.id < $1.id }
+                    .flatMap { try ErasedInput.of($0, in: queue.database) }
+                Console.print(JSON.pretty(JSONValue.object([
+                    "run_id": .string(runID.description), "equal": .bool(false), "first_difference": .null,
+                    "replayable": .bool(false), "error": .string(error.description),
+                    "erased_inputs": try JSON.decode(JSONValue.self, from: JSON.canonical(erased), context: "erased inputs"),
+                ])))
+            }
+            Console.error("adapt: \(error.description)")
+            throw ExitCode(2)
+        }
         if a.flag("json") {
             Console.print(JSON.pretty(report))
         } else if let d = report.firstDifference {

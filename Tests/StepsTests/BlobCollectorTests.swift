@@ -1,0 +1,111 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Testing
+import TestSupport
+
+/// `adapt gc` (issue 16): blobs have owners; what nothing owns is deleted, and nothing a run, a version or a
+/// checkpoint still needs ever is.
+@Suite(.serialized) struct BlobCollectorTests {
+    static let pipeline = PipelineFixture.pipeline(steps: 8, checkpointInterval: 2)
+
+    func gc(_ fixture: PipelineFixture, _ extra: [String] = []) async throws -> JSONValue {
+        let result = try await fixture.adapt(["gc", "--json"] + extra)
+        try fixture.expectSuccess(result)
+        return try JSON.decode(JSONValue.self, from: result.stdout, context: "gc")
+    }
+
+    @Test func gcDeletesWhatNothingOwnsAndKeepsWhatRunsAndVersionsNeed() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: Self.pipeline)
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let blobs = fixture.directory.state.blobs
+        // A blob nothing names, written an hour ago (a step that crashed before recording it).
+        let orphan = try blobs.put(Data("written by a step that never completed".utf8))
+        var old = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, blobs.url(for: orphan).path, &old, 0) == 0)
+        // One just written is kept: a running step may be about to record it.
+        let young = try blobs.put(Data("just stored by a running step".utf8))
+        let stored = blobs.all().count
+
+        let dry = try await gc(fixture, ["--dry-run"])
+        #expect(dry["deleted_blobs"]?.intValue == 1 && blobs.all().count == stored, "\(dry)")
+        let report = try await gc(fixture)
+        #expect(report["deleted_blobs"]?.intValue == 1 && report["kept_blobs"]?.intValue == stored - 1, "\(report)")
+        #expect(report["kept_recent"]?.intValue == 1)
+        #expect(!blobs.contains(orphan) && blobs.contains(young))
+        // Everything the run read and wrote is still there: its replay is equal.
+        let replay = try await fixture.adapt(["replay", run, "--check"])
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+
+        // Once the run is pruned from history only the registered adapter is owned.
+        let pruned = try await fixture.adapt(["prune-history", "--older-than", "0", "--json"])
+        try fixture.expectSuccess(pruned)
+        let pruneReport = try JSON.decode(JSONValue.self, from: pruned.stdout, context: "prune-history")
+        #expect(pruneReport["gc"]?["kept_recent"]?.intValue ?? 0 > 0, "prune-history ran no gc: \(pruned.stdout)")
+        let all = try await gc(fixture, ["--min-age", "0"])
+        #expect(all["kept_blobs"]?.intValue == 1, "\(all)")
+        try fixture.expectSuccess(await fixture.adapt(["registry", "verify"]))
+    }
+
+    @Test func aRunWithGCRunningBesideItAndWorkersKilledEndsWithTheSameAdapter() async throws {
+        let pipeline = PipelineFixture.pipeline(steps: 40, checkpointInterval: 4, maxAttempts: 30)
+        let calm = try await PipelineFixture.make(pipeline: pipeline)
+        let calmRun = try await calm.enqueue()
+        try calm.expectSuccess(await calm.adapt(["work", "--exit-when-idle"]))
+        let expected = try #require(try calm.outputs(calmRun)["train"]?["adapter_digest"])
+
+        let fixture = try await PipelineFixture.make(pipeline: pipeline)
+        let run = try await fixture.enqueue()
+        let supervisor = try Executables.start("adapt", ["--state", fixture.statePath, "work", "--exit-when-idle", "--lease-ms", "1000"],
+                                               outputIn: fixture.directory.url)
+        let queue = try fixture.queue()
+        let deadline = Date().addingTimeInterval(240)
+        var collections = 0, deleted = 0, kills = 0
+        while supervisor.isRunning, Date() < deadline {
+            // A grace of 3 s: far longer than a step takes to record a blob it stored, far shorter than a run.
+            let report = try await gc(fixture, ["--min-age", "3"])
+            collections += 1
+            deleted += report["deleted_blobs"]?.intValue ?? 0
+            // Kill the train worker after each of its first two checkpoints: it resumes from the pointer gc must keep.
+            if kills < 2, let train = try queue.jobs(matching: .init(run: RunID.parse(run), kind: "train")).first, train.state == .running,
+               try queue.events(job: train.id).filter({ $0.message?.hasPrefix("checkpoints: ") == true }).count > kills * 3,
+               let pid = train.leaseOwner?.split(separator: "/").last.flatMap({ Int32($0) }) {
+                kill(pid, SIGKILL)
+                kills += 1
+            }
+            try await Task.sleep(for: .seconds(0.2))
+        }
+        #expect(try await blocking { supervisor.wait() } == 0, "\(supervisor.stderr)")
+        #expect(collections >= 3)
+        let outputs = try fixture.outputs(run)
+        #expect(outputs["train"]?["adapter_digest"] == expected, "gc beside the run changed its adapter")
+        #expect(try queue.run(try #require(RunID.parse(run))).counts[.succeeded] == 5)
+        let replay = try await fixture.adapt(["replay", run, "--check"])
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+    }
+
+    @Test func theStateStaysBoundedOverThirtyNights() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(steps: 2, checkpointInterval: 1))
+        var sizes: [Int] = []
+        let first = Int64(1_793_491_200_000)  // 2026-11-01
+        for night in 0..<30 {
+            let date = String(Timestamp.iso8601(first + Int64(night) * 86_400_000).prefix(10))
+            try fixture.expectSuccess(await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", fixture.pipelinePath,
+                                                           "--model", "tiny.gguf", "--night", date]))
+            _ = try await fixture.adapt(["work", "--exit-when-idle"])
+            try fixture.expectSuccess(await fixture.adapt(["prune-history", "--older-than", "0"]))
+            _ = try await gc(fixture, ["--min-age", "0"])
+            sizes.append(PrivacyScan.size(of: fixture.directory.state.root))
+        }
+        let versions = try JSON.decode(JSONValue.self, from: try await fixture.adapt(["registry", "list", "--json"]).stdout,
+                                       context: "registry list").arrayValue ?? []
+        let adapterBytes = versions.compactMap { $0["size"]?.intValue }.max() ?? 0
+        // What may grow: one registered adapter per night (adapter files are never rewritten) and the
+        // database's own pages; snapshots, checkpoints and pruned runs' blobs must not accumulate.
+        let growth = sizes[29] - sizes[4]
+        let allowed = 25 * (adapterBytes + 8192)
+        print("state size over 30 nights (bytes): \(sizes); adapter \(adapterBytes) bytes, \(versions.count) versions")
+        #expect(growth <= allowed, "grew \(growth) bytes from night 5 to 30 (allowed \(allowed)): \(sizes)")
+    }
+}
