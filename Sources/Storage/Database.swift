@@ -260,17 +260,46 @@ public final class Database: @unchecked Sendable {
         return statement
     }
 
+    /// Why a failed write is a lack of space, or nil. SQLite turns ENOSPC into SQLITE_FULL, but a quota
+    /// (EDQUOT) or the file-size limit (EFBIG, RLIMIT_FSIZE) arrive as SQLITE_IOERR_WRITE, and by the time the
+    /// error reaches us the rollback has overwritten errno (sqlite3_system_errno reads 0). So the space itself
+    /// is checked: the file system's free blocks, and the file-size limit against the database and its WAL.
+    private func noSpaceReason(_ code: Int32) -> String? {
+        // SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE, _SHMSIZE (sqlite3.h builds them as macros Swift does not import).
+        let writeFailures: Set<Int32> = [3, 4, 6, 19].map { SQLITE_IOERR | ($0 << 8) }.reduce(into: []) { $0.insert($1) }
+        guard writeFailures.contains(code) else { return nil }
+        let systemError = sqlite3_system_errno(handle)
+        if [ENOSPC, EDQUOT, EFBIG].contains(systemError) { return String(cString: strerror(systemError)) }
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {  // RLIM_INFINITY
+            let largest = ["", "-wal", "-shm"].compactMap { suffix -> UInt64? in
+                var status = stat()
+                return stat(path + suffix, &status) == 0 ? UInt64(status.st_size) : nil
+            }.max() ?? 0
+            // A write past the limit is refused whole, so the file stops short of it by up to one WAL frame.
+            if largest + 2 * 65_536 >= UInt64(limit.rlim_cur) {
+                return "the process's file-size limit of \(limit.rlim_cur) bytes is reached"
+            }
+        }
+        var fileSystem = statvfs()
+        let directory = (path as NSString).deletingLastPathComponent
+        if statvfs(directory.isEmpty ? "." : directory, &fileSystem) == 0,
+           UInt64(fileSystem.f_bavail) * UInt64(fileSystem.f_frsize) < 1 << 20 {
+            return "the file system is full"
+        }
+        return nil
+    }
+
     /// Read-only and damaged files get errors that say what to do; everything else carries SQLite's code.
     private func error(_ code: Int32, sql: String?) -> StorageError {
         let message = String(cString: sqlite3_errmsg(handle))
-        let systemError = sqlite3_system_errno(handle)
         switch code & 0xFF {
         case SQLITE_READONLY: return .readOnly(path: path, message: message)
         case SQLITE_CORRUPT: return .damaged(path: path, message: message)
         case SQLITE_FULL: return .noSpace(path: path, message: message)
-        // A write refused by the file system: ENOSPC, a quota (EDQUOT) or the file-size limit (EFBIG).
-        case SQLITE_IOERR where [ENOSPC, EDQUOT, EFBIG].contains(systemError):
-            return .noSpace(path: path, message: String(cString: strerror(systemError)))
+        case SQLITE_IOERR:
+            if let reason = noSpaceReason(code) { return .noSpace(path: path, message: reason) }
+            return .sqlite(code: code, message: message, sql: sql)
         default: return .sqlite(code: code, message: message, sql: sql)
         }
     }

@@ -7,14 +7,14 @@ import TestSupport
 /// and a looser one is tightened when opened, said once.
 @Suite(.serialized) struct PrivateStateTests {
     @Test func everyPathUnderTheStateIsPrivateUnderUmask022AfterImportPruneAndSample() async throws {
-        let directory = TemporaryDirectory("adapt-private")
+        let directory = TemporaryDirectory("adapt-modes")
         let state = directory.url.appendingPathComponent("state")
         let pipeline = directory.file("pipeline.json")
         try Data(PipelineFixture.pipeline(steps: 4, checkpointInterval: 2).utf8).write(to: pipeline)
         func adapt(_ arguments: [String]) async throws {
             let result = try await adaptUnderShell("umask 022", ["--state", state.path] + arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
-            #expect(!result.stderr.contains("private"), "a fresh state needed tightening: \(result.stderr)")
+            #expect(!result.stderr.contains("readable by other users"), "a fresh state needed tightening: \(result.stderr)")
         }
         try await adapt(["model", "tiny", "--out", state.appendingPathComponent("models/tiny.gguf").path])
         for file in ["train.jsonl", "held_out.jsonl"] {
@@ -44,11 +44,11 @@ import TestSupport
 
         let first = try await fixture.adapt(["data", "list"])
         try fixture.expectSuccess(first)
-        #expect(first.stderr.split(separator: "\n").filter { $0.contains("private") }.count == 1, "\(first.stderr)")
+        #expect(first.stderr.split(separator: "\n").filter { $0.contains("readable by other users") }.count == 1, "\(first.stderr)")
         for entry in PrivacyScan.modes(under: root) {
             #expect(entry.mode == (entry.isDirectory ? 0o700 : 0o600), "\(entry.path) is \(String(entry.mode, radix: 8))")
         }
         let second = try await fixture.adapt(["data", "list"])
-        #expect(!second.stderr.contains("private"), "said again: \(second.stderr)")
+        #expect(!second.stderr.contains("readable by other users"), "said again: \(second.stderr)")
     }
 }
