@@ -49,6 +49,9 @@ public final class Database: @unchecked Sendable {
             throw StorageError.cannotOpen(path: path, message: message)
         }
         handle = db
+        // SQLite has just created the file if it was missing (with the umask's mode): make it private before
+        // the WAL and shared-memory files are made, which copy its mode.
+        try Self.makePrivate(path)
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         do {
@@ -67,26 +70,19 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Creates the database file 0600 (or removes group and other bits from an existing one) before SQLite
-    /// opens it. SQLite's unix VFS creates the `-wal` and `-shm` files with the permissions of the database
-    /// file (os_unix.c, findCreateFileMode and unixOpenSharedMemory), so they are private too, whatever the
-    /// umask: no process-wide umask change, which would race with other threads creating files.
+    /// Removes group and other bits from the database file and its `-wal` and `-shm` companions. Called before
+    /// SQLite opens the file and right after (when SQLite created it, by the umask), before WAL mode makes the
+    /// companions: SQLite's unix VFS creates `-wal` and `-shm` with the database file's permissions (os_unix.c,
+    /// findCreateFileMode and unixOpenSharedMemory), so they are private too, whatever the umask, and no
+    /// process-wide umask change (which would race with other threads creating files) is needed. A newly
+    /// created file is empty until then. Nothing is created here, so a read-only open creates nothing.
     private static func makePrivate(_ path: String) throws {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
-        let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd < 0 {
-            // A symlink, a read-only directory, or a missing one: SQLite's own open reports it in its words.
-            return
-        }
-        defer { Glibc.close(fd) }
-        var status = stat()
-        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
-            _ = fchmod(fd, status.st_mode & 0o7700)
-        }
-        for suffix in ["-wal", "-shm"] {
-            var companion = stat()
-            if lstat(path + suffix, &companion) == 0, companion.st_mode & S_IFMT == S_IFREG, companion.st_mode & 0o077 != 0 {
-                _ = chmod(path + suffix, companion.st_mode & 0o7700)
+        for suffix in ["", "-wal", "-shm"] {
+            var status = stat()
+            // lstat: a symlinked database is the link target's owner's business.
+            if lstat(path + suffix, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
+                _ = chmod(path + suffix, status.st_mode & 0o7700)
             }
         }
     }

@@ -53,6 +53,10 @@ import TestSupport
         // The scan finds the text before erasure: in the buffer snapshot, the training snapshot, the database.
         let before = PrivacyScan.hits(needles, under: fixture.directory.state.root)
         #expect(before.contains { $0.contains("/blobs/") }, "the scan found no copy in a blob before erasure: \(before)")
+        // The scan reads inside compressed files too: the train step's checkpoints are zstd frames.
+        #expect(PrivacyScan.files(under: fixture.directory.state.root).contains {
+            !PrivacyScan.zstdFrames(in: FileManager.default.contents(atPath: $0) ?? Data()).isEmpty
+        }, "no zstd frame was found to look inside")
 
         let forget = try await fixture.adapt(["data", "forget", "--json", "--retire-adapters"] + ids.flatMap { ["--id", $0] })
         try fixture.expectSuccess(forget)
