@@ -23,7 +23,7 @@ public struct BlobStore: Sendable {
     /// only if it still hashes to its name: a damaged or truncated blob (a bad disk, a half-restored backup)
     /// is rewritten from `data`, so storing the bytes again repairs it instead of pointing at the damage.
     ///
-    /// Storing bytes that are already there refreshes the file's modification time: the collector (`adapt gc`)
+    /// Storing bytes that are already there refreshes the file's access time: the collector (`adapt gc`)
     /// keeps every blob younger than its grace period, so a blob a step has just stored (again) survives until
     /// the step has recorded it. Puts hold the store's lock shared and the collector holds it exclusive while
     /// it decides and deletes, so no put can land between its check of a file and its removal.
@@ -33,7 +33,10 @@ public struct BlobStore: Sendable {
         let location = url(for: digest)
         try withLock(exclusive: false) {
             if contains(digest), (try? Digest.sha256(fileAt: location)) == digest {
-                utimensat(AT_FDCWD, location.path, nil, 0)
+                // The access time only: the file's modification time still says when its bytes were written.
+                // UTIME_NOW and UTIME_OMIT (sys/stat.h macros Swift does not import): now, unchanged.
+                var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]
+                utimensat(AT_FDCWD, location.path, &times, 0)
                 return
             }
             try AtomicFile.write(data, to: location)
@@ -55,12 +58,13 @@ public struct BlobStore: Sendable {
         return try body()
     }
 
-    /// Size in bytes and modification time (milliseconds since the epoch) of a stored blob, nil when absent.
-    public func attributes(_ digest: Digest) -> (size: Int64, modifiedMilliseconds: Int64)? {
+    /// Size in bytes and when the blob was last stored (milliseconds since the epoch: the later of its
+    /// modification time and the access time `put` sets when the bytes were already there), nil when absent.
+    public func attributes(_ digest: Digest) -> (size: Int64, storedMilliseconds: Int64)? {
         var status = stat()
         guard stat(url(for: digest).path, &status) == 0 else { return nil }
-        let modified = Int64(status.st_mtim.tv_sec) * 1000 + Int64(status.st_mtim.tv_nsec) / 1_000_000
-        return (Int64(status.st_size), modified)
+        func milliseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000 }
+        return (Int64(status.st_size), max(milliseconds(status.st_mtim), milliseconds(status.st_atim)))
     }
 
     /// Reads a blob and checks that its bytes still hash to its name.

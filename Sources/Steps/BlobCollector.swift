@@ -17,7 +17,7 @@ import Storage
 /// step's adapter with its completion, a checkpoint just before its pointer event), so an unowned blob may
 /// be one a running step is about to record. Such a blob is younger than the step's lease: the record
 /// lands within the claim that stored it, or the claim is lost and the next attempt stores the same bytes
-/// again, which refreshes the file's time (`BlobStore.put`). So blobs younger than the longest lease in
+/// again, which refreshes the file's access time (`BlobStore.put`). So blobs younger than the longest lease in
 /// use (at least two minutes) are kept, and the collector holds the store's lock while it checks and
 /// deletes, so no put lands between its look at a file and its removal.
 /// Lock order everywhere: the database's write lock before the blob store's lock.
@@ -122,7 +122,7 @@ public struct BlobCollector {
                     let isErased = erased.contains(digest)
                     if !isErased {
                         if owned.contains(digest) { report.keptBlobs += 1; continue }
-                        if now - attributes.modifiedMilliseconds < grace { report.keptBlobs += 1; report.keptRecent += 1; continue }
+                        if now - attributes.storedMilliseconds < grace { report.keptBlobs += 1; report.keptRecent += 1; continue }
                     }
                     if !dryRun { try blobs.remove(digest) }
                     report.deletedBlobs += 1

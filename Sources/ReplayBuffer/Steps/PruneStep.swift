@@ -53,9 +53,10 @@ public struct PruneReport: Sendable, Equatable, Codable {
         self.freedBytes = freedBytes
     }
 
+    /// The erasure counts are not encoded: they depend on earlier nights' snapshots, not on this prune's
+    /// inputs (the prune step reports them beside its compared result).
     enum CodingKeys: String, CodingKey {
         case lineage, deleted, now
         case remainingTrain = "remaining_train", remainingHeldOut = "remaining_held_out"
-        case erasedBlobs = "erased_blobs", freedBytes = "freed_bytes"
     }
 }
