@@ -195,16 +195,12 @@ enum JobCommands {
         guard days >= 0 else { throw UsageError("--older-than must not be negative, got \(days)") }
         let queue = try queue(invocation)
         let outcome = try queue.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
-        // The pruned runs owned blobs (snapshots, adapters, checkpoints): collect what nothing owns now.
+        // The pruned runs owned blobs (snapshots, adapters, checkpoints): collect what nothing owns now. Its
+        // report goes to stderr, so the command's own output keeps its shape.
         let collected = try BlobCollector(database: queue.database, blobs: try GlobalOptions.stateDirectory(invocation).blobs).collect()
-        if invocation.arguments.flag("json") {
-            guard case var .object(fields) = try JSON.decode(JSONValue.self, from: JSON.canonical(outcome), context: "outcome") else { return }
-            fields["gc"] = try JSON.decode(JSONValue.self, from: JSON.canonical(collected), context: "gc report")
-            Console.print(JSON.pretty(JSONValue.object(fields)))
-            return
-        }
-        Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s); "
-                      + GCCommand.describe(collected))
+        Console.error("gc: " + GCCommand.describe(collected))
+        if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
+        Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s)")
     }
 
     // MARK: Identifiers
