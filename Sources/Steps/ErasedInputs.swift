@@ -47,3 +47,19 @@ public struct ErasedInput: Sendable, Equatable, Encodable {
         return found
     }
 }
+
+extension StepContext {
+    /// A dataset snapshot an earlier step wrote; one that was erased or expired meanwhile (a run that was
+    /// still going when its user asked) ends the step with `StepError.inputErased`, which is not retried,
+    /// instead of a missing-blob error retried until the attempts run out.
+    func snapshot(_ digest: Digest, field: String) throws -> [SnapshotExample] {
+        do {
+            return try DatasetSnapshot.load(digest, from: environment.blobs)
+        } catch CoreError.blobMissing(let missing) {
+            guard let erasure = try ReplayStore.erasures(of: [missing], in: environment.database)[missing] else {
+                throw CoreError.blobMissing(missing)
+            }
+            throw StepError.inputErased(run: "this run", step: name, field: field, sentence: erasure.reason.sentence(at: erasure.at))
+        }
+    }
+}

@@ -28,7 +28,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// The step's input is one no checked pipeline could have produced (`StepInputCheck`); `problems` are its
     /// sentences. Nothing was read or changed.
     case invalidInput(step: String, kind: String, problems: [String])
-    /// A blob the run read was erased (`data forget`) or expired (TTL): the run cannot be replayed.
+    /// A blob the run read was erased (`data forget`) or expired (TTL): the step cannot run, the run cannot be
+    /// replayed.
     case inputErased(run: String, step: String, field: String, sentence: String)
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
@@ -73,8 +74,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "the input of \(kind) step \(step) is not valid, so nothing was changed: \(problems.joined(separator: "; ")); "
                 + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
         case let .inputErased(run, step, field, sentence):
-            return "\(run) cannot be replayed: the \(field) of step \(step) was erased (\(sentence)); "
-                + "its text is gone by design, so only runs enqueued since can be replayed"
+            return "\(run) cannot be run or replayed: the \(field) of step \(step) is gone (\(sentence)); "
+                + "its text was removed by design, so only runs enqueued since can be replayed"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
         }

@@ -95,6 +95,36 @@ import TestSupport
         #expect(try await examples(fixture).count == kept.count)
     }
 
+    @Test func aRunStillGoingWhenItsSnapshotIsErasedStopsWithThatReasonNotAMissingBlob() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: Self.pipeline)
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle", "--workers", "prune,sample"]))
+        let ids = try await sampledExamples(fixture, run: run, count: 1).compactMap { $0["id"]?.stringValue }
+        try fixture.expectSuccess(await fixture.adapt(["data", "forget", "--id", ids[0]]))
+
+        _ = try await fixture.adapt(["work", "--exit-when-idle", "--workers", "train"])
+        let train = try #require(try fixture.queue().jobs(matching: .init(run: RunID.parse(run), kind: "train")).first)
+        #expect(train.state == .discarded && train.attempt == 1, "\(train.state), attempt \(train.attempt)")
+        #expect(train.error?.contains("input erased on") == true && train.error?.contains("at the user's request") == true,
+                "\(train.error ?? "no error")")
+    }
+
+    @Test func aCandidateTrainedOnTextErasedBeforeItsPromoteIsNeverRegistered() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: Self.pipeline)
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle", "--workers", "prune,sample,train,eval"]))
+        let ids = try await sampledExamples(fixture, run: run, count: 1).compactMap { $0["id"]?.stringValue }
+        let forget = try await fixture.adapt(["data", "forget", "--id", ids[0], "--json"])
+        try fixture.expectSuccess(forget)
+        #expect(try JSON.decode(JSONValue.self, from: forget.stdout, context: "forget")["adapter_versions"] == .array([]))
+
+        _ = try await fixture.adapt(["work", "--exit-when-idle", "--workers", "promote"])
+        let promote = try #require(try fixture.queue().jobs(matching: .init(run: RunID.parse(run), kind: "promote")).first)
+        #expect(promote.state == .discarded && promote.error?.contains("at the user's request") == true, "\(promote.error ?? "")")
+        let list = try await fixture.adapt(["registry", "list", "--json"])
+        #expect(try JSON.decode(JSONValue.self, from: list.stdout, context: "registry list") == .array([]))
+    }
+
     @Test func ttlExpiryRemovesEveryCopyOfTheExpiredTextAndTheRunSaysItExpired() async throws {
         let fixture = try await PipelineFixture.make(pipeline: Self.pipeline)
         let run = try await fixture.enqueue()
