@@ -10,9 +10,6 @@ public struct ErasureReport: Sendable, Equatable {
     public var blobs: [Digest] = []
     /// Bytes those files held.
     public var freedBytes: Int64 = 0
-    /// The ids of the deleted examples, for the caller's own bookkeeping in the same transaction (finding the
-    /// adapter versions trained on them); never printed.
-    public var exampleIDs: [String] = []
     /// Whether the write-ahead log was checkpointed and truncated afterwards (false when a reader held it).
     public var walTruncated: Bool = false
 
@@ -28,8 +25,8 @@ extension ReplayStore {
                                      now: clock.nowMilliseconds())
     }
 
-    /// The ids `request` names, in one lineage or all.
-    func ids(for request: ForgetRequest) throws -> [String] {
+    /// The stored ids `request` names (for `.source`, in one lineage or all).
+    public func exampleIDs(for request: ForgetRequest) throws -> [String] {
         switch request {
         case let .id(id): return try ExampleTable.exists(database, id: id) ? [id] : []
         case let .ids(ids): return try Set(ids).sorted().filter { try ExampleTable.exists(database, id: $0) }
@@ -44,7 +41,7 @@ extension ReplayStore {
     /// uses and blob records go with them). The files are deleted by `sweepErasedBlobs` once this commits.
     public func eraseRows(_ request: ForgetRequest, because reason: ErasureReason = .forget) throws -> ErasureReport {
         try database.transaction {
-            let ids = try ids(for: request)
+            let ids = try exampleIDs(for: request)
             return try eraseRows(ids: ids, because: reason)
         }
     }
@@ -52,7 +49,6 @@ extension ReplayStore {
     /// `eraseRows` for ids already resolved; the caller holds the transaction (and secure_delete).
     public func eraseRows(ids: [String], because reason: ErasureReason) throws -> ErasureReport {
         var report = ErasureReport()
-        report.exampleIDs = ids
         report.blobs = try BlobContentsTable.markErased(database, exampleIDs: ids, because: reason, now: clock.nowMilliseconds())
         for id in ids { report.examples += try ExampleTable.delete(database, id: id) }
         return report
@@ -77,11 +73,6 @@ extension ReplayStore {
     public func truncateWAL() -> Bool {
         guard let row = try? database.queryOne("PRAGMA wal_checkpoint(TRUNCATE)") else { return false }
         return row.int("busy") == 0
-    }
-
-    /// The erasure of `blob`, nil when it was not erased (or never held user text).
-    public func erasure(of blob: Digest) throws -> BlobErasure? {
-        try BlobContentsTable.erasure(database, blob: blob)
     }
 
     /// Every recorded blob that holds one of `exampleIDs` (erased or not).
@@ -113,7 +104,4 @@ extension ReplayStore {
             .integerValue == 1 else { return [] }
         return try BlobContentsTable.erased(database)
     }
-
-    /// The ids `request` names that are stored (in one lineage or all, for `.source`).
-    public func exampleIDs(for request: ForgetRequest) throws -> [String] { try ids(for: request) }
 }

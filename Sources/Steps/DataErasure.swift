@@ -36,8 +36,6 @@ public enum DataErasure {
         }
         report.erasure.freedBytes = try store.sweepErasedBlobs(blobs)
         if report.erasure.examples > 0 || report.retirement != nil { report.erasure.walTruncated = store.truncateWAL() }
-        // The ids were needed inside the transaction only.
-        report.erasure.exampleIDs = []
         return report
     }
 }
