@@ -38,7 +38,7 @@ public final class Database: @unchecked Sendable {
                 busyTimeoutMilliseconds: Int32 = 30_000, batchesWALWrites: Bool = true) throws {
         self.path = path
         self.durability = durability
-        try Self.makePrivate(path)
+        Self.makePrivate(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let batchingVFS = walBatchingVFS  // evaluated even when unused: it also turns memory statistics off
@@ -51,7 +51,7 @@ public final class Database: @unchecked Sendable {
         handle = db
         // SQLite has just created the file if it was missing (with the umask's mode): make it private before
         // the WAL and shared-memory files are made, which copy its mode.
-        try Self.makePrivate(path)
+        Self.makePrivate(path)
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         do {
@@ -76,7 +76,7 @@ public final class Database: @unchecked Sendable {
     /// findCreateFileMode and unixOpenSharedMemory), so they are private too, whatever the umask, and no
     /// process-wide umask change (which would race with other threads creating files) is needed. A newly
     /// created file is empty until then. Nothing is created here, so a read-only open creates nothing.
-    private static func makePrivate(_ path: String) throws {
+    private static func makePrivate(_ path: String) {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
         for suffix in ["", "-wal", "-shm"] {
             var status = stat()

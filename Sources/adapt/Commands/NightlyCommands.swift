@@ -180,7 +180,7 @@ enum NightlyCommands {
                     "erased_inputs": try JSON.decode(JSONValue.self, from: JSON.canonical(erased), context: "erased inputs"),
                 ])))
             }
-            Console.error("adapt: \(error.description)")
+            Console.error("adapt: error: \(error.description)")
             throw ExitCode(2)
         }
         if a.flag("json") {
