@@ -33,13 +33,15 @@ public enum PrivateFiles {
     public struct Tightening: Sendable, Equatable {
         /// Paths whose group or other permission bits were removed.
         public var paths: Int = 0
+        /// Loose paths that could not be changed (a read-only file system, another user's file).
+        public var unchanged: Int = 0
     }
 
     /// Removes every group and other permission bit under `root` (and of `root` itself): directories become
     /// 0700 at most, files 0600 at most. Symlinks are not followed (a link to a shared model file stays
     /// pointing there, and what it points to is not ours to change). Nothing already private is touched.
     @discardableResult
-    public static func tighten(_ root: URL) throws -> Tightening {
+    public static func tighten(_ root: URL) -> Tightening {
         var result = Tightening()
         var pending = [root.standardizedFileURL.path]
         while let path = pending.popLast() {
@@ -49,10 +51,8 @@ public enum PrivateFiles {
             guard kind == S_IFDIR || kind == S_IFREG else { continue }
             let loose = status.st_mode & 0o077
             if loose != 0 {
-                guard chmod(path, status.st_mode & 0o7700) == 0 else {
-                    throw CoreError.fileUnwritable(path: path, reason: "cannot make it private: \(AtomicFile.errnoText())")
-                }
-                result.paths += 1
+                // A read-only state (a mounted backup) can still be read: what cannot be changed is counted.
+                if chmod(path, status.st_mode & 0o7700) == 0 { result.paths += 1 } else { result.unchanged += 1 }
             }
             if kind == S_IFDIR, let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
                 pending += names.map { path + "/" + $0 }

@@ -30,6 +30,6 @@ public struct StateDirectory: Sendable {
     @discardableResult
     public func createPrivate() throws -> PrivateFiles.Tightening {
         try create()
-        return try PrivateFiles.tighten(root)
+        return PrivateFiles.tighten(root)
     }
 }

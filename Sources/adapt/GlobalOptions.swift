@@ -35,6 +35,10 @@ enum GlobalOptions {
             Console.error("adapt: made \(tightened.paths) path(s) under \(state.root.path) private (directories 0700, files 0600); "
                           + "they were readable by other users")
         }
+        if tightened.unchanged > 0 {
+            Console.error("adapt: warning: \(tightened.unchanged) path(s) under \(state.root.path) are readable by other users "
+                          + "and could not be changed (a read-only file system, or files of another user); chmod them 0600, directories 0700")
+        }
         return try Database(path: state.database.path, durability: try durability(invocation))
     }
 }
