@@ -53,6 +53,7 @@ public struct BlobCollector {
 
     /// The grace period: the longest lease any unfinished job records or holds, at least two minutes.
     public func defaultGraceMilliseconds() throws -> Int64 {
+        guard try tableExists("jobs") else { return Self.minimumGraceMilliseconds }
         let recorded = try database.scalar("""
             SELECT max(coalesce(lease_ms, 0), coalesce(lease_expires_at - coalesce(heartbeat_at, updated_at), 0))
             FROM jobs WHERE state IN ('pending', 'ready', 'running', 'failed')
@@ -68,6 +69,8 @@ public struct BlobCollector {
             guard let text, let value = try? JSON.decode(JSONValue.self, from: text, context: "a stored document") else { return }
             Self.digests(in: value, into: &found)
         }
+        // A state that never had a job (only `data import`) has no job tables; nothing there owns a blob then.
+        guard try tableExists("jobs") else { return found.union(try registryDigests()) }
         for row in try database.query("SELECT input, output FROM jobs") {
             collect(row.string("input"))
             collect(row.string("output"))
@@ -81,12 +84,13 @@ public struct BlobCollector {
         for row in pointers {
             collect(row.string("message").map { String($0.dropFirst(JobCheckpointPointer.prefix.count)) })
         }
-        if try tableExists("registry_versions") {
-            for row in try database.query("SELECT adapter_digest FROM registry_versions") {
-                if let digest = row.string("adapter_digest").flatMap(Digest.init(hex:)) { found.insert(digest) }
-            }
-        }
-        return found
+        return found.union(try registryDigests())
+    }
+
+    private func registryDigests() throws -> Set<Digest> {
+        guard try tableExists("registry_versions") else { return [] }
+        return Set(try database.query("SELECT adapter_digest FROM registry_versions")
+            .compactMap { $0.string("adapter_digest").flatMap(Digest.init(hex:)) })
     }
 
     static func digests(in value: JSONValue, into found: inout Set<Digest>) {

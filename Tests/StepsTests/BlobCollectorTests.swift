@@ -48,6 +48,17 @@ import TestSupport
         try fixture.expectSuccess(await fixture.adapt(["registry", "verify"]))
     }
 
+    @Test func gcOnAStateWithoutJobsDeletesOnlyOldUnownedBlobs() async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        let blobs = fixture.directory.state.blobs
+        let orphan = try blobs.put(Data("nothing names this".utf8))
+        var old = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, blobs.url(for: orphan).path, &old, 0) == 0)
+        let report = try await gc(fixture)
+        #expect(report["deleted_blobs"]?.intValue == 1 && report["kept_blobs"]?.intValue == 0, "\(report)")
+        #expect(report["freed_bytes"]?.intValue == 18)
+    }
+
     @Test func aRunWithGCRunningBesideItAndWorkersKilledEndsWithTheSameAdapter() async throws {
         let pipeline = PipelineFixture.pipeline(steps: 200, checkpointInterval: 5, maxAttempts: 30)
         let calm = try await PipelineFixture.make(pipeline: pipeline)
