@@ -17,12 +17,19 @@ public struct ErasureReport: Sendable, Equatable {
 }
 
 extension ReplayStore {
-    /// Records that `blob`, just stored, holds `exampleIDs` of `lineage`: call it in the transaction that
-    /// read those examples, so no erasure can fall between the read and the record.
-    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String]) throws {
+    /// Records that `blob`, just stored, holds `exampleIDs` of `lineage`. Call it in the transaction that read
+    /// those examples, so no erasure can fall between the read and the record. Recorded later (e.g. in a step's
+    /// completion transaction), it checks that every example is still stored; if one was erased meanwhile the
+    /// blob is deleted from `blobs` and `ReplayError.erasedWhileSnapshotting` thrown, so no copy escapes.
+    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: BlobStore? = nil) throws {
         try LineageName.validate(lineage)
-        try BlobContentsTable.record(database, blob: blob, kind: kind, lineage: lineage, exampleIDs: exampleIDs,
-                                     now: clock.nowMilliseconds())
+        do {
+            try BlobContentsTable.record(database, blob: blob, kind: kind, lineage: lineage, exampleIDs: exampleIDs,
+                                         now: clock.nowMilliseconds())
+        } catch ReplayError.erasedWhileSnapshotting(let short) {
+            try blobs?.remove(blob)
+            throw ReplayError.erasedWhileSnapshotting(blob: short)
+        }
     }
 
     /// The stored ids `request` names (for `.source`, in one lineage or all).

@@ -25,7 +25,8 @@ public enum PruneBody {
         let (dump, snapshot) = try environment.database.transaction {
             let dump = try store.dump(lineage: common.lineage)
             let snapshot = try environment.blobs.put(dump.encoded)
-            try store.recordBlob(snapshot, kind: .bufferSnapshot, lineage: common.lineage, exampleIDs: dump.examples.map(\.id))
+            try store.recordBlob(snapshot, kind: .bufferSnapshot, lineage: common.lineage, exampleIDs: dump.examples.map(\.id),
+                                 blobs: environment.blobs)
             return (dump, snapshot)
         }
         let lineageTTL = dump.policy.ttlDays

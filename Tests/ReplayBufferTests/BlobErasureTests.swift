@@ -39,3 +39,17 @@ import Testing
     #expect(try fixture.store.sweepErasedBlobs(fixture.blobs) > 0)
     #expect(!fixture.blobs.contains(report.trainSnapshot))
 }
+
+@Test func aSnapshotRecordedAfterOneOfItsExamplesWasErasedIsDeletedNotKept() throws {
+    let fixture = try BufferFixture()
+    try fixture.importLines(4)
+    let dump = try fixture.store.dump(lineage: "mail")
+    let blob = try fixture.blobs.put(dump.encoded)
+    // The erasure falls between the read and a record written in a later transaction.
+    #expect(try fixture.store.forget(.id(dump.examples[0].id)) == 1)
+    #expect(throws: ReplayError.erasedWhileSnapshotting(blob: blob.short)) {
+        try fixture.store.recordBlob(blob, kind: .bufferSnapshot, lineage: "mail", exampleIDs: dump.examples.map(\.id),
+                                     blobs: fixture.blobs)
+    }
+    #expect(!fixture.blobs.contains(blob))
+}

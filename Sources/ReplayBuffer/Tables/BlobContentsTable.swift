@@ -31,7 +31,15 @@ enum BlobContentsTable {
 
     /// Records that `blob` holds `exampleIDs`. A blob recorded before (the same bytes stored again) keeps its
     /// first record; its examples are the same, since the digest names the bytes.
+    ///
+    /// Throws `ReplayError.erasedWhileSnapshotting` when one of the examples is no longer stored: it was erased
+    /// after the snapshot was read (possible only when the record is written in a later transaction than the
+    /// read), so the snapshot holds text whose erasure could not find it. The caller deletes the blob and
+    /// snapshots again.
     static func record(_ db: Database, blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], now: Int64) throws {
+        for id in exampleIDs where try !ExampleTable.exists(db, id: id) {
+            throw ReplayError.erasedWhileSnapshotting(blob: blob.short)
+        }
         try db.run("INSERT INTO replay_blobs (blob, kind, lineage, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT (blob) DO NOTHING",
                    blob.hex, kind.rawValue, lineage, now)
         for id in exampleIDs {
