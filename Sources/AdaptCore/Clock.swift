@@ -11,6 +11,25 @@ public struct SystemClock: Clock {
     public func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 }
 
+/// The system clock shifted by a fixed amount: what a step sees when `ADAPT_CLOCK_OFFSET_MS` is set, so a
+/// test can run the prune step a month later (TTL expiry) with real processes and a real job engine, whose
+/// leases keep using the unshifted clock.
+public struct OffsetClock: Clock {
+    public let offsetMilliseconds: Int64
+
+    public init(offsetMilliseconds: Int64) { self.offsetMilliseconds = offsetMilliseconds }
+    public func nowMilliseconds() -> Int64 { SystemClock().nowMilliseconds() &+ offsetMilliseconds }
+
+    /// The environment variable holding the offset, in milliseconds (may be negative).
+    public static let variable = "ADAPT_CLOCK_OFFSET_MS"
+
+    /// The step clock of a process: shifted when `ADAPT_CLOCK_OFFSET_MS` holds an integer, else the system clock.
+    public static func stepClock(environment: [String: String] = ProcessInfo.processInfo.environment) -> any Clock {
+        guard let text = environment[variable], let offset = Int64(text), offset != 0 else { return SystemClock() }
+        return OffsetClock(offsetMilliseconds: offset)
+    }
+}
+
 /// A clock that moves only when told to.
 public final class ManualClock: Clock {
     private let now: Mutex<Int64>

@@ -16,11 +16,20 @@ public struct StateDirectory: Sendable {
     public var blobs: BlobStore { BlobStore(root: root.appendingPathComponent("blobs")) }
     public var models: URL { root.appendingPathComponent("models") }
 
+    /// Creates the directory (0700, with any missing parent 0700) when it is not there.
     public func create() throws {
         do {
-            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(root)
         } catch {
             throw CoreError.fileUnwritable(path: root.path, reason: "cannot create the state directory")
         }
+    }
+
+    /// Creates the directory if needed and makes everything in it private (directories 0700, files 0600);
+    /// returns how many paths were looser than that, so the caller can say so once.
+    @discardableResult
+    public func createPrivate() throws -> PrivateFiles.Tightening {
+        try create()
+        return PrivateFiles.tighten(root)
     }
 }

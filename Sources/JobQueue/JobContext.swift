@@ -5,8 +5,11 @@ import Synchronization
 /// How a job body ended; the worker turns it into the matching fenced write.
 public enum JobResult: Sendable {
     /// Success. `alsoInTransaction` runs inside the completion transaction (e.g. the promote step's
-    /// registry pointer flip), so both commit together or neither does.
-    case completed(JSONValue, alsoInTransaction: (@Sendable (Database) throws -> Void)? = nil)
+    /// registry pointer flip), so both commit together or neither does. When it throws, nothing is recorded
+    /// and the attempt fails (retryable) with its error. `afterCommit` runs once the completion is durable,
+    /// for what cannot be rolled back (deleting files the transaction marked for deletion).
+    case completed(JSONValue, alsoInTransaction: (@Sendable (Database) throws -> Void)? = nil,
+                   afterCommit: (@Sendable () -> Void)? = nil)
     /// A failure worth retrying: after the backoff, or after `afterMilliseconds`. Discarded when out of attempts.
     case retry(error: String, afterMilliseconds: Int64? = nil)
     /// A failure no retry will fix: discarded now, dependents cancelled.

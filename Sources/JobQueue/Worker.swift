@@ -240,10 +240,30 @@ public final class Worker: Sendable {
                         mayClaimNext: Bool) async throws -> Claim? {
         let flags = context.snapshot
         if flags.leaseLost { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
-        if case let .success(.completed(output, hook)) = result {
+        if case let .success(.completed(output, hook, afterCommit)) = result {
             // Finished work is recorded even when a stop or a cancellation arrived meanwhile.
-            let next = try await commits.submit(JobQueue.Completion(
-                claim: claim, output: output, claimNext: mayClaimNext && !isStopping, alsoInTransaction: hook)).get()
+            let refusal = Mutex<(any Error)?>(nil)
+            var fencedHook: (@Sendable (Database) throws -> Void)?
+            if let hook {
+                fencedHook = { db in
+                    do { try hook(db) } catch {
+                        refusal.withLock { $0 = error }
+                        throw error
+                    }
+                }
+            }
+            let next: Claim?
+            do {
+                next = try await commits.submit(JobQueue.Completion(
+                    claim: claim, output: output, claimNext: mayClaimNext && !isStopping, alsoInTransaction: fencedHook)).get()
+            } catch {
+                // The body's own writes refused the completion (its inputs changed meanwhile): a failed attempt,
+                // retried after the backoff, rather than a job left running until its lease runs out.
+                guard let reason = refusal.withLock({ $0 }) else { throw error }
+                try failed(claim, error: "\(reason)", retryable: true, after: nil)
+                return nil
+            }
+            afterCommit?()
             count { $0.succeeded += 1 }
             options.log?("completed \(claim.jobID)")
             return next

@@ -25,6 +25,9 @@ extension AdapterRegistry {
         precondition(reason != .rollback, "use rollback(lineage:) to roll back")
         return try database.transaction {
             let target = try version(reference)
+            guard !target.isRetired else {
+                throw RegistryError.versionRetired(lineage: target.lineage.value, version: target.name)
+            }
             _ = try adapterData(target)
             // A verdict stored before reports were checked at registration may contradict its own numbers;
             // it does not count as `better`.
@@ -66,11 +69,13 @@ extension AdapterRegistry {
             guard let current = try active(lineage: lineage) else {
                 throw RegistryError.nothingToRollBack(lineage: lineage.value)
             }
-            let previousID = try database.queryOne(
-                "SELECT from_version_id FROM registry_history WHERE lineage = ? AND to_version_id = ? "
-                    + "AND reason <> 'rollback' ORDER BY id DESC LIMIT 1",
-                lineage.value, current.id)?.int64("from_version_id")
-            let target = try previousID.map { try version(id: $0) }
+            // A retired version is passed over: the walk goes on to the one active before it.
+            var target = try promotedFrom(current, lineage: lineage)
+            var seen: Set<Int64> = [current.id]
+            while let candidate = target, candidate.isRetired, seen.insert(candidate.id).inserted {
+                target = try promotedFrom(candidate, lineage: lineage)
+            }
+            if target?.isRetired == true { target = nil }
             if let target { _ = try adapterData(target) }
             let move = try flip(lineage, from: current, to: target, reason: .rollback, bypassed: nil, actor: actor)
             return PointerChange(lineage: lineage, from: current, to: target, move: move, bypassed: nil)
@@ -83,8 +88,17 @@ extension AdapterRegistry {
         try on(db).rollback(lineage: lineage, actor: actor)
     }
 
+    /// The version that was active before `version` was last promoted (not rolled back to), nil for the base model.
+    private func promotedFrom(_ version: AdapterVersion, lineage: ShortIdentifier) throws -> AdapterVersion? {
+        let previousID = try database.queryOne(
+            "SELECT from_version_id FROM registry_history WHERE lineage = ? AND to_version_id = ? "
+                + "AND reason NOT IN ('rollback', 'retire') ORDER BY id DESC LIMIT 1",
+            lineage.value, version.id)?.int64("from_version_id")
+        return try previousID.map { try self.version(id: $0) }
+    }
+
     /// The pointer update and its history row; callers hold the transaction.
-    private func flip(_ lineage: ShortIdentifier, from: AdapterVersion?, to: AdapterVersion?, reason: PointerMoveReason,
+    func flip(_ lineage: ShortIdentifier, from: AdapterVersion?, to: AdapterVersion?, reason: PointerMoveReason,
                       bypassed: String?, actor: ShortIdentifier) throws -> PointerMove {
         let now = clock.nowMilliseconds()
         try database.run(

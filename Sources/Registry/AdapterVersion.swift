@@ -38,11 +38,16 @@ public struct AdapterVersion: Sendable, Equatable {
     public let metadata: AdapterMetadata
     public let metrics: VersionMetrics
     public let createdAt: Int64
+    /// When the version was retired (it can no longer be made active), nil while it is usable.
+    public let retiredAt: Int64?
+    /// Why, in fixed words (`trained on erased examples`), never user text.
+    public let retiredReason: String?
 
+    public var isRetired: Bool { retiredAt != nil }
     public var name: String { "v\(number)" }
     public var reference: VersionReference { VersionReference(lineage: lineage, number: number) }
 
-    static let columns = "id, lineage, number, parent_id, adapter_digest, size, metadata, metrics, created_at"
+    static let columns = "id, lineage, number, parent_id, adapter_digest, size, metadata, metrics, created_at, retired_at, retired_reason"
 
     init(row: Row) throws {
         func need<T>(_ value: T?, _ column: String) throws -> T {
@@ -60,6 +65,8 @@ public struct AdapterVersion: Sendable, Equatable {
         metrics = try JSON.decode(VersionMetrics.self, from: try need(row.string("metrics"), "metrics"),
                                   context: "registry_versions.metrics")
         createdAt = try need(row.int64("created_at"), "created_at")
+        retiredAt = row.int64("retired_at")
+        retiredReason = row.string("retired_reason")
     }
 }
 
@@ -70,6 +77,8 @@ public enum PointerMoveReason: String, Sendable, Codable {
     /// A person promoted without a `better` verdict.
     case force
     case rollback
+    /// The active version was retired (trained on erased text) and the pointer moved off it.
+    case retire
 }
 
 /// One row of `registry_history`.

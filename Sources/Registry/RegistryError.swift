@@ -16,6 +16,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     /// A gate report whose numbers contradict its outcome or are out of range (`GateSummary.checkConsistency`).
     case inconsistentGateReport(reason: String)
     case corruptRow(table: String, reason: String)
+    /// The version was retired (trained on erased examples) and cannot be made active again.
+    case versionRetired(lineage: String, version: String)
 
     /// The lineage an unknown bare version (`v9`, no `--lineage`) is reported under.
     static let anyLineage = "(any)"
@@ -46,6 +48,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             return "the adapter file is empty; pass the file the train step wrote"
         case let .inconsistentGateReport(reason):
             return "the gate report is inconsistent: \(reason); pass the report 'adapt gate --json' printed, unedited"
+        case let .versionRetired(lineage, version):
+            return "\(lineage)/\(version) was retired (it was trained on erased examples) and cannot be made active; "
+                + "promote another version, or train a new one"
         case let .corruptRow(table, reason):
             return "a row of \(table) is unreadable (\(reason)); the database was modified outside adapt"
         }

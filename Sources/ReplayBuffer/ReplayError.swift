@@ -17,6 +17,10 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
     case ambiguousExampleID(String, matches: Int)
     /// A stored row no longer matches what this build expects (a hand-edited database).
     case corruptRow(table: String, column: String)
+    /// An example in a snapshot was erased between the snapshot's read and its record; the snapshot is deleted.
+    case erasedWhileSnapshotting(blob: String)
+    /// An erasure could not be written for lack of space; it was rolled back whole.
+    case noSpaceToErase(path: String)
 
     public var description: String {
         switch self {
@@ -34,6 +38,13 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
             return "no stored example has an id starting with \(prefix); nothing was forgotten (see 'adapt data list')"
         case let .ambiguousExampleID(prefix, matches):
             return "\(matches) examples have ids starting with \(prefix); nothing was forgotten, pass more of the id (see 'adapt data list --json')"
+        case let .erasedWhileSnapshotting(blob):
+            return "an example in snapshot \(blob) was erased while the snapshot was being taken; the snapshot was deleted "
+                + "and the step must run again (it is retried)"
+        case let .noSpaceToErase(path):
+            return "no space left to write \(path), so nothing was erased: the examples, the snapshots holding them and "
+                + "the adapter versions are unchanged. Free some space on that file system (or raise the file-size limit "
+                + "or quota) and run 'adapt data forget' again"
         case let .corruptRow(table, column):
             return "a row of \(table) has an unexpected \(column); the database was edited by hand, restore it from a backup"
         }

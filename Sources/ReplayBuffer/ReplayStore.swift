@@ -117,23 +117,21 @@ public struct ReplayStore: Sendable {
 
     // MARK: Erasure
 
-    /// Deletes what `request` names (with its recorded uses) and returns how many examples went.
-    ///
-    /// Deleted rows are overwritten in the database file (`PRAGMA secure_delete`), and the write-ahead log is
-    /// checkpointed and truncated afterwards when no reader holds it, so the text does not linger on disk.
-    public func forget(_ request: ForgetRequest) throws -> Int {
-        let deleted: Int = try Self.securely(database) {
-            try database.transaction {
-                switch request {
-                case let .id(id): return try ExampleTable.delete(database, id: id)
-                case let .source(source, lineage):
-                    if let lineage { try LineageName.validate(lineage) }
-                    return try ExampleTable.delete(database, source: source, lineage: lineage)
-                }
-            }
-        }
-        if deleted > 0 { _ = try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
-        return deleted
+    /// Deletes what `request` names (with its recorded uses) and every blob that held a copy of it, and
+    /// returns how many examples went. See `erase` for the whole report.
+    public func forget(_ request: ForgetRequest, blobs: BlobStore? = nil) throws -> Int {
+        try erase(request, blobs: blobs).examples
+    }
+
+    /// Erases what `request` names from every place it was copied to, in one operation: the rows (overwritten
+    /// in the database file, `PRAGMA secure_delete`), the snapshot blobs that held them (marked erased in the
+    /// same transaction, their files deleted right after it commits; without a blob store, by the next erasure
+    /// or `adapt gc`), and the write-ahead log, checkpointed and truncated when no reader holds it.
+    public func erase(_ request: ForgetRequest, because reason: ErasureReason = .forget, blobs: BlobStore? = nil) throws -> ErasureReport {
+        var report = try Self.securely(database) { try eraseRows(request, because: reason) }
+        if let blobs { report.freedBytes = try sweepErasedBlobs(blobs) }
+        if report.examples > 0 { report.walTruncated = truncateWAL() }
+        return report
     }
 
     /// The one example id that starts with `prefix`: a whole id, or the 12 characters `adapt data list` shows.
@@ -158,7 +156,7 @@ public struct ReplayStore: Sendable {
     public static let minimumIDPrefix = 8
 
     /// Runs `body` with SQLite's secure_delete on, restoring the previous setting afterwards.
-    static func securely<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+    public static func securely<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         let previous = try db.scalar("PRAGMA secure_delete").integerValue ?? 0
         try db.execute("PRAGMA secure_delete = ON")
         defer { try? db.execute("PRAGMA secure_delete = \(previous)") }
@@ -211,6 +209,8 @@ public struct ReplayStore: Sendable {
 /// What `forget` erases.
 public enum ForgetRequest: Sendable, Equatable {
     case id(String)
+    /// Several whole ids, erased together in one transaction.
+    case ids([String])
     /// Every example with this source, in one lineage or in all.
     case source(String, lineage: String?)
 }

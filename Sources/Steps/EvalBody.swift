@@ -41,7 +41,7 @@ public enum EvalBody {
         }
         let start = environment.clock.nowMilliseconds()
         let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength)
-        let sequences = try scorer.sequences(try DatasetSnapshot.load(heldOutSnapshot, from: environment.blobs))
+        let sequences = try scorer.sequences(try context.snapshot(heldOutSnapshot, field: "held_out_snapshot"))
         let candidateWeights = try scorer.adapter(try environment.blobs.get(candidateBlob), name: "candidate \(candidateBlob.short)",
                                                   baseModelDigest: baseDigest)
         let incumbentWeights = try incumbent.map {

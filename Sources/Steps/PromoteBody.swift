@@ -2,6 +2,7 @@ import AdaptCore
 import Foundation
 import Pipelines
 import Registry
+import ReplayBuffer
 import Storage
 
 /// The promote step: register tonight's candidate as the lineage's next version (whatever the gate said, so
@@ -27,6 +28,13 @@ public enum PromoteBody {
         let blob = try context.digest("adapter_blob", of: "train")
         let comparedBlob = eval["incumbent"]?["adapter_blob"]?.stringValue ?? "base"
 
+        // A candidate whose training snapshot was erased after it trained is trained on erased text: it is not
+        // registered, so no version escapes the list `data forget` gave its user.
+        if let dataset = sample["train_snapshot"]?.stringValue.flatMap(Digest.init(hex:)),
+           let erasure = try ReplayStore.erasures(of: [dataset], in: environment.database)[dataset] {
+            throw StepError.inputErased(run: "this run", step: "train", field: "inputs.train_snapshot",
+                                        sentence: erasure.reason.sentence(at: erasure.at))
+        }
         let registry = try AdapterRegistry(database: environment.database, blobs: environment.blobs, clock: environment.clock)
         let activeBefore = try registry.active(lineage: lineage)
         let stillCompared = (activeBefore?.adapterDigest.hex ?? "base") == comparedBlob

@@ -35,10 +35,19 @@ public enum PruneBody {
         }
         let snapshot = try environment.blobs.put(dump.encoded)
         let finalize: @Sendable (Database) throws -> Void = { db in
-            guard try PruneStep.apply(lineage: report.lineage, now: report.now, in: db) == report else {
+            // Recorded before the expiry, so expiry erases this snapshot too when it holds an expired example
+            // (the run then says "input expired" instead of keeping the text). Recording checks that every
+            // example is still stored: one erased since the read deletes the blob and retries the step.
+            try store.recordBlob(snapshot, kind: .bufferSnapshot, lineage: common.lineage,
+                                 exampleIDs: dump.examples.map(\.id), blobs: environment.blobs)
+            guard try PruneStep.apply(store: store, lineage: report.lineage, now: report.now, in: db).deletesTheSameRows(as: report) else {
                 throw StepError.bufferChanged(step: context.name, lineage: report.lineage)
             }
-            environment.log("pruned \(report.deleted) expired example(s) of \(report.lineage) (TTL \(effectiveTTL) days)")
+        }
+        let afterCommit: @Sendable () -> Void = {
+            let freed = (try? PruneStep.afterCommit(of: report, store: store, blobs: environment.blobs)) ?? 0
+            environment.log("pruned \(report.deleted) expired example(s) of \(report.lineage) (TTL \(effectiveTTL) days); "
+                            + "erased \(report.erasedBlobs + (report.deleted > 0 ? 1 : 0)) snapshot blob(s) that held them, \(freed) bytes")
         }
         return .completed(StepOutput(
             result: [
@@ -46,6 +55,10 @@ public enum PruneBody {
                 "deleted": .int(report.deleted), "remaining_train": .int(report.remainingTrain),
                 "remaining_held_out": .int(report.remainingHeldOut),
             ],
-            inputs: ["buffer_snapshot": .string(snapshot.hex)], finalize: finalize))
+            inputs: ["buffer_snapshot": .string(snapshot.hex)],
+            // Snapshots erased with the expired examples (this step's own included): they depend on earlier
+            // nights' snapshots, so shown, not compared.
+            timing: ["erased_blobs": .int(report.erasedBlobs + (report.deleted > 0 ? 1 : 0))],
+            finalize: finalize, afterCommit: afterCommit))
     }
 }

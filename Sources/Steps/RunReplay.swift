@@ -76,6 +76,12 @@ public struct RunReplay {
         guard !done.isEmpty else {
             throw StepError.replayNotPossible(run: runID.description, reason: "none of its steps has succeeded yet")
         }
+        // Erased or expired inputs are gone by design: say so rather than fail on a missing blob.
+        for job in done {
+            if let erased = try ErasedInput.of(job, in: queue.database).first {
+                throw StepError.inputErased(run: runID.description, step: erased.step, field: erased.field, sentence: erased.message)
+            }
+        }
         // The model is read from where the run found it; the scratch manifest names it by absolute path.
         var base = manifest["base_model"]?.objectValue ?? [:]
         base["name"] = .string(try original.modelURL(baseName).path)
@@ -105,6 +111,7 @@ public struct RunReplay {
                 throw StepError.replayNotPossible(run: runID.description, reason: "step \(job.name) was deferred by the device policy")
             }
             if let finalize = output.finalize { try database.transaction { try finalize(database) } }
+            output.afterCommit?()
             let fresh = StepRecord.jobOutput(output, input: job.input, ancestors: ancestors)
             let actual = try JSON.decode(JSONValue.self, from: JSON.canonical(fresh), context: "replayed output")
             replayed[job.id] = actual

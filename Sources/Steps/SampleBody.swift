@@ -21,13 +21,15 @@ public enum SampleBody {
         let sample = try PlannedInput.parameters(SampleParameters.self, from: context.input)
         let budget = try PlannedInput.parameters(PrivacyBudget.self, from: context.input)
         let store = try ReplayStore(database: environment.database, clock: environment.clock)
-        let (request, report) = try SampleStep.plan(
+        let plan = try SampleStep.plan(
             store: store, blobs: environment.blobs, lineage: common.lineage, seed: common.seed,
             night: common.night.description,
             policy: SamplePolicy(maxExamples: sample.sampleSize, maxTokens: budget.maxTokensPerNight,
                                  maxUses: budget.maxUsesPerExample))
+        let report = plan.report
         let finalize: @Sendable (Database) throws -> Void = { db in
-            guard try SampleStep.apply(request, in: db) == report else {
+            guard try SampleStep.apply(plan.request, in: db) == report else {
+                try SampleStep.discardErased(plan, store: store, blobs: environment.blobs)
                 throw StepError.bufferChanged(step: context.name, lineage: report.lineage)
             }
             environment.log("sampled \(report.trainExamples) training and \(report.heldOutExamples) held-out example(s)")

@@ -92,13 +92,18 @@ public struct StepOutput: Sendable {
     /// when it is recorded and never for an attempt that lost its lease: every write a step makes outside the
     /// blob store and its job's own events. Replay applies it in its scratch state.
     public var finalize: (@Sendable (Database) throws -> Void)?
+    /// What must follow once that transaction is durable and cannot follow a rollback (deleting the files of
+    /// blobs `finalize` marked erased).
+    public var afterCommit: (@Sendable () -> Void)?
 
     public init(result: [String: JSONValue], inputs: [String: JSONValue] = [:], timing: [String: JSONValue] = [:],
-                registry: [String: JSONValue] = [:], finalize: (@Sendable (Database) throws -> Void)? = nil) {
+                registry: [String: JSONValue] = [:], finalize: (@Sendable (Database) throws -> Void)? = nil,
+                afterCommit: (@Sendable () -> Void)? = nil) {
         self.result = result
         self.inputs = inputs
         self.timing = timing
         self.registry = registry
         self.finalize = finalize
+        self.afterCommit = afterCommit
     }
 }

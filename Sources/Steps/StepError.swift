@@ -34,13 +34,16 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// The replay buffer changed between the step's work and its completion, so its writes (prune's deletions,
     /// sample's recorded uses) would no longer match its output: nothing was recorded.
     case bufferChanged(step: String, lineage: String)
+    /// A blob the run read was erased (`data forget`) or expired (TTL): the step cannot run, the run cannot be
+    /// replayed.
+    case inputErased(run: String, step: String, field: String, sentence: String)
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
     public var isRetryable: Bool {
         switch self {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
-             .nothingToTrain, .invalidInput:
+             .nothingToTrain, .invalidInput, .inputErased:
             return false
         case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel,
              .bufferChanged:
@@ -81,6 +84,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
                 + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
         case let .bufferChanged(step, lineage):
             return "the replay buffer of \(lineage) changed while step \(step) ran, so nothing it did was recorded; the step will run again on the new buffer"
+        case let .inputErased(run, step, field, sentence):
+            return "\(run) cannot be run or replayed: the \(field) of step \(step) is gone (\(sentence)); "
+                + "its text was removed by design, so only runs enqueued since can be replayed"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
         }

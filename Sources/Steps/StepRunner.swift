@@ -59,7 +59,7 @@ public enum StepRunner {
                     _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name,
                                                   value: digests, in: db)
                     try finalize?(db)
-                })
+                }, afterCommit: output.afterCommit)
             case let .deferred(reason, after):
                 try job.progress((after == 0 ? "yielded: " : "deferred: ") + reason)
                 return .snooze(untilMilliseconds: queue.clock.nowMilliseconds() + after)

@@ -27,7 +27,7 @@ public enum TrainBody {
         }
 
         let snapshot = try context.digest("train_snapshot", of: "sample")
-        let examples = try DatasetSnapshot.load(snapshot, from: environment.blobs)
+        let examples = try context.snapshot(snapshot, field: "train_snapshot")
         guard !examples.isEmpty else { throw StepError.nothingToTrain(lineage: try PlannedInput(context.input).lineage) }
         let validation = TrainingPlan.validationCount(examples: examples.count, earlyStopping: plan.configuration.earlyStopping != nil)
         var configuration = plan.configuration

@@ -1,6 +1,9 @@
 import CSQLite
 import Foundation
 import SQLiteWALBatching
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // SQLITE_TRANSIENT tells SQLite to copy bound text and blobs before the call returns.
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -35,6 +38,7 @@ public final class Database: @unchecked Sendable {
                 busyTimeoutMilliseconds: Int32 = 30_000, batchesWALWrites: Bool = true) throws {
         self.path = path
         self.durability = durability
+        Self.makePrivate(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let batchingVFS = walBatchingVFS  // evaluated even when unused: it also turns memory statistics off
@@ -45,6 +49,9 @@ public final class Database: @unchecked Sendable {
             throw StorageError.cannotOpen(path: path, message: message)
         }
         handle = db
+        // SQLite has just created the file if it was missing (with the umask's mode): make it private before
+        // the WAL and shared-memory files are made, which copy its mode.
+        Self.makePrivate(path)
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         do {
@@ -60,6 +67,23 @@ public final class Database: @unchecked Sendable {
         } catch {
             close()
             throw error
+        }
+    }
+
+    /// Removes group and other bits from the database file and its `-wal` and `-shm` companions. Called before
+    /// SQLite opens the file and right after (when SQLite created it, by the umask), before WAL mode makes the
+    /// companions: SQLite's unix VFS creates `-wal` and `-shm` with the database file's permissions (os_unix.c,
+    /// findCreateFileMode and unixOpenSharedMemory), so they are private too, whatever the umask, and no
+    /// process-wide umask change (which would race with other threads creating files) is needed. A newly
+    /// created file is empty until then. Nothing is created here, so a read-only open creates nothing.
+    private static func makePrivate(_ path: String) {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        for suffix in ["", "-wal", "-shm"] {
+            var status = stat()
+            // lstat: a symlinked database is the link target's owner's business.
+            if lstat(path + suffix, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
+                _ = chmod(path + suffix, status.st_mode & 0o7700)
+            }
         }
     }
 
@@ -232,12 +256,46 @@ public final class Database: @unchecked Sendable {
         return statement
     }
 
+    /// Why a failed write is a lack of space, or nil. SQLite turns ENOSPC into SQLITE_FULL, but a quota
+    /// (EDQUOT) or the file-size limit (EFBIG, RLIMIT_FSIZE) arrive as SQLITE_IOERR_WRITE, and by the time the
+    /// error reaches us the rollback has overwritten errno (sqlite3_system_errno reads 0). So the space itself
+    /// is checked: the file system's free blocks, and the file-size limit against the database and its WAL.
+    private func noSpaceReason(_ code: Int32) -> String? {
+        // SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE, _SHMSIZE (sqlite3.h builds them as macros Swift does not import).
+        let writeFailures: Set<Int32> = [3, 4, 6, 19].map { SQLITE_IOERR | ($0 << 8) }.reduce(into: []) { $0.insert($1) }
+        guard writeFailures.contains(code) else { return nil }
+        let systemError = sqlite3_system_errno(handle)
+        if [ENOSPC, EDQUOT, EFBIG].contains(systemError) { return String(cString: strerror(systemError)) }
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {  // RLIM_INFINITY
+            let largest = ["", "-wal", "-shm"].compactMap { suffix -> UInt64? in
+                var status = stat()
+                return stat(path + suffix, &status) == 0 ? UInt64(status.st_size) : nil
+            }.max() ?? 0
+            // A write past the limit is refused whole, so the file stops short of it by up to one WAL frame.
+            if largest + 2 * 65_536 >= UInt64(limit.rlim_cur) {
+                return "the process's file-size limit of \(limit.rlim_cur) bytes is reached"
+            }
+        }
+        var fileSystem = statvfs()
+        let directory = (path as NSString).deletingLastPathComponent
+        if statvfs(directory.isEmpty ? "." : directory, &fileSystem) == 0,
+           UInt64(fileSystem.f_bavail) * UInt64(fileSystem.f_frsize) < 1 << 20 {
+            return "the file system is full"
+        }
+        return nil
+    }
+
     /// Read-only and damaged files get errors that say what to do; everything else carries SQLite's code.
     private func error(_ code: Int32, sql: String?) -> StorageError {
         let message = String(cString: sqlite3_errmsg(handle))
         switch code & 0xFF {
         case SQLITE_READONLY: return .readOnly(path: path, message: message)
         case SQLITE_CORRUPT: return .damaged(path: path, message: message)
+        case SQLITE_FULL: return .noSpace(path: path, message: message)
+        case SQLITE_IOERR:
+            if let reason = noSpaceReason(code) { return .noSpace(path: path, message: reason) }
+            return .sqlite(code: code, message: message, sql: sql)
         default: return .sqlite(code: code, message: message, sql: sql)
         }
     }

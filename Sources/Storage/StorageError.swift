@@ -11,6 +11,9 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
     case migrationBrokeForeignKeys(path: String, component: String, table: String)
     case unknownDurability(String)
     case missingColumn(String)
+    /// A write found no room: the disk (or the process's file-size limit, or a quota) is full. The
+    /// transaction was rolled back, so nothing it would have changed was changed.
+    case noSpace(path: String, message: String)
 
     /// SQLite's primary result code (the low byte of an extended code).
     public var primaryCode: Int32? {
@@ -52,6 +55,9 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
             return "unknown durability '\(value)'; use full or normal"
         case let .missingColumn(name):
             return "the query has no column named \(name)"
+        case let .noSpace(path, message):
+            return "no space left to write the database \(path) (\(message)); the change was rolled back. "
+                + "Free some space on its file system (or raise the file-size limit or quota), then run the command again"
         }
     }
 }

@@ -48,13 +48,16 @@ public enum WorkerExecutable {
         let durability: Durability
         do { durability = try Durability(parsing: durabilityText) } catch { throw UsageError("\(error)") }
         let lease = try a.int("lease-ms", default: defaultLease(kind), in: ClaimRequest.leaseRange)
-        try state.create()
+        if try state.createPrivate().paths > 0 {
+            Console.error("adapt-\(kind)-worker: made paths under \(state.root.path) private (directories 0700, files 0600)")
+        }
         let database = try Database(path: state.database.path, durability: durability)
         let queue = try JobQueue(database: database)
         let verbose = a.flag("verbose")
         let label = "\(kind)-worker[\(ProcessInfo.processInfo.processIdentifier)]"
         let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
-        let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: log)
+        let environment = StepEnvironment(state: state, database: database, clock: OffsetClock.stepClock(),
+                                          deviceRoot: StepEnvironment.deviceRoot(), log: log)
         let options = WorkerOptions(
             kinds: [kind], leaseMilliseconds: Int64(lease), leaseOverridesJobs: a.has("lease-ms"),
             exitWhenIdle: a.flag("exit-when-idle"),

@@ -26,10 +26,19 @@ enum GlobalOptions {
         do { return try Durability(parsing: text) } catch { throw UsageError("\(error)") }
     }
 
-    /// Opens the state database, creating the directory on first use.
+    /// Opens the state database, creating the directory on first use (0700; files 0600). A state directory
+    /// left readable by others (made by an older adapt, or copied) is made private, and that is said once.
     static func database(_ invocation: Invocation) throws -> Database {
         let state = try stateDirectory(invocation)
-        try state.create()
+        let tightened = try state.createPrivate()
+        if tightened.paths > 0 {
+            Console.error("adapt: made \(tightened.paths) path(s) under \(state.root.path) private (directories 0700, files 0600); "
+                          + "they were readable by other users")
+        }
+        if tightened.unchanged > 0 {
+            Console.error("adapt: warning: \(tightened.unchanged) path(s) under \(state.root.path) are readable by other users "
+                          + "and could not be changed (a read-only file system, or files of another user); chmod them 0600, directories 0700")
+        }
         return try Database(path: state.database.path, durability: try durability(invocation))
     }
 }

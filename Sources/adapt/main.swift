@@ -3,6 +3,9 @@ import Foundation
 import Model
 
 BLAS.stopIdleThreads()
+// A file-size limit (ulimit -f) reached while writing then fails the write with EFBIG, which the database
+// layer reports as "no space" and rolls back, instead of killing the process in the middle of a write.
+signal(SIGXFSZ, SIG_IGN)
 
 let tool = CommandLineTool(
     name: "adapt",

@@ -40,7 +40,7 @@ final class PipelineFixture: Sendable {
 
     private init(pipeline: String) throws {
         try directory.state.create()
-        try FileManager.default.createDirectory(at: directory.state.models, withIntermediateDirectories: true)
+        try PrivateFiles.createDirectory(directory.state.models)
         try Data(pipeline.utf8).write(to: directory.file("pipeline.json"))
     }
 

@@ -48,7 +48,7 @@ import TestSupport
     #expect(throws: Boom.self) {
         try db.transaction {
             try db.run("INSERT INTO t VALUES (1)")
-            try db.transaction { try db.run("INSERT INTO t VALUES (2)") }
+            _ = try db.transaction { try db.run("INSERT INTO t VALUES (2)") }
             throw Boom()
         }
     }

@@ -1,36 +1,54 @@
+import AdaptCore
 import Storage
 
 /// The prune step's body: deletes the training examples of a lineage whose TTL has passed.
 public enum PruneStep {
     /// Deletes every training example of `lineage` with `expires_at <= now` (and its recorded uses) in one
-    /// transaction, with SQLite's secure_delete on. Held-out examples are kept: the held-out set is pinned to the
-    /// lineage and only grows (DESIGN.md). The report holds counts only, never ids or text.
-    public static func run(store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
+    /// transaction, with SQLite's secure_delete on, together with every blob that held a copy of one (buffer
+    /// and dataset snapshots, marked erased for expiry in the same transaction; their files are deleted from
+    /// `blobs` right after it commits, and the write-ahead log is truncated). Held-out examples are kept: the
+    /// held-out set is pinned to the lineage and only grows (DESIGN.md). The report holds counts only, never
+    /// ids or text.
+    public static func run(store: ReplayStore, lineage: String, now: Int64, blobs: BlobStore? = nil) throws -> PruneReport {
         try LineageName.validate(lineage)
         let db = store.database
-        return try db.transaction { try apply(lineage: lineage, now: now, in: db) }
+        var report = try db.transaction { try apply(store: store, lineage: lineage, now: now, in: db) }
+        report.freedBytes = try afterCommit(of: report, store: store, blobs: blobs)
+        return report
     }
 
     /// What `run` would delete, without deleting anything (the pipeline's prune step: the deletion itself
-    /// happens in its job's completion, `apply`).
+    /// happens in its job's completion, `apply`, and the files go in `afterCommit`).
     public static func plan(store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
         try LineageName.validate(lineage)
-        let db = store.database
-        return try db.rehearse { try delete(db, lineage: lineage, now: now) }
+        return try store.database.rehearse { try delete(store, lineage: lineage, now: now) }
     }
 
-    /// The deletion of `run`, inside the caller's transaction on `db` (a job's completion transaction).
-    public static func apply(lineage: String, now: Int64, in db: Database) throws -> PruneReport {
+    /// The database half of `run`, inside the caller's transaction on `db` (a job's completion transaction,
+    /// on the store's own connection).
+    public static func apply(store: ReplayStore, lineage: String, now: Int64, in db: Database) throws -> PruneReport {
         try LineageName.validate(lineage)
-        return try ReplayStore.securely(db) { try db.transaction { try delete(db, lineage: lineage, now: now) } }
+        precondition(db === store.database, "a prune applies on the connection of its store")
+        return try ReplayStore.securely(db) { try db.transaction { try delete(store, lineage: lineage, now: now) } }
     }
 
-    private static func delete(_ db: Database, lineage: String, now: Int64) throws -> PruneReport {
-        let deleted = try ExampleTable.deleteExpired(db, lineage: lineage, now: now)
-        return PruneReport(lineage: lineage, deleted: deleted,
+    /// The file half of `run`, once `apply` committed: deletes the files of erased blobs and truncates the
+    /// write-ahead log when examples went. Returns the bytes freed.
+    @discardableResult
+    public static func afterCommit(of report: PruneReport, store: ReplayStore, blobs: BlobStore?) throws -> Int64 {
+        let freed = try blobs.map { try store.sweepErasedBlobs($0) } ?? 0
+        if report.deleted > 0 { store.truncateWAL() }
+        return freed
+    }
+
+    private static func delete(_ store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
+        let db = store.database
+        let expired = try ExampleTable.expiredIDs(db, lineage: lineage, now: now)
+        let erasure = try store.eraseRows(ids: expired, because: .expiry)
+        return PruneReport(lineage: lineage, deleted: erasure.examples,
                            remainingTrain: try ExampleTable.count(db, lineage: lineage, split: .train),
                            remainingHeldOut: try ExampleTable.count(db, lineage: lineage, split: .heldOut),
-                           now: now)
+                           now: now, erasedBlobs: erasure.blobs.count)
     }
 }
 
@@ -42,7 +60,31 @@ public struct PruneReport: Sendable, Equatable, Codable {
     public let remainingHeldOut: Int
     /// The time expiry was measured against (milliseconds since the epoch).
     public let now: Int64
+    /// Snapshot blobs erased because they held an expired example.
+    public var erasedBlobs: Int = 0
+    /// Bytes their files held.
+    public var freedBytes: Int64 = 0
 
+    public init(lineage: String, deleted: Int, remainingTrain: Int, remainingHeldOut: Int, now: Int64,
+                erasedBlobs: Int = 0, freedBytes: Int64 = 0) {
+        self.lineage = lineage
+        self.deleted = deleted
+        self.remainingTrain = remainingTrain
+        self.remainingHeldOut = remainingHeldOut
+        self.now = now
+        self.erasedBlobs = erasedBlobs
+        self.freedBytes = freedBytes
+    }
+
+    /// Whether `other` deleted the same examples and left the same counts (the erasure counts aside, which
+    /// depend on which snapshots were recorded when).
+    public func deletesTheSameRows(as other: PruneReport) -> Bool {
+        (lineage, deleted, remainingTrain, remainingHeldOut, now)
+            == (other.lineage, other.deleted, other.remainingTrain, other.remainingHeldOut, other.now)
+    }
+
+    /// The erasure counts are not encoded: they depend on earlier nights' snapshots, not on this prune's
+    /// inputs (the prune step reports them beside its compared result).
     enum CodingKeys: String, CodingKey {
         case lineage, deleted, now
         case remainingTrain = "remaining_train", remainingHeldOut = "remaining_held_out"

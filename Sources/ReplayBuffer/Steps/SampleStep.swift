@@ -58,13 +58,24 @@ public enum SampleStep {
     /// (the pipeline's sample step: the uses and the held-out top-up are written in its job's completion,
     /// `apply`).
     public static func plan(store: ReplayStore, blobs: BlobStore, lineage: String, seed: UInt64, night: String,
-                            policy: SamplePolicy = SamplePolicy()) throws -> (request: SampleRequest, report: SampleReport) {
+                            policy: SamplePolicy = SamplePolicy()) throws -> SamplePlan {
         try LineageName.validate(lineage)
         let request = SampleRequest(lineage: lineage, seed: seed, night: night, policy: policy, now: store.clock.nowMilliseconds())
         let drawn = try store.database.rehearse { try draw(store.database, request) }
         try drawn.put(in: blobs)
-        return (request, drawn.report)
+        return SamplePlan(request: request, report: drawn.report,
+                          contents: [drawn.report.trainSnapshot: drawn.trainIDs, drawn.report.heldOutSnapshot: drawn.heldOutIDs])
     }
+
+    /// Deletes the planned snapshots that hold an example erased since `plan` wrote them: being recorded
+    /// nowhere until `apply` commits, no erasure could find them. For a completion that `apply` refused.
+    public static func discardErased(_ plan: SamplePlan, store: ReplayStore, blobs: BlobStore) throws {
+        for (digest, ids) in plan.contents.sorted(by: { $0.key < $1.key })
+        where try ids.contains(where: { try !ExampleTable.exists(store.database, id: $0) }) {
+            try blobs.remove(digest)
+        }
+    }
+
 
     /// Draws `request` again inside the caller's transaction on `db` (a job's completion transaction) and
     /// records it: the held-out top-up and the night's uses. Returns the report, which equals the planned one
@@ -78,6 +89,8 @@ public enum SampleStep {
         let report: SampleReport
         let train: Data
         let heldOut: Data
+        let trainIDs: [String]
+        let heldOutIDs: [String]
 
         func put(in blobs: BlobStore) throws {
             _ = try blobs.put(train)
@@ -117,12 +130,19 @@ public enum SampleStep {
 
             let train = DatasetSnapshot.encode(taken.map(DatasetSnapshot.line))
             let held = DatasetSnapshot.encode(heldOut.map(DatasetSnapshot.line))
+            let (trainDigest, heldOutDigest) = (Digest.sha256(train), Digest.sha256(held))
+            // Recorded with the uses, in the transaction that read the examples: an erasure either comes before
+            // (and nothing erased is in the snapshots) or after (and finds both blobs here).
+            try BlobContentsTable.record(db, blob: trainDigest, kind: .trainSnapshot, lineage: lineage,
+                                         exampleIDs: taken.map(\.id), now: now)
+            try BlobContentsTable.record(db, blob: heldOutDigest, kind: .heldOutSnapshot, lineage: lineage,
+                                         exampleIDs: heldOut.map(\.id), now: now)
             let report = SampleReport(
-                lineage: lineage, night: night, seed: seed, trainSnapshot: Digest.sha256(train), heldOutSnapshot: Digest.sha256(held),
+                lineage: lineage, night: night, seed: seed, trainSnapshot: trainDigest, heldOutSnapshot: heldOutDigest,
                 trainExamples: taken.count, trainTokens: tokens, heldOutExamples: heldOut.count,
                 heldOutTokens: heldOut.reduce(0) { $0 + $1.tokenCount }, eligible: eligible.count, spent: spent,
                 passedOverForTokens: overBudget, tokenBudget: tokenLimit, tokenCountsEstimated: taken.contains { !$0.tokenCountExact })
-            return Drawn(report: report, train: train, heldOut: held)
+            return Drawn(report: report, train: train, heldOut: held, trainIDs: taken.map(\.id), heldOutIDs: heldOut.map(\.id))
         }
     }
 
@@ -142,6 +162,14 @@ public enum SampleStep {
     static func stream(night: String, id: String) -> UInt64 {
         UInt64(Digest.sha256("sample:" + night + "\u{0}" + id).hex.prefix(16), radix: 16) ?? 0
     }
+}
+
+/// A sample drawn but not yet recorded: what `SampleStep.apply` must draw again, and the example ids each
+/// snapshot blob already written holds.
+public struct SamplePlan: Sendable {
+    public let request: SampleRequest
+    public let report: SampleReport
+    public let contents: [Digest: [String]]
 }
 
 /// What a sample draws from: the same request on the same buffer draws the same sample.

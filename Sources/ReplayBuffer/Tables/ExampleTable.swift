@@ -124,13 +124,6 @@ enum ExampleTable {
             """, lineage, count)
     }
 
-    /// Deletes the expired training examples of `lineage`. Held-out examples are kept whatever their age: the
-    /// held-out set is pinned to the lineage and only grows (DESIGN.md, "Evaluation and promotion"), so the gate
-    /// keeps comparing nights on the same examples; `adapt data forget` still erases them on request.
-    static func deleteExpired(_ db: Database, lineage: String, now: Int64) throws -> Int {
-        try db.run("DELETE FROM replay_examples WHERE lineage = ? AND split = 'train' AND expires_at <= ?", lineage, now)
-    }
-
     /// Up to `limit` ids that start with `prefix` (lowercase hex, so no LIKE wildcard can hide in it), in order.
     static func ids(_ db: Database, startingWith prefix: String, limit: Int) throws -> [String] {
         try db.query("SELECT id FROM replay_examples WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
@@ -142,15 +135,27 @@ enum ExampleTable {
             .integerValue ?? 0)
     }
 
-    static func delete(_ db: Database, id: String) throws -> Int {
-        try db.run("DELETE FROM replay_examples WHERE id = ?", id)
+    static func exists(_ db: Database, id: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM replay_examples WHERE id = ?", id) != nil
     }
 
-    static func delete(_ db: Database, source: String, lineage: String?) throws -> Int {
-        if let lineage {
-            return try db.run("DELETE FROM replay_examples WHERE source = ? AND lineage = ?", source, lineage)
-        }
-        return try db.run("DELETE FROM replay_examples WHERE source = ?", source)
+    static func ids(_ db: Database, source: String, lineage: String?) throws -> [String] {
+        let rows = try lineage.map {
+            try db.query("SELECT id FROM replay_examples WHERE source = ? AND lineage = ? ORDER BY id", source, $0)
+        } ?? db.query("SELECT id FROM replay_examples WHERE source = ? ORDER BY id", source)
+        return rows.compactMap { $0.string("id") }
+    }
+
+    /// Training examples of `lineage` whose TTL has passed at `now`. Held-out examples are kept whatever their
+    /// age: the held-out set is pinned to the lineage and only grows (DESIGN.md, "Evaluation and promotion"),
+    /// so the gate keeps comparing nights on the same examples; `adapt data forget` still erases them on request.
+    static func expiredIDs(_ db: Database, lineage: String, now: Int64) throws -> [String] {
+        try db.query("SELECT id FROM replay_examples WHERE lineage = ? AND split = 'train' AND expires_at <= ? ORDER BY id",
+                     lineage, now).compactMap { $0.string("id") }
+    }
+
+    static func delete(_ db: Database, id: String) throws -> Int {
+        try db.run("DELETE FROM replay_examples WHERE id = ?", id)
     }
 
     /// Recomputes every expiry of `lineage` from its creation time and a new TTL.

@@ -7,5 +7,6 @@ import Storage
 public enum ReplaySchema {
     public static let schema = Schema(component: "replay", migrations: [
         LineageTable.create + ExampleTable.create + UseTable.create + ImportTable.create,
+        BlobContentsTable.create,
     ])
 }

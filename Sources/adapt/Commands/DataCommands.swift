@@ -2,6 +2,7 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import ReplayBuffer
+import Steps
 import Storage
 
 /// `adapt data …`: the replay buffer (import, list, stats, forget, policy).
@@ -184,12 +185,21 @@ enum DataCommands {
     // MARK: forget
 
     static let forget = Command(
-        "data forget", summary: "erase examples by id or by source (counted, not listed)",
-        discussion: "Deleted rows are overwritten in the database file (SQLite secure_delete) and the write-ahead log is truncated.",
+        "data forget", summary: "erase examples by id or by source, with every copy of them (counted, not listed)",
+        discussion: """
+            Erases the examples and every snapshot blob that held a copy of them (the prune step's buffer snapshots,
+            the sample step's training and held-out snapshots), in one operation: the rows are overwritten in the
+            database file (SQLite secure_delete), the blob files deleted, and the write-ahead log checkpointed and
+            truncated. Runs that read an erased snapshot say so in 'adapt show' and 'adapt replay'.
+            Lists the adapter versions trained on a snapshot that held a forgotten example; --retire-adapters
+            retires them in the same transaction (they stay registered but can never be made active again) and
+            moves an active one to the newest version not retired that was once active, or to the base model.
+            """,
         options: [OptionSpec("id", value: "ID", repeats: true,
                              help: "an example id or its first 8+ characters, as data list shows it (repeatable)"),
                   OptionSpec("source", value: "S", help: "every example with this source"),
-                  OptionSpec("lineage", value: "L", help: "with --source: only in this lineage"), .json]
+                  OptionSpec("lineage", value: "L", help: "with --source: only in this lineage"),
+                  .flag("retire-adapters", help: "retire the adapter versions trained on a forgotten example"), .json]
     ) { invocation in
         let args = invocation.arguments
         let ids = args.strings("id")
@@ -198,22 +208,60 @@ enum DataCommands {
             throw UsageError(ids.isEmpty ? "pass --id ID or --source S" : "pass either --id or --source, not both")
         }
         if !ids.isEmpty, args.string("lineage") != nil { throw UsageError("--lineage goes with --source, not --id") }
-        let store = try store(invocation)
-        var forgotten = 0
-        try asUsage {
+        let database = try GlobalOptions.database(invocation)
+        let store = try ReplayStore(database: database)
+        let request: ForgetRequest = try asUsage {
             if let source {
-                forgotten = try store.forget(.source(source, lineage: args.string("lineage")))
-            } else {
-                // Every id is resolved before anything is erased: one that matches nothing, or several
-                // examples, stops the command with nothing forgotten.
-                let resolved = try ids.map { try store.exampleID(matching: $0) }
-                for id in Set(resolved).sorted() { forgotten += try store.forget(.id(id)) }
+                if let lineage = args.string("lineage") { _ = try store.policy(lineage: lineage) }  // validates the name
+                return .source(source, lineage: args.string("lineage"))
             }
+            // Every id is resolved before anything is erased: one that matches nothing, or several examples,
+            // stops the command with nothing forgotten.
+            return .ids(try ids.map { try store.exampleID(matching: $0) })
+        }
+        let report: DataErasure.Report
+        do {
+            report = try DataErasure.forget(request, retireAdapters: args.flag("retire-adapters"), database: database,
+                                            blobs: try GlobalOptions.stateDirectory(invocation).blobs)
+        } catch let error as StorageError {
+            guard case let .noSpace(path, _) = error else { throw error }
+            throw ReplayError.noSpaceToErase(path: path)
+        }
+        let forgotten = report.erasure.examples
+        let retiredIDs = Set(report.retirement?.retired.map(\.id) ?? [])
+        let versions = report.trainedOn.map { v -> JSONValue in
+            .object(["lineage": .string(v.lineage.value), "version": .string(v.name),
+                     "retired": .bool(v.isRetired || retiredIDs.contains(v.id)), "retired_now": .bool(retiredIDs.contains(v.id))])
+        }
+        let moves = (report.retirement?.moves ?? []).map { move -> JSONValue in
+            .object(["lineage": .string(move.lineage.value), "from": move.from.map { .string($0.name) } ?? .null,
+                     "to": move.to.map { .string($0.name) } ?? .null])
         }
         if args.flag("json") {
-            Console.print(JSON.pretty(JSONValue.object(["forgotten": .int(forgotten)])))
+            Console.print(JSON.pretty(JSONValue.object([
+                "forgotten": .int(forgotten), "erased_blobs": .int(report.erasure.blobs.count),
+                "freed_bytes": .int(Int(report.erasure.freedBytes)), "wal_truncated": .bool(report.erasure.walTruncated),
+                "adapter_versions": .array(versions), "retired": .int(retiredIDs.count), "active_moves": .array(moves),
+            ])))
+            return
+        }
+        Console.print("forgot \(forgotten) example\(forgotten == 1 ? "" : "s")")
+        let blobs = report.erasure.blobs.count
+        if blobs > 0 {
+            Console.print("erased \(blobs) snapshot blob\(blobs == 1 ? "" : "s") that held a copy (\(report.erasure.freedBytes) bytes)")
+        }
+        if forgotten > 0, !report.erasure.walTruncated {
+            Console.print("the write-ahead log is held by another reader; it is truncated at its next checkpoint")
+        }
+        guard !report.trainedOn.isEmpty else { return }
+        let names = report.trainedOn.map { "\($0.lineage)/\($0.name)" }.joined(separator: ", ")
+        if report.retirement == nil {
+            Console.print("adapter versions trained on them: \(names); pass --retire-adapters to retire them")
         } else {
-            Console.print("forgot \(forgotten) example\(forgotten == 1 ? "" : "s")")
+            Console.print("retired \(retiredIDs.count) adapter version(s) trained on them (\(names))")
+            for move in report.retirement?.moves ?? [] {
+                Console.print("\(move.lineage): active adapter moved from \(move.from?.name ?? "base model") to \(move.to?.name ?? "the base model")")
+            }
         }
     }
 

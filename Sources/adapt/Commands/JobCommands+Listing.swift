@@ -2,6 +2,7 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import JobQueue
+import Steps
 import Storage
 
 /// The read-only job commands: `runs`, `jobs`, `show`, `events`.
@@ -78,10 +79,12 @@ extension JobCommands {
     static func showRun(_ id: RunID, queue: JobQueue, json: Bool) throws {
         let run = try queue.run(id)
         let jobs = try queue.jobs(matching: .init(run: id, limit: Int.max))
+        let erased = try jobs.sorted { $0.id < $1.id }.flatMap { try ErasedInput.of($0, in: queue.database) }
         if json {
             var fields = try object(run)
             fields["manifest"] = run.manifest
             fields["jobs"] = .array(try jobs.map { .object(try object($0)) })
+            fields["erased_inputs"] = .array(try erased.map { .object(try object($0)) })
             Console.print(JSON.pretty(JSONValue.object(fields)))
             return
         }
@@ -90,6 +93,7 @@ extension JobCommands {
         if let key = run.uniqueKey { lines.append("unique key: \(key)") }
         if let at = run.cancelledAt { lines.append("cancelled: \(Timestamp.iso8601(at))") }
         lines.append("manifest: \(run.manifest)")
+        lines += erased.map { "\($0.step): \($0.field): \($0.message)" }
         Console.print(lines.map { TerminalText.escaped($0) }.joined(separator: "\n") + "\n\n" + jobTable(jobs).render())
     }
 
@@ -97,8 +101,10 @@ extension JobCommands {
         let job = try queue.job(id)
         let parents = try queue.parents(of: id)
         let events = try queue.events(job: id)
+        let erased = try ErasedInput.of(job, in: queue.database)
         if json {
             var fields = try object(job)
+            fields["erased_inputs"] = .array(try erased.map { .object(try object($0)) })
             fields["input"] = job.input
             fields["output"] = job.output ?? .null
             fields["depends_on"] = .array(parents.map { .string($0.description) })
@@ -116,6 +122,7 @@ extension JobCommands {
         lines.append("input: \(job.input)")
         if let output = job.output { lines.append("output: \(output)") }
         if let error = job.error { lines.append("error: \(error)") }
+        lines += erased.map { "\($0.field): \($0.message)" }
         Console.print(lines.map { TerminalText.escaped($0) }.joined(separator: "\n") + "\n\n" + eventTable(events).render())
     }
 

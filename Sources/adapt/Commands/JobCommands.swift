@@ -2,6 +2,7 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import JobQueue
+import Steps
 import Storage
 
 /// `adapt enqueue noop|run`, `worker`, `cancel`, `retry`, `rescue`, `prune-history`: the commands that change
@@ -186,13 +187,18 @@ enum JobCommands {
     }
 
     static let prune = Command(
-        "prune-history", summary: "delete finished runs (with their jobs and events) older than DAYS",
+        "prune-history", summary: "delete finished runs (with their jobs and events) older than DAYS, then run gc",
         options: [OptionSpec("older-than", value: "DAYS", help: "age of the run's last change, in days (0 prunes every finished run)"), .json]
     ) { invocation in
         let days = try invocation.arguments.double("older-than")
         guard let days else { throw UsageError("missing --older-than") }
         guard days >= 0 else { throw UsageError("--older-than must not be negative, got \(days)") }
-        let outcome = try queue(invocation).pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
+        let queue = try queue(invocation)
+        let outcome = try queue.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
+        // The pruned runs owned blobs (snapshots, adapters, checkpoints): collect what nothing owns now. Its
+        // report goes to stderr, so the command's own output keeps its shape.
+        let collected = try BlobCollector(database: queue.database, blobs: try GlobalOptions.stateDirectory(invocation).blobs).collect()
+        Console.error("gc: " + GCCommand.describe(collected))
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s)")
     }

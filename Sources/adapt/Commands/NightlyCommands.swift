@@ -142,6 +142,8 @@ enum NightlyCommands {
             comes before any result or digest. With --check a difference exits with status 1. The default
             scratch directory is private (0700) inside the state directory; one left by a killed replay is
             removed by the next.
+            A run whose input was erased ('data forget') or expired cannot be replayed: exit 2, and --json says so
+            ("replayable": false).
             """,
         options: [
             .flag("check", help: "exit 1 when any compared value differs"),
@@ -166,8 +168,25 @@ enum NightlyCommands {
             scratchURL = try ReplayScratch.make(in: environment.state)
         }
         defer { if temporary { try? FileManager.default.removeItem(at: scratchURL) } }
-        let report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
+        let report: RunReplay.Report
+        do {
+            report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
                                    log: { Console.error("replay: " + TerminalText.escaped($0)) }).replay(runID)
+        } catch let error as StepError {
+            // An erased input cannot be replayed, like a missing model: exit 2, and --json says why.
+            guard case .inputErased = error else { throw error }
+            if a.flag("json") {
+                let erased = try queue.jobs(matching: JobQueue.JobFilter(run: runID, limit: 10_000)).sorted { $0.id < $1.id }
+                    .flatMap { try ErasedInput.of($0, in: queue.database) }
+                Console.print(JSON.pretty(JSONValue.object([
+                    "run_id": .string(runID.description), "equal": .bool(false), "first_difference": .null,
+                    "replayable": .bool(false), "error": .string(error.description),
+                    "erased_inputs": try JSON.decode(JSONValue.self, from: JSON.canonical(erased), context: "erased inputs"),
+                ])))
+            }
+            Console.error("adapt: error: \(error.description)")
+            throw ExitCode(2)
+        }
         if a.flag("json") {
             Console.print(JSON.pretty(report))
         } else if let d = report.firstDifference {

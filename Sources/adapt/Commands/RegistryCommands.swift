@@ -54,6 +54,9 @@ enum RegistryCommands {
         let parent: String?
         let size: Int
         let metadata: AdapterMetadata?
+        /// Retired versions (trained on erased examples) cannot be made active again.
+        let retired: Bool
+        let retired_at: String?
 
         init(_ v: AdapterVersion, active: Bool, parent: AdapterVersion?, full: Bool) {
             version = v.name
@@ -65,6 +68,8 @@ enum RegistryCommands {
             self.parent = parent?.name
             size = v.size
             metadata = full ? v.metadata : nil
+            retired = v.isRetired
+            retired_at = v.retiredAt.map(Timestamp.iso8601)
         }
     }
 
@@ -118,7 +123,7 @@ enum RegistryCommands {
         if rows.isEmpty { Console.error("no adapter versions registered"); return }
         var table = Table("LINEAGE", "VERSION", "ACTIVE", "DIGEST", "GATE", "CREATED")
         for (row, v) in zip(rows, versions) {
-            table.append([row.lineage, row.version, row.active ? "*" : "", v.adapterDigest.short,
+            table.append([row.lineage, row.version, row.active ? "*" : (row.retired ? "retired" : ""), v.adapterDigest.short,
                           v.metrics.gate?.outcome.rawValue ?? "-", row.created_at])
         }
         Console.print(table.render())

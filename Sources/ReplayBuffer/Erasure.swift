@@ -1,0 +1,114 @@
+import AdaptCore
+import Foundation
+import Storage
+
+/// What an erasure (`data forget`) or an expiry (the prune step) removed: counts and digests, never text.
+public struct ErasureReport: Sendable, Equatable {
+    /// Examples deleted from the buffer.
+    public var examples: Int = 0
+    /// Blobs that held one of them, now erased (their files deleted).
+    public var blobs: [Digest] = []
+    /// Bytes those files held.
+    public var freedBytes: Int64 = 0
+    /// Whether the write-ahead log was checkpointed and truncated afterwards (false when a reader held it).
+    public var walTruncated: Bool = false
+
+    public init() {}
+}
+
+extension ReplayStore {
+    /// Records that `blob`, just stored, holds `exampleIDs` of `lineage`. Call it in the transaction that read
+    /// those examples, so no erasure can fall between the read and the record. Recorded later (e.g. in a step's
+    /// completion transaction), it checks that every example is still stored; if one was erased meanwhile the
+    /// blob is deleted from `blobs` and `ReplayError.erasedWhileSnapshotting` thrown, so no copy escapes.
+    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: BlobStore? = nil) throws {
+        try LineageName.validate(lineage)
+        do {
+            try BlobContentsTable.record(database, blob: blob, kind: kind, lineage: lineage, exampleIDs: exampleIDs,
+                                         now: clock.nowMilliseconds())
+        } catch ReplayError.erasedWhileSnapshotting(let short) {
+            try blobs?.remove(blob)
+            throw ReplayError.erasedWhileSnapshotting(blob: short)
+        }
+    }
+
+    /// The stored ids `request` names (for `.source`, in one lineage or all).
+    public func exampleIDs(for request: ForgetRequest) throws -> [String] {
+        switch request {
+        case let .id(id): return try ExampleTable.exists(database, id: id) ? [id] : []
+        case let .ids(ids): return try Set(ids).sorted().filter { try ExampleTable.exists(database, id: $0) }
+        case let .source(source, lineage):
+            if let lineage { try LineageName.validate(lineage) }
+            return try ExampleTable.ids(database, source: source, lineage: lineage)
+        }
+    }
+
+    /// The database half of an erasure, for a caller that holds the transaction (and secure_delete, see
+    /// `securely`): marks every blob holding one of the examples as erased and deletes the examples (their
+    /// uses and blob records go with them). The files are deleted by `sweepErasedBlobs` once this commits.
+    public func eraseRows(_ request: ForgetRequest, because reason: ErasureReason = .forget) throws -> ErasureReport {
+        try database.transaction {
+            let ids = try exampleIDs(for: request)
+            return try eraseRows(ids: ids, because: reason)
+        }
+    }
+
+    /// `eraseRows` for ids already resolved; the caller holds the transaction (and secure_delete).
+    public func eraseRows(ids: [String], because reason: ErasureReason) throws -> ErasureReport {
+        var report = ErasureReport()
+        report.blobs = try BlobContentsTable.markErased(database, exampleIDs: ids, because: reason, now: clock.nowMilliseconds())
+        for id in ids { report.examples += try ExampleTable.delete(database, id: id) }
+        return report
+    }
+
+    /// Deletes the file of every erased blob still in `blobs` (those of this erasure, and any an earlier one
+    /// could not delete: a crash between its commit and its unlink); returns the bytes freed.
+    @discardableResult
+    public func sweepErasedBlobs(_ blobs: BlobStore) throws -> Int64 {
+        var freed: Int64 = 0
+        for digest in try BlobContentsTable.erased(database) {
+            guard let attributes = blobs.attributes(digest) else { continue }
+            try blobs.remove(digest)
+            freed += attributes.size
+        }
+        return freed
+    }
+
+    /// Checkpoints the write-ahead log into the database file and truncates it, so deleted text does not
+    /// linger in old WAL frames; false when another connection's reader kept part of it.
+    @discardableResult
+    public func truncateWAL() -> Bool {
+        guard let row = try? database.queryOne("PRAGMA wal_checkpoint(TRUNCATE)") else { return false }
+        return row.int("busy") == 0
+    }
+
+    /// Every recorded blob that holds one of `exampleIDs` (erased or not).
+    public func blobs(holding exampleIDs: [String]) throws -> Set<Digest> {
+        try BlobContentsTable.blobs(database, holding: exampleIDs)
+    }
+
+    /// Drops the records of unerased blobs the store no longer has (after `adapt gc`).
+    @discardableResult
+    public func dropRecordsOfUnstoredBlobs(stored: Set<Digest>) throws -> Int {
+        try database.transaction { try BlobContentsTable.dropUnstored(database, stored: stored) }
+    }
+}
+
+extension ReplayStore {
+    /// The erasures among `blobs`, read from `database` without migrating it (a read-only command may hold
+    /// a read-only connection); empty when the database predates erasure records.
+    public static func erasures(of blobs: [Digest], in database: Database) throws -> [Digest: BlobErasure] {
+        guard try database.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'replay_blobs'")
+            .integerValue == 1 else { return [:] }
+        var found: [Digest: BlobErasure] = [:]
+        for blob in Set(blobs) { if let erasure = try BlobContentsTable.erasure(database, blob: blob) { found[blob] = erasure } }
+        return found
+    }
+
+    /// Every erased blob (read without migrating, like `erasures(of:in:)`).
+    public static func erasedBlobs(in database: Database) throws -> [Digest] {
+        guard try database.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'replay_blobs'")
+            .integerValue == 1 else { return [] }
+        return try BlobContentsTable.erased(database)
+    }
+}

@@ -1,0 +1,41 @@
+import AdaptCore
+import Registry
+import ReplayBuffer
+import Storage
+
+/// `adapt data forget` across the modules that hold copies of a user's text or were trained on it: the
+/// replay buffer's rows and snapshot blobs, and the registry's adapter versions trained on those snapshots.
+///
+/// One transaction erases the rows, marks every snapshot blob that held one of them as erased and (when asked)
+/// retires the adapter versions trained on such a snapshot, moving an active one off; the blob files are
+/// deleted and the write-ahead log truncated right after it commits.
+public enum DataErasure {
+    public struct Report: Sendable {
+        public var erasure: ErasureReport
+        /// Versions trained on a snapshot that held a forgotten example (through the run's sample snapshot,
+        /// recorded as the version's `metadata.dataset`), whether retired now or not.
+        public var trainedOn: [AdapterVersion]
+        /// What retiring them did (nil when not asked).
+        public var retirement: AdapterRegistry.Retirement?
+    }
+
+    public static func forget(_ request: ForgetRequest, retireAdapters: Bool, database: Database, blobs: BlobStore,
+                              clock: any Clock = SystemClock()) throws -> Report {
+        let store = try ReplayStore(database: database, clock: clock)
+        let registry = try AdapterRegistry(database: database, blobs: blobs, clock: clock)
+        var report = try ReplayStore.securely(database) {
+            try database.transaction {
+                let ids = try store.exampleIDs(for: request)
+                let trainedOn = try registry.versions(trainedOn: try store.blobs(holding: ids))
+                let erasure = try store.eraseRows(ids: ids, because: .forget)
+                let retirement = retireAdapters
+                    ? try registry.retire(trainedOn, reason: "trained on erased examples", actor: ShortIdentifier("forget")!)
+                    : nil
+                return Report(erasure: erasure, trainedOn: trainedOn, retirement: retirement)
+            }
+        }
+        report.erasure.freedBytes = try store.sweepErasedBlobs(blobs)
+        if report.erasure.examples > 0 || report.retirement != nil { report.erasure.walTruncated = store.truncateWAL() }
+        return report
+    }
+}

@@ -1,0 +1,39 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import Steps
+
+/// `adapt gc`: delete the blobs nothing owns (Steps' `BlobCollector`).
+enum GCCommand {
+    static let all: [Command] = [gc]
+
+    static let gc = Command(
+        "gc", summary: "delete blobs no run, adapter version or checkpoint pointer owns",
+        discussion: """
+            Owners: a run (snapshots and adapters its jobs name), a registry version (retired ones included), the
+            newest checkpoint pointer of an unfinished job. Erased blobs are deleted whoever names them. Blobs
+            younger than the longest lease in use (at least 120 seconds) are kept: a running step may be about to
+            record them. 'adapt prune-history' runs gc after deleting old runs.
+            --json prints {deleted_blobs, freed_bytes, kept_blobs, kept_recent, erased_deleted, grace_seconds, dry_run}.
+            """,
+        options: [.flag("dry-run", help: "count what would be deleted, delete nothing"),
+                  OptionSpec("min-age", value: "SECONDS", help: "keep unowned blobs younger than this (default: the longest lease in use, at least 120)"),
+                  .json]
+    ) { invocation in
+        let a = invocation.arguments
+        let minimumAge = try a.double("min-age")
+        if let minimumAge, !(0...(365 * 86_400)).contains(minimumAge) {
+            throw UsageError("--min-age must be between 0 and 31536000 seconds, got \(minimumAge)")
+        }
+        let database = try GlobalOptions.database(invocation)
+        let collector = BlobCollector(database: database, blobs: try GlobalOptions.stateDirectory(invocation).blobs)
+        let report = try collector.collect(dryRun: a.flag("dry-run"), graceMilliseconds: minimumAge.map { Int64($0 * 1000) })
+        if a.flag("json") { Console.print(JSON.pretty(report)); return }
+        Console.print((report.dryRun ? "would have " : "") + describe(report))
+    }
+
+    static func describe(_ r: BlobCollector.Report) -> String {
+        "deleted \(r.deletedBlobs) blob(s) (\(r.freedBytes) bytes\(r.erasedDeleted > 0 ? ", \(r.erasedDeleted) erased" : "")); "
+            + "kept \(r.keptBlobs) (\(r.keptRecent) unowned but younger than \(Int(r.graceSeconds)) s)"
+    }
+}
