@@ -64,13 +64,13 @@ public enum SampleStep {
         let drawn = try store.database.rehearse { try draw(store.database, request) }
         try drawn.put(in: blobs)
         return SamplePlan(request: request, report: drawn.report,
-                          contents: [drawn.report.trainSnapshot: drawn.trainIDs, drawn.report.heldOutSnapshot: drawn.heldOutIDs])
+                          contents: [(drawn.report.trainSnapshot, drawn.trainIDs), (drawn.report.heldOutSnapshot, drawn.heldOutIDs)])
     }
 
     /// Deletes the planned snapshots that hold an example erased since `plan` wrote them: being recorded
     /// nowhere until `apply` commits, no erasure could find them. For a completion that `apply` refused.
     public static func discardErased(_ plan: SamplePlan, store: ReplayStore, blobs: BlobStore) throws {
-        for (digest, ids) in plan.contents.sorted(by: { $0.key < $1.key })
+        for (digest, ids) in plan.contents
         where try ids.contains(where: { try !ExampleTable.exists(store.database, id: $0) }) {
             try blobs.remove(digest)
         }
@@ -165,11 +165,11 @@ public enum SampleStep {
 }
 
 /// A sample drawn but not yet recorded: what `SampleStep.apply` must draw again, and the example ids each
-/// snapshot blob already written holds.
+/// snapshot blob already written holds (the two snapshots may be one blob: both empty).
 public struct SamplePlan: Sendable {
     public let request: SampleRequest
     public let report: SampleReport
-    public let contents: [Digest: [String]]
+    public let contents: [(blob: Digest, exampleIDs: [String])]
 }
 
 /// What a sample draws from: the same request on the same buffer draws the same sample.
