@@ -21,6 +21,8 @@ public enum WorkerExecutable {
             .flag("exit-when-idle", help: "exit once no \(kind) step is pending, ready, running or waiting to retry"),
             OptionSpec("lease-ms", value: "MS", help: "lease length, for every step when given (default: the step's lease_seconds, else \(defaultLease(kind))); heartbeats every third of it"),
             .flag("verbose", help: "log every claim and completion on stderr"),
+            OptionSpec("lease-owner-tag", value: "TAG", help: "name this worker's leases host/TAG/pid (adapt work passes one per worker it starts)"),
+            .flag("exit-when-stdin-closes", help: "release running steps and exit when standard input reaches its end (how adapt work's workers die with it)"),
         ]
     }
 
@@ -52,11 +54,18 @@ public enum WorkerExecutable {
         let database = try Database(path: state.database.path, durability: durability)
         let queue = try JobQueue(database: database)
         let verbose = a.flag("verbose")
+        let tag = a.string("lease-owner-tag")
+        if let tag, !WorkerLeaseOwner.isValidTag(tag) {
+            throw UsageError("--lease-owner-tag must be 1 to 64 printable ASCII characters without spaces or '/'")
+        }
         let label = "\(kind)-worker[\(ProcessInfo.processInfo.processIdentifier)]"
         let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
         let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: log)
         let options = WorkerOptions(
-            kinds: [kind], leaseMilliseconds: Int64(lease), leaseOverridesJobs: a.has("lease-ms"),
+            kinds: [kind],
+            owner: WorkerLeaseOwner.name(host: ProcessInfo.processInfo.hostName, tag: tag,
+                                         pid: ProcessInfo.processInfo.processIdentifier),
+            leaseMilliseconds: Int64(lease), leaseOverridesJobs: a.has("lease-ms"),
             exitWhenIdle: a.flag("exit-when-idle"),
             log: { line in
                 if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
@@ -67,6 +76,14 @@ public enum WorkerExecutable {
         let signals = SignalHandlers { [weak worker] _ in
             stopping.set()
             worker?.requestStop()
+        }
+        if a.flag("exit-when-stdin-closes") {
+            SupervisorLifeline.watchStandardInput(grace: .seconds(3)) { [weak worker] in
+                log("standard input closed (the supervisor is gone): releasing running steps and exiting")
+                stopping.set()
+                worker?.requestStop()
+                worker?.requestStop()
+            }
         }
         let summary = try await worker.run()
         withExtendedLifetime(signals) {}

@@ -14,6 +14,11 @@ enum JobCommands {
         try JobQueue(database: try GlobalOptions.database(invocation))
     }
 
+    /// The job engine of a command that only reads: read-only, and an error if the state does not exist.
+    static func readingQueue(_ invocation: Invocation) throws -> JobQueue {
+        try JobQueue(database: try GlobalOptions.readOnlyDatabase(invocation))
+    }
+
     /// The job kinds `adapt worker` can run; the pipeline steps have their own worker executables.
     static let handlers: [String: JobBody] = [NoopJob.kind: NoopJob.body]
 
