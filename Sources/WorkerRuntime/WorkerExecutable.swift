@@ -50,14 +50,14 @@ public enum WorkerExecutable {
         let durability: Durability
         do { durability = try Durability(parsing: durabilityText) } catch { throw UsageError("\(error)") }
         let lease = try a.int("lease-ms", default: defaultLease(kind), in: ClaimRequest.leaseRange)
-        try state.create()
-        let database = try Database(path: state.database.path, durability: durability)
-        let queue = try JobQueue(database: database)
-        let verbose = a.flag("verbose")
         let tag = a.string("lease-owner-tag")
         if let tag, !WorkerLeaseOwner.isValidTag(tag) {
             throw UsageError("--lease-owner-tag must be 1 to 64 printable ASCII characters without spaces or '/'")
         }
+        try state.create()
+        let database = try Database(path: state.database.path, durability: durability)
+        let queue = try JobQueue(database: database)
+        let verbose = a.flag("verbose")
         let label = "\(kind)-worker[\(ProcessInfo.processInfo.processIdentifier)]"
         let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
         let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: log)

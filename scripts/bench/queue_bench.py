@@ -53,7 +53,8 @@ class Adapt:
     def fresh(self, durability):
         self.durability = durability
         self.state = tempfile.mkdtemp(dir=self.work, prefix="adapt-")
-        subprocess.run(self.cmd("runs"), check=True, stdout=subprocess.DEVNULL)
+        # Creates and migrates the database (a command that only reads refuses a missing state).
+        subprocess.run(self.cmd("rescue"), check=True, stdout=subprocess.DEVNULL)
 
     def cmd(self, *args):
         return [self.binary, "--state", self.state, "--durability", self.durability, *args]
