@@ -102,12 +102,10 @@ extension JobQueue {
             """, arguments: kinds as [SQLBindable] + [now]).isEmpty
     }
 
-    /// True while any job of `kinds` still has work ahead (pending, ready, running or waiting to retry).
+    /// True while a job of `kinds` is running, or is due now or within `outlook`'s default horizon (or is pending
+    /// behind such a job): what a worker told to exit when idle waits for. Steps scheduled later do not count.
     public func hasUnfinishedWork(kinds: [String]) throws -> Bool {
-        try !database.query("""
-            SELECT 1 FROM jobs WHERE state IN (\(JobState.sqlList(JobState.unfinished)))
-              AND kind IN (\(Self.placeholders(kinds.count))) LIMIT 1
-            """, arguments: kinds).isEmpty
+        try outlook(kinds: kinds).hasWorkNow
     }
 
     /// True when some running job's lease has expired (so `rescueExpiredLeases` has work).

@@ -18,7 +18,7 @@ public enum WorkerExecutable {
         [
             OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
             OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
-            .flag("exit-when-idle", help: "exit once no \(kind) step is pending, ready, running or waiting to retry"),
+            .flag("exit-when-idle", help: "exit once no \(kind) step is ready, running or due within two minutes (later runs are not waited for)"),
             OptionSpec("lease-ms", value: "MS", help: "lease length, for every step when given (default: the step's lease_seconds, else \(defaultLease(kind))); heartbeats every third of it"),
             .flag("verbose", help: "log every claim and completion on stderr"),
             OptionSpec("lease-owner-tag", value: "TAG", help: "name this worker's leases host/TAG/pid (adapt work passes one per worker it starts)"),

@@ -75,3 +75,19 @@ import TestSupport
     outlook = try f.queue.outlook(kinds: ["test"], horizonMilliseconds: 120_000)
     #expect(outlook.hasWorkNow && outlook.running == 1)
 }
+
+@Test func aWorkerToldToExitWhenIdleDoesNotWaitForAStepScheduledForTomorrow() async throws {
+    let directory = TemporaryDirectory()
+    let state = directory.file("state").path
+    let tomorrow = Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000
+    let description = #"{"kind": "later", "steps": [{"name": "a", "kind": "noop", "run_at": \#(tomorrow)}]}"#
+    let enqueued = try await Executables.runAsync("adapt", ["--state", state, "enqueue", "run", "-"], input: description)
+    #expect(enqueued.status == 0, "\(enqueued.stderr)")
+    let worker = try Executables.start("adapt", ["--state", state, "worker", "--kinds", "noop", "--exit-when-idle"],
+                                       outputIn: directory.url)
+    let deadline = Date().addingTimeInterval(30)
+    while worker.isRunning, Date() < deadline { try await Task.sleep(for: .seconds(0.05)) }
+    #expect(!worker.isRunning, "the worker waits for tomorrow's step")
+    if worker.isRunning { worker.send(SIGKILL) }
+    #expect(await worker.exited() == 0, "\(worker.stderr)")
+}
