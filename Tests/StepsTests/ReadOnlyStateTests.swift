@@ -50,6 +50,17 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: typo.path).isEmpty)
     }
 
+    @Test func aBadLineageIsAUsageErrorEvenWithoutAState() async throws {
+        let directory = TemporaryDirectory()
+        for command in [["data", "list"], ["data", "stats"]] {
+            let result = try await blocking {
+                try Executables.run("adapt", ["--state", directory.file("none").path] + command + ["--lineage", "../x"])
+            }
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.file("none").path))
+    }
+
     @Test func readingCommandsWorkOnAReadOnlyStateAndChangeNothing() async throws {
         let fixture = try await PipelineFixture.make()
         let run = try await fixture.enqueue()
