@@ -183,14 +183,15 @@ extension JobQueue {
     public func outlook(kinds: [String], horizonMilliseconds: Int64 = WorkOutlook.defaultHorizonMilliseconds) throws -> WorkOutlook {
         let list = Self.placeholders(kinds.count)
         let soon = now + horizonMilliseconds
+        // The runs with work now are found once (SQLite keeps an uncorrelated IN list for the whole query): per
+        // pending job, a search of its run's jobs would cost a long chain of pending steps its length squared.
         let row = try database.query("""
             SELECT coalesce(sum(j.state = 'running'), 0) AS running,
                    coalesce(sum(j.state IN ('ready','failed') AND j.run_at <= ?), 0) AS due,
                    coalesce(sum(j.state IN ('ready','failed') AND j.run_at > ?), 0) AS later,
                    min(CASE WHEN j.state IN ('ready','failed') AND j.run_at > ? THEN j.run_at END) AS earliest,
-                   coalesce(sum(j.state = 'pending' AND EXISTS (
-                       SELECT 1 FROM job_runs r JOIN jobs o ON o.id BETWEEN r.first_job_id AND r.last_job_id
-                       WHERE r.id = j.run_id AND (o.state = 'running' OR (o.state IN ('ready','failed') AND o.run_at <= ?)))), 0) AS following,
+                   coalesce(sum(j.state = 'pending' AND j.run_id IN (
+                       SELECT run_id FROM jobs WHERE state = 'running' OR (state IN ('ready','failed') AND run_at <= ?))), 0) AS following,
                    coalesce(sum(j.state = 'pending'), 0) AS pending
             FROM jobs j WHERE j.state IN ('pending','ready','running','failed') AND j.kind IN (\(list))
             """, arguments: [soon, soon, soon, soon] as [SQLBindable] + kinds).first
