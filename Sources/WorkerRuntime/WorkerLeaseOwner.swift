@@ -12,4 +12,11 @@ public enum WorkerLeaseOwner {
     public static func isValidTag(_ tag: String) -> Bool {
         !tag.isEmpty && tag.count <= 64 && tag.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0.value < 127 && $0 != "/" }
     }
+
+    /// The parts of a name `name(host:tag:pid:)` made with a tag; nil for any other owner.
+    public static func parse(_ owner: String) -> (host: String, tag: String, pid: Int32)? {
+        let parts = owner.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, let pid = Int32(parts[2]), pid > 0 else { return nil }
+        return (String(parts[0]), String(parts[1]), pid)
+    }
 }

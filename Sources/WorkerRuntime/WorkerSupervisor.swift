@@ -110,6 +110,7 @@ public final class WorkerSupervisor: Sendable {
                                                reason: "no such worker executable next to adapt; build all products with 'swift build'")
             }
         }
+        takeBackOrphanedJobs()
         for kind in options.kinds { try start(kind) }
         var stopDeadline: ContinuousClock.Instant?
         while true {
@@ -192,6 +193,29 @@ public final class WorkerSupervisor: Sendable {
             }
         } catch {
             options.log("could not take back the jobs of \(kind) worker \(child.process.processIdentifier) (\(error)); they wait for their lease to expire")
+        }
+    }
+
+    /// Steps still leased to workers of an earlier supervisor of this state that died with it (a SIGKILL to
+    /// the whole process group leaves them no time to release their steps). This supervisor holds the state's
+    /// lock, so that one is gone; a worker whose pid is gone too cannot finish its step, which is handed back
+    /// now rather than after its lease. A worker still alive is left to release its own (it does once it reads
+    /// end of file), and a pid taken by another process since only means waiting for the lease as before.
+    private func takeBackOrphanedJobs() {
+        let host = ProcessInfo.processInfo.hostName
+        let ownTag = "work-\(getpid())."
+        do {
+            let owners = Set(try queue.jobs(matching: .init(state: .running, limit: 100_000)).compactMap(\.leaseOwner))
+            for owner in owners.sorted() {
+                guard let parsed = WorkerLeaseOwner.parse(owner), parsed.host == host, parsed.tag.hasPrefix("work-"),
+                      !parsed.tag.hasPrefix(ownTag), kill(parsed.pid, 0) != 0, errno == ESRCH else { continue }
+                for rescued in try queue.releaseLeases(heldBy: owner, cause: "pid \(parsed.pid) gone with its supervisor") {
+                    options.log("\(rescued.job), left by a worker that died with an earlier supervisor, is \(rescued.state) again "
+                                + "(attempt \(rescued.attempt) counted)")
+                }
+            }
+        } catch {
+            options.log("could not look for steps left by an earlier supervisor's workers (\(error)); they wait for their leases to expire")
         }
     }
 

@@ -121,3 +121,51 @@ import TestSupport
         #expect(jobs.map(\.state).sorted { $0.rawValue < $1.rawValue } == [.pending, .pending, .pending, .pending, .ready])
     }
 }
+
+extension SupervisorFaultTests {
+    @Test func aNewSupervisorTakesBackTheStepOfAWorkerKilledWithThePreviousOne() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(steps: 400, checkpointInterval: 50))
+        let run = try await fixture.enqueue()
+        let runID = try #require(RunID.parse(run))
+        let first = try Executables.start("adapt", ["--state", fixture.statePath, "work"], outputIn: fixture.directory.url)
+        let queue = try fixture.queue()
+        func train() throws -> JobRecord? { try queue.jobs(matching: .init(run: runID, kind: "train")).first }
+        var deadline = Date().addingTimeInterval(120)
+        var victim: (pid: Int32, owner: String)?
+        while victim == nil, Date() < deadline {
+            try await Task.sleep(for: .seconds(0.05))
+            guard let job = try train(), job.state == .running, let owner = job.leaseOwner,
+                  let pid = owner.split(separator: "/").last.flatMap({ Int32($0) }) else { continue }
+            victim = (pid, owner)
+        }
+        let (pid, owner) = try #require(victim, "the train step never ran: \(first.stderr)")
+        let workers = ChaosTests.children(of: first.pid)
+        // The whole group at once, as `kill -9 -PGID` would: no worker gets to release anything.
+        first.send(SIGKILL)
+        for worker in workers { kill(worker, SIGKILL) }
+        _ = await first.exited()
+        #expect(try await secondsUntilGone(workers, limit: 10) != nil)
+        #expect(try train()?.state == .running && train()?.leaseOwner == owner, "the step is still leased to the dead worker")
+
+        let second = try Executables.start("adapt", ["--state", fixture.statePath, "work"], outputIn: fixture.directory.url)
+        defer { second.send(SIGKILL) }
+        let started = Date()
+        var resumedAfter: Double?
+        deadline = Date().addingTimeInterval(30)
+        while resumedAfter == nil, Date() < deadline {
+            if let job = try train(), job.state == .running, job.attempt == 2 {
+                resumedAfter = Date().timeIntervalSince(started)
+            } else {
+                try await Task.sleep(for: .seconds(0.02))
+            }
+        }
+        let seconds = try #require(resumedAfter, "the step waits for its two-minute lease: \(second.stderr)")
+        print("orphaned train step running again \(String(format: "%.3f", seconds)) s after the new supervisor started")
+        let events = try queue.events(job: try #require(try train()).id)
+        #expect(events.contains { $0.message?.contains("died (pid \(pid) gone with its supervisor)") == true },
+                "\(events.compactMap(\.message))")
+        second.send(SIGTERM)
+        second.send(SIGTERM)
+        #expect(await second.exited() == 0, "\(second.stderr)")
+    }
+}
