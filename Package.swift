@@ -21,10 +21,7 @@ let package = Package(
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
 
         .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
-        // A VFS over SQLite's default one that writes a commit's WAL frames with one call (C: a VFS is a table of
-        // C function pointers that SQLite calls back).
-        .target(name: "SQLiteWALBatching", dependencies: ["CSQLite"]),
-        .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite", "SQLiteWALBatching"]),
+        .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
         // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
         // 50–100× slower, which would make every test that runs the real model take minutes.

@@ -102,12 +102,10 @@ extension JobQueue {
             """, arguments: kinds as [SQLBindable] + [now]).isEmpty
     }
 
-    /// True while any job of `kinds` still has work ahead (pending, ready, running or waiting to retry).
+    /// True while a job of `kinds` is running, or is due now or within `outlook`'s default horizon (or is pending
+    /// behind such a job): what a worker told to exit when idle waits for. Steps scheduled later do not count.
     public func hasUnfinishedWork(kinds: [String]) throws -> Bool {
-        try !database.query("""
-            SELECT 1 FROM jobs WHERE state IN (\(JobState.sqlList(JobState.unfinished)))
-              AND kind IN (\(Self.placeholders(kinds.count))) LIMIT 1
-            """, arguments: kinds).isEmpty
+        try outlook(kinds: kinds).hasWorkNow
     }
 
     /// True when some running job's lease has expired (so `rescueExpiredLeases` has work).
@@ -127,6 +125,81 @@ extension JobQueue {
                 SELECT min(lease_expires_at) + 1 FROM jobs WHERE state = 'running')
             """, arguments: kinds).first
         return row?.int64("t")
+    }
+
+    // MARK: Is there work now, or only later
+
+    /// What `adapt work --exit-when-idle` looks at: the work of some kinds that is due now or soon, and what
+    /// waits for later.
+    public struct WorkOutlook: Sendable, Equatable {
+        /// Jobs running now.
+        public var running: Int
+        /// Ready or retrying jobs due within the horizon.
+        public var due: Int
+        /// Pending jobs whose run has a job running or due within the horizon: they will follow.
+        public var following: Int
+        /// Ready or retrying jobs due after the horizon (an `--at` far ahead, a long backoff, a clock that was
+        /// ahead at enqueue), and pending jobs that can only follow them.
+        public var scheduledLater: Int
+        public var pendingBehindLater: Int
+        /// The earliest `run_at` among `scheduledLater` (ms since the epoch).
+        public var earliestLater: Int64?
+
+        /// Two minutes, the default lease of train and eval: a retry's backoff within it (the first several
+        /// are: 0.5–1 s, doubling) is the same night's work to wait for, while a run scheduled past it is
+        /// tomorrow's, which a run-until-idle invocation must not sit out (it would block every later night
+        /// under a oneshot timer service). One lease, because a dead worker's job comes back within one lease
+        /// as well.
+        public static let defaultHorizonMilliseconds: Int64 = 120_000
+
+        public var hasWorkNow: Bool { running + due + following > 0 }
+        public var waiting: Int { scheduledLater + pendingBehindLater }
+
+        /// "1 step scheduled for later (earliest 2027-01-01T00:00:00.000Z, in 31 d), 4 pending behind it":
+        /// counts and times only.
+        public func waitingDescription(now: Int64) -> String {
+            var parts: [String] = []
+            if scheduledLater > 0 {
+                var text = "\(scheduledLater) step\(scheduledLater == 1 ? "" : "s") scheduled for later"
+                if let at = earliestLater { text += " (earliest \(Timestamp.iso8601(at)), in \(Self.span(at - now)))" }
+                parts.append(text)
+            }
+            if pendingBehindLater > 0 {
+                parts.append("\(pendingBehindLater) pending step\(pendingBehindLater == 1 ? "" : "s") waiting on steps scheduled for later")
+            }
+            return parts.isEmpty ? "nothing waits" : parts.joined(separator: ", ")
+        }
+
+        static func span(_ milliseconds: Int64) -> String {
+            let seconds = max(milliseconds, 0) / 1000
+            if seconds < 120 { return "\(seconds) s" }
+            if seconds < 7200 { return "\(seconds / 60) min" }
+            if seconds < 172_800 { return "\(seconds / 3600) h" }
+            return "\(seconds / 86_400) d"
+        }
+    }
+
+    /// The work of `kinds` now and later, `horizonMilliseconds` deciding which is which (a read).
+    public func outlook(kinds: [String], horizonMilliseconds: Int64 = WorkOutlook.defaultHorizonMilliseconds) throws -> WorkOutlook {
+        let list = Self.placeholders(kinds.count)
+        let soon = now + horizonMilliseconds
+        // The runs with work now are found once (SQLite keeps an uncorrelated IN list for the whole query): per
+        // pending job, a search of its run's jobs would cost a long chain of pending steps its length squared.
+        let row = try database.query("""
+            SELECT coalesce(sum(j.state = 'running'), 0) AS running,
+                   coalesce(sum(j.state IN ('ready','failed') AND j.run_at <= ?), 0) AS due,
+                   coalesce(sum(j.state IN ('ready','failed') AND j.run_at > ?), 0) AS later,
+                   min(CASE WHEN j.state IN ('ready','failed') AND j.run_at > ? THEN j.run_at END) AS earliest,
+                   coalesce(sum(j.state = 'pending' AND j.run_id IN (
+                       SELECT run_id FROM jobs WHERE state = 'running' OR (state IN ('ready','failed') AND run_at <= ?))), 0) AS following,
+                   coalesce(sum(j.state = 'pending'), 0) AS pending
+            FROM jobs j WHERE j.state IN ('pending','ready','running','failed') AND j.kind IN (\(list))
+            """, arguments: [soon, soon, soon, soon] as [SQLBindable] + kinds).first
+        let following = row?.int("following") ?? 0
+        return WorkOutlook(running: row?.int("running") ?? 0, due: row?.int("due") ?? 0, following: following,
+                           scheduledLater: row?.int("later") ?? 0,
+                           pendingBehindLater: (row?.int("pending") ?? 0) - following,
+                           earliestLater: row?.int64("earliest"))
     }
 
     static let runSelect = """

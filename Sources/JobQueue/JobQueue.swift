@@ -214,27 +214,52 @@ public final class JobQueue: Sendable {
                 FROM jobs j JOIN job_runs r ON r.id = j.run_id
                 WHERE j.state = 'running' AND j.lease_expires_at < ? ORDER BY j.id
                 """, now)
-            var rescued: [Rescued] = []
-            for row in expired {
-                guard let raw = row.int64("id") else { continue }
-                let id = JobID(raw)
-                let attempt = row.int("attempt") ?? 0
-                let state: JobState = row.int64("cancelled_at") != nil ? .cancelled
-                    : attempt >= (row.int("max_attempts") ?? 1) ? .discarded : .ready
-                let note = "lease of \(row.string("lease_owner") ?? "?") expired (attempt \(attempt))"
-                    + (state == .discarded ? "; no attempts left" : state == .cancelled ? "; run cancelled" : "")
-                try database.run("""
-                    UPDATE jobs SET state = ?, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
-                                    error = CASE WHEN ? = 'ready' THEN error ELSE ? END,
-                                    finished_at = CASE WHEN ? = 'ready' THEN NULL ELSE ? END,
-                                    updated_at = ?, transition_note = ?
-                    WHERE id = ?
-                    """, state.rawValue, now, state.rawValue, note, state.rawValue, now, now, note, id)
-                if state == .discarded { try cancelDescendants(of: id, now: now) }
-                rescued.append(Rescued(job: id, attempt: attempt, state: state))
+            return try expired.compactMap { row in
+                try takeBack(row, now: now) { "lease of \($0) expired (attempt \($1))" }
             }
-            return rescued
         }
+    }
+
+    /// Takes back at once every job leased to `owner`, a worker process known to be dead (its supervisor reaped
+    /// it), instead of leaving them to wait out their leases. As with an expired lease the attempt counts;
+    /// `cause` (how the worker died) goes into each job's event. Only leases still held by `owner` move: a job
+    /// already rescued or re-claimed has another owner or attempt, and is left alone.
+    @discardableResult
+    public func releaseLeases(heldBy owner: String, cause: String) throws -> [Rescued] {
+        let now = self.now
+        return try database.transaction {
+            let held = try database.query("""
+                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, r.cancelled_at
+                FROM jobs j JOIN job_runs r ON r.id = j.run_id
+                WHERE j.state = 'running' AND j.lease_owner = ? ORDER BY j.id
+                """, owner)
+            return try held.compactMap { row in
+                try takeBack(row, now: now) { "worker \($0) died (\(cause)) during attempt \($1)" }
+            }
+        }
+    }
+
+    /// Moves one running job, read with its lease owner, attempt and run's cancellation, back to ready (or
+    /// discarded, or cancelled), fenced by that attempt and owner.
+    private func takeBack(_ row: Row, now: Int64, why: (String, Int) -> String) throws -> Rescued? {
+        guard let raw = row.int64("id") else { return nil }
+        let id = JobID(raw)
+        let attempt = row.int("attempt") ?? 0
+        let owner = row.string("lease_owner") ?? "?"
+        let state: JobState = row.int64("cancelled_at") != nil ? .cancelled
+            : attempt >= (row.int("max_attempts") ?? 1) ? .discarded : .ready
+        let note = why(owner, attempt)
+            + (state == .discarded ? "; no attempts left" : state == .cancelled ? "; run cancelled" : "")
+        let changed = try database.run("""
+            UPDATE jobs SET state = ?, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
+                            error = CASE WHEN ? = 'ready' THEN error ELSE ? END,
+                            finished_at = CASE WHEN ? = 'ready' THEN NULL ELSE ? END,
+                            updated_at = ?, transition_note = ?
+            WHERE id = ? AND attempt = ? AND state = 'running' AND lease_owner = ?
+            """, state.rawValue, now, state.rawValue, note, state.rawValue, now, now, note, id, attempt, owner)
+        guard changed == 1 else { return nil }
+        if state == .discarded { try cancelDescendants(of: id, now: now) }
+        return Rescued(job: id, attempt: attempt, state: state)
     }
 
     /// What `prune-history` removed.

@@ -14,7 +14,7 @@ public struct WorkerOptions: Sendable {
     public var leaseOverridesJobs: Bool
     /// Jobs run at once in this process.
     public var concurrency: Int
-    /// Return once no job of `kinds` has work ahead (none pending, ready, running or waiting to retry).
+    /// Return once no job of `kinds` is running or due within two minutes (`JobQueue.hasUnfinishedWork`).
     public var exitWhenIdle: Bool
     /// How often an idle worker looks at `PRAGMA data_version` where inotify cannot announce commits
     /// (DESIGN.md: "every millisecond or so"); with inotify it looks when the database folder is written.

@@ -1,6 +1,5 @@
 import CSQLite
 import Foundation
-import SQLiteWALBatching
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,14 +10,6 @@ private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.sel
 /// Evaluated once, before the first connection opens.
 private let disableMemoryStatistics: Int32 = adapt_sqlite3_disable_memory_statistics()
 
-/// The VFS every connection opens with (see Sources/SQLiteWALBatching): a commit's WAL frames reach the file
-/// in one write call instead of two per page. Registered after memory statistics are off, which must come
-/// first; nil (SQLite's default VFS) if it could not be registered.
-private let walBatchingVFS: String? = {
-    _ = disableMemoryStatistics
-    return adapt_wal_batching_register().map { String(cString: $0) }
-}()
-
 /// The one connection wrapper everything uses; the only Swift file that calls libsqlite3.
 ///
 /// `@unchecked Sendable`: the handle and the statement cache are only touched with `lock` held. The lock is
@@ -26,44 +17,93 @@ private let walBatchingVFS: String? = {
 public final class Database: @unchecked Sendable {
     public let path: String
     public let durability: Durability
+    /// Opened with `SQLITE_OPEN_READONLY` (`init(readingAt:)`): nothing is written, migrations included.
+    public let isReadOnly: Bool
     private let handle: OpaquePointer
     private let lock = NSRecursiveLock()
     private var statements: [String: OpaquePointer] = [:]
     private var transactionDepth = 0
+    /// In-memory databases standing in for components a read-only database does not have (see `Migrator`).
+    private var standIns: [Database] = []
 
     /// Opens (creating if needed) the database at `path` in WAL mode with the given durability.
     /// A file that is not SQLite is refused without being modified.
-    /// `batchesWALWrites: false` opens with SQLite's default VFS (tests compare the two).
     public init(path: String, durability: Durability = .full, pageSize: Int = Database.defaultPageSize,
-                busyTimeoutMilliseconds: Int32 = 30_000, batchesWALWrites: Bool = true) throws {
+                busyTimeoutMilliseconds: Int32 = 30_000) throws {
         self.path = path
         self.durability = durability
+        isReadOnly = false
         Self.makePrivate(path)
-        var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let batchingVFS = walBatchingVFS  // evaluated even when unused: it also turns memory statistics off
-        let rc = sqlite3_open_v2(path, &db, flags, batchesWALWrites ? batchingVFS : nil)
-        guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            if let db { sqlite3_close_v2(db) }
-            throw StorageError.cannotOpen(path: path, message: message)
-        }
-        handle = db
+        handle = try Self.open(path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, displayPath: path)
         // SQLite has just created the file if it was missing (with the umask's mode): make it private before
         // the WAL and shared-memory files are made, which copy its mode.
         Self.makePrivate(path)
-        sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
-        do {
-            // Reading the schema first detects a non-database file before any pragma could write to it.
-            _ = try scalar("SELECT count(*) FROM sqlite_schema")
+        try configure(busyTimeoutMilliseconds: busyTimeoutMilliseconds) {
             try execute("PRAGMA page_size=\(pageSize)")
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        }
+    }
+
+    /// Opens the existing database at `path` for reading only: no file is created or changed, and the open
+    /// works in a read-only directory or on a read-only file system.
+    ///
+    /// In WAL mode SQLite reads through the `-wal` and `-shm` files beside the database, and a reader creates
+    /// them when they are missing. Where there are none and the directory cannot be written (no write
+    /// permission for this process, no write bit at all, a read-only mount) nothing can be writing either, so
+    /// the file is opened `immutable`: read as it is, without those files or locks. Otherwise the reader
+    /// takes part in WAL locking as usual and sees commits made while it is open.
+    public init(readingAt path: String, busyTimeoutMilliseconds: Int32 = 30_000) throws {
+        self.path = path
+        durability = .full
+        isReadOnly = true
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw StorageError.noDatabase(path: path) }
+        let directory = (path as NSString).deletingLastPathComponent
+        let hasWAL = FileManager.default.fileExists(atPath: path + "-wal")
+        let immutable = !hasWAL && !Self.isWritableDirectory(directory.isEmpty ? "." : directory)
+        handle = try Self.open(Self.uri(path, immutable: immutable),
+                               flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, displayPath: path)
+        try configure(busyTimeoutMilliseconds: busyTimeoutMilliseconds) {}
+    }
+
+    /// An in-memory database shared under `name` by the connections of this process that open it.
+    private init(sharedMemory name: String) throws {
+        path = ":memory:"
+        durability = .normal
+        isReadOnly = false
+        handle = try Self.open("file:\(name)?mode=memory&cache=shared",
+                               flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                               displayPath: name)
+        try configure(busyTimeoutMilliseconds: 1_000) {}
+    }
+
+    private static func open(_ name: String, flags: Int32, displayPath: String) throws -> OpaquePointer {
+        _ = disableMemoryStatistics
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw StorageError.cannotOpen(path: displayPath, message: message)
+        }
+        return db
+    }
+
+    /// Reading the schema first detects a non-database file before any pragma could write to it.
+    private func configure(busyTimeoutMilliseconds: Int32, writing: () throws -> Void) throws {
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        do {
+            _ = try scalar("SELECT count(*) FROM sqlite_schema")
+            try writing()
             try execute("PRAGMA foreign_keys=ON")
         } catch let error as StorageError where error.primaryCode == SQLITE_NOTADB {
             close()
             throw StorageError.notADatabase(path: path)
+        } catch let error as StorageError where isReadOnly && error.primaryCode == SQLITE_CANTOPEN {
+            close()
+            throw StorageError.unreadableWAL(path: path)
         } catch {
             close()
             throw error
@@ -84,6 +124,38 @@ public final class Database: @unchecked Sendable {
             if lstat(path + suffix, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_mode & 0o077 != 0 {
                 _ = chmod(path + suffix, status.st_mode & 0o7700)
             }
+        }
+    }
+
+    /// A directory this process may create files in: write permission, a write bit for someone (root passes
+    /// every permission check, but a directory made read-only with `chmod a-w` is meant to stay as it is), and
+    /// not on a read-only mount.
+    private static func isWritableDirectory(_ path: String) -> Bool {
+        var info = stat()
+        var fs = statvfs()
+        guard access(path, W_OK) == 0, stat(path, &info) == 0, info.st_mode & 0o222 != 0, statvfs(path, &fs) == 0 else { return false }
+        return fs.f_flag & UInt(ST_RDONLY) == 0
+    }
+
+    /// A read-only `file:` URI for `path` (percent-encoded, so `?`, `#` and `%` in a path stay part of it).
+    private static func uri(_ path: String, immutable: Bool) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "/-._~")
+        let encoded = absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute
+        return "file://\(encoded)?mode=ro" + (immutable ? "&immutable=1" : "")
+    }
+
+    /// Attaches an empty, current copy of `schema`'s tables as `alias`, for a read-only database that never
+    /// had them: unqualified table names resolve to the main database first, then to attached ones, so
+    /// reads of that component find empty tables instead of failing. The copy lives as long as this connection.
+    func attachEmptyStandIn(for schema: Schema) throws {
+        let name = "adapt-empty-\(schema.component)-\(UUID().uuidString)"
+        let standIn = try Database(sharedMemory: name)
+        try standIn.migrate(schema)
+        try lock.withLock {
+            standIns.append(standIn)
+            try execute("ATTACH DATABASE 'file:\(name)?mode=memory&cache=shared' AS \"empty_\(schema.component)\"")
         }
     }
 

@@ -21,7 +21,12 @@ extension Database {
     /// cannot change a column's constraints in place; dropping the old table with foreign keys on would
     /// delete, by cascade, every row that refers to it). They are checked before the commit instead, and any
     /// violation rolls the migration back.
+    ///
+    /// A read-only database is never changed: a component at this build's version is used as it is, one it
+    /// never had gets an empty stand-in (`attachEmptyStandIn`), and one at an older version is refused with
+    /// `olderSchema`, which says to run a command that writes first.
     public func migrate(_ schema: Schema) throws {
+        if isReadOnly { return try checkReadOnly(schema) }
         // `PRAGMA foreign_keys` is ignored inside a transaction: set it around the one that migrates.
         guard try schemaVersion(of: schema.component) != schema.migrations.count else {
             try migrateInTransaction(schema)  // still refuses a newer database
@@ -57,6 +62,25 @@ extension Database {
                     + "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
                     schema.component, schema.migrations.count)
             try execute("PRAGMA user_version = \(total - current + schema.migrations.count)")
+        }
+    }
+
+    private func checkReadOnly(_ schema: Schema) throws {
+        try refuseForeignTables()
+        let hasRecord = try scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'adapt_schema'").integerValue == 1
+        let recorded = hasRecord ? try query("SELECT component, version FROM adapt_schema") : []
+        let total = recorded.reduce(0) { $0 + ($1.int("version") ?? 0) }
+        let userVersion = Int(try scalar("PRAGMA user_version").integerValue ?? 0)
+        if userVersion > total {
+            throw StorageError.newerSchema(path: path, component: "database", found: userVersion, known: total)
+        }
+        let current = recorded.first { $0.string("component") == schema.component }?.int("version") ?? 0
+        if current > schema.migrations.count {
+            throw StorageError.newerSchema(path: path, component: schema.component, found: current, known: schema.migrations.count)
+        }
+        if current == 0 { return try attachEmptyStandIn(for: schema) }
+        if current < schema.migrations.count {
+            throw StorageError.olderSchema(path: path, component: schema.component, found: current, known: schema.migrations.count)
         }
     }
 

@@ -8,6 +8,9 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
     case foreignDatabase(path: String, tables: [String])
     case cannotOpen(path: String, message: String)
     case newerSchema(path: String, component: String, found: Int, known: Int)
+    case olderSchema(path: String, component: String, found: Int, known: Int)
+    case noDatabase(path: String)
+    case unreadableWAL(path: String)
     case migrationBrokeForeignKeys(path: String, component: String, table: String)
     case unknownDurability(String)
     case missingColumn(String)
@@ -48,6 +51,16 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
         case let .newerSchema(path, component, found, known):
             return "\(path) was written by a newer adapt (\(component) schema version \(found), this build knows \(known)); "
                 + "upgrade adapt or pass --state with another directory"
+        case let .olderSchema(path, component, found, known):
+            return "\(path) was written by an older adapt (\(component) schema version \(found), this build uses \(known)), "
+                + "and a command that only reads does not upgrade it: run a command that writes to this state first "
+                + "(for example `adapt rescue`, `adapt data policy` or `adapt work --exit-when-idle`), then read it again"
+        case let .noDatabase(path):
+            return "there is no database at \(path); nothing was created. Check the path, or create a state by writing "
+                + "to it (`adapt data import` or `adapt enqueue`)"
+        case let .unreadableWAL(path):
+            return "\(path) has a write-ahead log that cannot be read from this read-only location (its -shm file is "
+                + "missing); open it once where it can be written, or copy the state to a writable directory"
         case let .migrationBrokeForeignKeys(path, component, table):
             return "upgrading the \(component) tables of \(path) would leave rows of \(table) pointing at rows that do not "
                 + "exist; nothing was changed. Check the database with `sqlite3 \(path) 'PRAGMA foreign_key_check'`"

@@ -18,9 +18,11 @@ public enum WorkerExecutable {
         [
             OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
             OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
-            .flag("exit-when-idle", help: "exit once no \(kind) step is pending, ready, running or waiting to retry"),
+            .flag("exit-when-idle", help: "exit once no \(kind) step is ready, running or due within two minutes (later runs are not waited for)"),
             OptionSpec("lease-ms", value: "MS", help: "lease length, for every step when given (default: the step's lease_seconds, else \(defaultLease(kind))); heartbeats every third of it"),
             .flag("verbose", help: "log every claim and completion on stderr"),
+            OptionSpec("lease-owner-tag", value: "TAG", help: "name this worker's leases host/TAG/pid (adapt work passes one per worker it starts)"),
+            .flag("exit-when-stdin-closes", help: "release running steps and exit when standard input reaches its end (how adapt work's workers die with it)"),
         ]
     }
 
@@ -48,6 +50,10 @@ public enum WorkerExecutable {
         let durability: Durability
         do { durability = try Durability(parsing: durabilityText) } catch { throw UsageError("\(error)") }
         let lease = try a.int("lease-ms", default: defaultLease(kind), in: ClaimRequest.leaseRange)
+        let tag = a.string("lease-owner-tag")
+        if let tag, !WorkerLeaseOwner.isValidTag(tag) {
+            throw UsageError("--lease-owner-tag must be 1 to 64 printable ASCII characters without spaces or '/'")
+        }
         if try state.createPrivate().paths > 0 {
             Console.error("adapt-\(kind)-worker: made paths under \(state.root.path) private (directories 0700, files 0600)")
         }
@@ -59,7 +65,10 @@ public enum WorkerExecutable {
         let environment = StepEnvironment(state: state, database: database, clock: OffsetClock.stepClock(),
                                           deviceRoot: StepEnvironment.deviceRoot(), log: log)
         let options = WorkerOptions(
-            kinds: [kind], leaseMilliseconds: Int64(lease), leaseOverridesJobs: a.has("lease-ms"),
+            kinds: [kind],
+            owner: WorkerLeaseOwner.name(host: ProcessInfo.processInfo.hostName, tag: tag,
+                                         pid: ProcessInfo.processInfo.processIdentifier),
+            leaseMilliseconds: Int64(lease), leaseOverridesJobs: a.has("lease-ms"),
             exitWhenIdle: a.flag("exit-when-idle"),
             log: { line in
                 if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
@@ -70,6 +79,14 @@ public enum WorkerExecutable {
         let signals = SignalHandlers { [weak worker] _ in
             stopping.set()
             worker?.requestStop()
+        }
+        if a.flag("exit-when-stdin-closes") {
+            SupervisorLifeline.watchStandardInput(grace: .seconds(3)) { [weak worker] in
+                log("standard input closed (the supervisor is gone): releasing running steps and exiting")
+                stopping.set()
+                worker?.requestStop()
+                worker?.requestStop()
+            }
         }
         let summary = try await worker.run()
         withExtendedLifetime(signals) {}

@@ -26,6 +26,20 @@ enum GlobalOptions {
         do { return try Durability(parsing: text) } catch { throw UsageError("\(error)") }
     }
 
+    /// Opens the state database of a command that only reads: never creates anything (a mistyped --state must
+    /// not get an empty, "verified" answer), and works on a read-only directory or file system.
+    static func readOnlyDatabase(_ invocation: Invocation) throws -> Database {
+        let state = try stateDirectory(invocation)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: state.root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw MissingStateError(path: state.root.path, missing: "directory")
+        }
+        guard FileManager.default.fileExists(atPath: state.database.path) else {
+            throw MissingStateError(path: state.database.path, missing: "database")
+        }
+        return try Database(readingAt: state.database.path)
+    }
+
     /// Opens the state database, creating the directory on first use (0700; files 0600). A state directory
     /// left readable by others (made by an older adapt, or copied) is made private, and that is said once.
     static func database(_ invocation: Invocation) throws -> Database {
@@ -40,5 +54,17 @@ enum GlobalOptions {
                           + "and could not be changed (a read-only file system, or files of another user); chmod them 0600, directories 0700")
         }
         return try Database(path: state.database.path, durability: try durability(invocation))
+    }
+}
+
+/// `--state` names no state: a command that only reads refuses it rather than create one (exit 1).
+struct MissingStateError: Error, CustomStringConvertible {
+    let path: String
+    /// "directory" or "database".
+    let missing: String
+
+    var description: String {
+        "no adapt state at \(path) (the \(missing) does not exist); nothing was created. Check --state (or ADAPT_STATE), "
+            + "or create a state by writing to it: `adapt data import FILE --lineage L` or `adapt enqueue …`"
     }
 }

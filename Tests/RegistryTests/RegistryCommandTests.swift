@@ -1,11 +1,18 @@
 import AdaptCore
 import Foundation
+import Storage
 import Testing
 import TestSupport
 
 /// `adapt registry …` run as real processes against one temporary state directory.
 struct RegistryCLI {
     let dir = TemporaryDirectory("registry-cli")
+
+    /// An existing, empty state: commands that only read (`registry list`, `verify`) refuse a missing one.
+    init() {
+        try? dir.state.create()
+        _ = try? Database(path: dir.state.database.path)
+    }
 
     @discardableResult
     func run(_ arguments: [String]) throws -> ProcessResult {

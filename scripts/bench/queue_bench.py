@@ -53,7 +53,8 @@ class Adapt:
     def fresh(self, durability):
         self.durability = durability
         self.state = tempfile.mkdtemp(dir=self.work, prefix="adapt-")
-        subprocess.run(self.cmd("runs"), check=True, stdout=subprocess.DEVNULL)
+        # Creates and migrates the database (a command that only reads refuses a missing state).
+        subprocess.run(self.cmd("rescue"), check=True, stdout=subprocess.DEVNULL)
 
     def cmd(self, *args):
         return [self.binary, "--state", self.state, "--durability", self.durability, *args]
@@ -571,9 +572,9 @@ def main():
         "columns, a lease index): a single enqueue writes about 4.8 WAL pages (run, job, claim index, event, and "
         "the header page as the file grows) against the Python queue's 2.2 (job, claim index), and a job one at a "
         "time about 5.4 in one commit against its 3 in two. adapt creates its database with 1 KB pages, so those "
-        "frames are a quarter of the peers' 4 KB (SQLite's default, which the peers keep), and it writes a "
-        "commit's frames with one write call where SQLite's own file layer makes two per frame (one for an adapt "
-        "enqueue, about four for the Python queue's). At durability normal, where a commit costs no fsync, an "
+        "frames are a quarter of the peers' 4 KB (SQLite's default, which the peers keep); everyone writes them "
+        "through SQLite's own file layer, two write calls per frame (its header, then its page). At durability "
+        "normal, where a commit costs no fsync, an "
         "enqueue's cost is those calls, the six lock calls of every SQLite write transaction and SQLite's own work; "
         "the last is what puts adapt behind the Python queue there: five statements and four triggers over four "
         "B-trees against one insert over two, about four times the instructions per enqueue (137k against 32k "

@@ -15,6 +15,16 @@ enum DataCommands {
         try ReplayStore(database: try GlobalOptions.database(invocation))
     }
 
+    /// The replay buffer of a command that only reads: read-only, and an error if the state does not exist.
+    static func readingStore(_ invocation: Invocation) throws -> ReplayStore {
+        try ReplayStore(database: try GlobalOptions.readOnlyDatabase(invocation))
+    }
+
+    static func checkLineageOption(_ args: ParsedArguments) throws {
+        guard let lineage = args.string("lineage") else { return }
+        try asUsage { if !SafeNameRule.isValid(lineage) { throw ReplayError.invalidLineage(lineage) } }
+    }
+
     /// Lineage names and policy values are command-line input: a bad one is a usage error (exit 2).
     static func asUsage<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as ReplayError {
@@ -97,7 +107,8 @@ enum DataCommands {
     ) { invocation in
         let args = invocation.arguments
         let split = try args.choice("split", Split.allCases.map(\.rawValue)).flatMap(Split.init(rawValue:))
-        let store = try store(invocation)
+        try checkLineageOption(args)  // a bad name is a usage error (2) even where there is no state
+        let store = try readingStore(invocation)
         let examples = try asUsage { try store.examples(lineage: args.string("lineage"), split: split) }
         if args.flag("json") {
             Console.print(JSON.pretty(JSONValue.array(examples.map(json))))
@@ -141,7 +152,8 @@ enum DataCommands {
         options: [OptionSpec("lineage", value: "L", help: "only this lineage"), .json]
     ) { invocation in
         let args = invocation.arguments
-        let store = try store(invocation)
+        try checkLineageOption(args)  // a bad name is a usage error (2) even where there is no state
+        let store = try readingStore(invocation)
         let all = try asUsage { try store.stats(lineage: args.string("lineage")) }
         if args.flag("json") {
             Console.print(JSON.pretty(JSONValue.array(all.map(json))))

@@ -12,7 +12,7 @@ extension JobCommands {
         options: [OptionSpec("limit", value: "N", help: "how many (default 50)"), .json]
     ) { invocation in
         let limit = try invocation.arguments.int("limit", default: 50, in: 1...1_000_000)
-        let runs = try queue(invocation).runs(limit: limit)
+        let runs = try readingQueue(invocation).runs(limit: limit)
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(runs)); return }
         var table = Table("ID", "KIND", "NAME", "STATE", "DONE", "ATTEMPT", "CREATED", "UPDATED")
         for run in runs {
@@ -36,7 +36,7 @@ extension JobCommands {
         let a = invocation.arguments
         let state = try a.choice("state", JobState.allCases.map(\.rawValue)).flatMap(JobState.init(rawValue:))
         let run = try a.string("run").map { try runID($0, option: "--run") }
-        let queue = try queue(invocation)
+        let queue = try readingQueue(invocation)
         if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
         let filter = JobQueue.JobFilter(run: run, state: state, kind: a.string("kind"),
                                         limit: try a.int("limit", default: 100, in: 1...10_000_000))
@@ -62,7 +62,7 @@ extension JobCommands {
         guard let identifier = Identifier.parse(text) else {
             throw UsageError("ID expects run-N or job-N, got '\(text.prefix(40))'")
         }
-        let queue = try queue(invocation)
+        let queue = try readingQueue(invocation)
         let json = invocation.arguments.flag("json")
         switch identifier {
         case let .run(id): try showRun(id, queue: queue, json: json)
@@ -140,7 +140,7 @@ extension JobCommands {
         let run = try a.string("run").map { try runID($0, option: "--run") }
         let job = try a.string("job").map { try jobID($0, option: "--job") }
         let limit = try a.int("limit", default: 10_000, in: 1...100_000_000)
-        let queue = try queue(invocation)
+        let queue = try readingQueue(invocation)
         if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
         if let job, try !queue.jobExists(job) { throw JobQueueError.unknownJob(job) }
         let json = a.flag("json")

@@ -15,6 +15,11 @@ enum JobCommands {
         try JobQueue(database: try GlobalOptions.database(invocation))
     }
 
+    /// The job engine of a command that only reads: read-only, and an error if the state does not exist.
+    static func readingQueue(_ invocation: Invocation) throws -> JobQueue {
+        try JobQueue(database: try GlobalOptions.readOnlyDatabase(invocation))
+    }
+
     /// The job kinds `adapt worker` can run; the pipeline steps have their own worker executables.
     static let handlers: [String: JobBody] = [NoopJob.kind: NoopJob.body]
 
@@ -110,7 +115,7 @@ enum JobCommands {
         "worker", summary: "claim and run jobs until stopped (SIGINT/SIGTERM: finish the current job; twice: release it)",
         options: [
             OptionSpec("kinds", value: "K[,K]", help: "job kinds to claim (this executable runs: \(handlers.keys.sorted().joined(separator: ", ")))"),
-            .flag("exit-when-idle", help: "exit once no job of these kinds is pending, ready, running or waiting to retry"),
+            .flag("exit-when-idle", help: "exit once no job of these kinds is ready, running or due within two minutes (later runs are not waited for)"),
             OptionSpec("lease-ms", value: "MS", help: "lease length, for every job when given (default: the job's own lease_ms, else 30000); heartbeats every third of it"),
             OptionSpec("concurrency", value: "N", help: "jobs run at once in this process (default 1); jobs finishing together share one commit"),
             OptionSpec("poll-us", value: "US", help: "where inotify is unavailable: how often an idle worker looks for commits (default 1000)"),

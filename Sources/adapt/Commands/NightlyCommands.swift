@@ -91,13 +91,15 @@ enum NightlyCommands {
         discussion: """
             Starts adapt-<kind>-worker (found next to this executable) for each kind, restarts one that exits
             unexpectedly (with a doubling backoff), and forwards SIGINT/SIGTERM: the first lets running steps
-            finish (training yields at its next checkpoint), the second releases them. With --exit-when-idle it
-            stops the workers and exits once no step of these kinds is pending, ready, running or waiting to
-            retry.
+            finish (training yields at its next checkpoint), the second releases them. Workers exit when the
+            supervisor dies, even by SIGKILL; a worker that dies has its steps handed back at once (the attempt
+            counts). One `adapt work` per state directory: a second is refused while the first runs. With
+            --exit-when-idle it stops the workers and exits 0 once no step of these kinds is ready or running, or
+            due within two minutes (a retry's backoff); steps scheduled later are listed on stderr, not waited for.
             """,
         options: [
             OptionSpec("workers", value: "K[,K]", help: "kinds to run (default prune,sample,train,eval,promote)"),
-            .flag("exit-when-idle", help: "exit once the queue has no work of these kinds"),
+            .flag("exit-when-idle", help: "exit once no step of these kinds is ready, running or due within two minutes"),
             OptionSpec("lease-ms", value: "MS", help: "passed to every worker, where it replaces the steps' lease_seconds (default: each step's own)"),
             .json,
         ]
@@ -109,7 +111,10 @@ enum NightlyCommands {
         }
         guard !kinds.isEmpty else { throw UsageError("--workers needs at least one kind") }
         let (_, queue) = try environment(invocation)
-        var workerArguments = ["--state", try GlobalOptions.stateDirectory(invocation).root.path]
+        let state = try GlobalOptions.stateDirectory(invocation)
+        // Held until this process exits, however it exits: a second `adapt work` on this state is refused.
+        let lock = try SupervisorLock(stateRoot: state.root)
+        var workerArguments = ["--state", state.root.path]
         if let durability = invocation.global.string("durability") { workerArguments += ["--durability", durability] }
         if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: ClaimRequest.leaseRange))] }
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
@@ -119,7 +124,7 @@ enum NightlyCommands {
             queue: queue)
         let signals = SignalHandlers { _ in supervisor.requestStop() }
         let summary = try await supervisor.run()
-        withExtendedLifetime(signals) {}
+        withExtendedLifetime((signals, lock)) {}
         if a.flag("json") { Console.print(JSON.pretty(summary)) }
     }
 

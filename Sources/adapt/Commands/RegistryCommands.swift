@@ -21,6 +21,12 @@ enum RegistryCommands {
         return try AdapterRegistry(database: try GlobalOptions.database(invocation), blobs: state.blobs)
     }
 
+    /// The registry of a command that only reads: read-only, and an error if the state does not exist.
+    static func readingRegistry(_ invocation: Invocation) throws -> AdapterRegistry {
+        let state = try GlobalOptions.stateDirectory(invocation)
+        return try AdapterRegistry(database: try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs)
+    }
+
     static func lineage(_ invocation: Invocation) throws -> ShortIdentifier? {
         try invocation.arguments.string("lineage").map { text in
             guard let id = ShortIdentifier(text) else {
@@ -112,7 +118,7 @@ enum RegistryCommands {
         "registry list", summary: "list adapter versions and which one is active per lineage",
         options: [lineageOption, .json]
     ) { invocation in
-        let registry = try registry(invocation)
+        let registry = try readingRegistry(invocation)
         let versions = try registry.versions(lineage: try lineage(invocation))
         let active = try registry.activeIDs()
         let byID = Dictionary(uniqueKeysWithValues: versions.map { ($0.id, $0) })
@@ -133,7 +139,7 @@ enum RegistryCommands {
         "registry show", summary: "show one adapter version: digest, parent, metadata, metrics",
         options: [lineageOption, .json], positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
     ) { invocation in
-        let registry = try registry(invocation)
+        let registry = try readingRegistry(invocation)
         let version = try registry.version(try reference(invocation))
         let active = try registry.active(lineage: version.lineage)
         let parent = try version.parentID.map { try registry.version(id: $0) }
@@ -249,7 +255,7 @@ enum RegistryCommands {
         "registry history", summary: "list every move of the active pointer, oldest first",
         options: [lineageOption, .json]
     ) { invocation in
-        let registry = try registry(invocation)
+        let registry = try readingRegistry(invocation)
         let moves = try registry.history(lineage: try lineage(invocation))
         let names = Dictionary(uniqueKeysWithValues: try registry.versions().map { ($0.id, $0.name) })
         let rows = moves.map { m in
@@ -273,7 +279,7 @@ enum RegistryCommands {
         "registry verify", summary: "rehash every adapter file; exit 1 if any is missing or corrupt",
         options: [lineageOption, .json]
     ) { invocation in
-        let results = try registry(invocation).verify(lineage: try lineage(invocation))
+        let results = try readingRegistry(invocation).verify(lineage: try lineage(invocation))
         let rows = results.map {
             VerificationJSON(version: $0.version.name, lineage: $0.version.lineage.value, digest: $0.version.adapterDigest.hex, state: $0.state.rawValue)
         }
