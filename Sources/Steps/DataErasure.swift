@@ -17,10 +17,15 @@ public enum DataErasure {
         public var trainedOn: [AdapterVersion]
         /// What retiring them did (nil when not asked).
         public var retirement: AdapterRegistry.Retirement?
+        /// Scratch directories of killed replays removed (each held a copy of a replay buffer).
+        public var removedReplayScratch: Int = 0
     }
 
+    /// `state`, when given, is also swept of the scratch directories killed replays left behind: they copied
+    /// the replay buffer and nothing records which examples they hold. A replay running now keeps its own
+    /// until it ends, then removes it.
     public static func forget(_ request: ForgetRequest, retireAdapters: Bool, database: Database, blobs: BlobStore,
-                              clock: any Clock = SystemClock()) throws -> Report {
+                              state: StateDirectory? = nil, clock: any Clock = SystemClock()) throws -> Report {
         let store = try ReplayStore(database: database, clock: clock)
         let registry = try AdapterRegistry(database: database, blobs: blobs, clock: clock)
         var report = try ReplayStore.securely(database) {
@@ -35,6 +40,7 @@ public enum DataErasure {
             }
         }
         report.erasure.freedBytes = try store.sweepErasedBlobs(blobs)
+        if let state { report.removedReplayScratch = ReplayScratch.removeStale(in: state).count }
         if report.erasure.examples > 0 || report.retirement != nil { report.erasure.walTruncated = store.truncateWAL() }
         return report
     }

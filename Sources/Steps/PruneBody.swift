@@ -46,6 +46,8 @@ public enum PruneBody {
         }
         let afterCommit: @Sendable () -> Void = {
             let freed = (try? PruneStep.afterCommit(of: report, store: store, blobs: environment.blobs)) ?? 0
+            // Killed replays' scratch copies of the buffer may hold the expired text too.
+            if report.deleted > 0 { ReplayScratch.removeStale(in: environment.state) }
             environment.log("pruned \(report.deleted) expired example(s) of \(report.lineage) (TTL \(effectiveTTL) days); "
                             + "erased \(report.erasedBlobs + (report.deleted > 0 ? 1 : 0)) snapshot blob(s) that held them, \(freed) bytes")
         }

@@ -37,6 +37,12 @@ enum GlobalOptions {
         guard FileManager.default.fileExists(atPath: state.database.path) else {
             throw MissingStateError(path: state.database.path, missing: "database")
         }
+        // A state someone made read-only (no write bit on its directory, or a read-only mount) is left exactly
+        // as it is; any other is made private here too, as a writing command would.
+        var status = stat()
+        if access(state.root.path, W_OK) == 0, stat(state.root.path, &status) == 0, status.st_mode & 0o200 != 0 {
+            report(PrivateFiles.tighten(state.root), of: state)
+        }
         return try Database(readingAt: state.database.path)
     }
 
@@ -44,7 +50,12 @@ enum GlobalOptions {
     /// left readable by others (made by an older adapt, or copied) is made private, and that is said once.
     static func database(_ invocation: Invocation) throws -> Database {
         let state = try stateDirectory(invocation)
-        let tightened = try state.createPrivate()
+        report(try state.createPrivate(), of: state)
+        return try Database(path: state.database.path, durability: try durability(invocation))
+    }
+
+    /// Says once what making the state private changed, or could not change.
+    private static func report(_ tightened: PrivateFiles.Tightening, of state: StateDirectory) {
         if tightened.paths > 0 {
             Console.error("adapt: made \(tightened.paths) path(s) under \(state.root.path) private (directories 0700, files 0600); "
                           + "they were readable by other users")
@@ -53,7 +64,6 @@ enum GlobalOptions {
             Console.error("adapt: warning: \(tightened.unchanged) path(s) under \(state.root.path) are readable by other users "
                           + "and could not be changed (a read-only file system, or files of another user); chmod them 0600, directories 0700")
         }
-        return try Database(path: state.database.path, durability: try durability(invocation))
     }
 }
 

@@ -32,6 +32,8 @@ import TestSupport
     let state = dir.file("state").path
     let file = dir.file("run.json")
     try Data("{\"kind\": \"noop\",\n \"steps\": [{\"name\": \"a\", \"kind\": \"noop\", \"max_attempts\": 1,\n \"max_attempts\": 9}]}".utf8).write(to: file)
+    // A state with a job table, so that an empty listing afterwards means nothing was enqueued.
+    #expect(try Executables.run("adapt", ["--state", state, "rescue"]).status == 0)
     let result = try Executables.run("adapt", ["--state", state, "enqueue", "run", file.path])
     #expect(result.status == 1)
     #expect(result.stderr.contains(#"key "max_attempts" appears twice in one object at line 3 (in $.steps[0])"#), "\(result.stderr)")

@@ -91,18 +91,8 @@ import TestSupport
     /// Without `--scratch`, replay works in a private directory inside the state directory and removes it; a
     /// replay killed mid-way leaves its scratch, and the next replay removes it. Nothing goes to the system
     /// temporary directory.
-    @Test func replayScratchIsPrivateInsideTheStateAndAKilledReplaysScratchIsRemovedByTheNext() async throws {
-        let fixture = try await PipelineFixture.make()
-        let run = try await fixture.enqueue()
-        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
-        let temporary = fixture.directory.file("tmp")
-        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
-        let environment = ["TMPDIR": temporary.path]
-        let scratch = fixture.directory.state.root.appendingPathComponent("scratch")
-        func scratchDirectories() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("replay-") }.sorted()
-        }
-
+    /// A replay of `run` killed with SIGKILL once its scratch database exists; returns the scratch left behind.
+    private func killReplayMidway(_ fixture: PipelineFixture, run: String, environment: [String: String]) async throws -> String {
         let killed = try Executables.start("adapt", ["--state", fixture.statePath, "replay", run, "--check"],
                                            environment: environment, outputIn: fixture.directory.url)
         let deadline = ContinuousClock.now + .seconds(60)
@@ -110,8 +100,8 @@ import TestSupport
         // Mid-way: the scratch exists and its database has been written (the snapshot is being restored or a
         // step is replaying).
         while ContinuousClock.now < deadline, killed.isRunning {
-            if let first = scratchDirectories().first,
-               FileManager.default.fileExists(atPath: scratch.appendingPathComponent(first).appendingPathComponent("adapt.sqlite").path) {
+            if let first = Self.scratchDirectories(fixture).first,
+               FileManager.default.fileExists(atPath: Self.scratch(fixture).appendingPathComponent(first).appendingPathComponent("adapt.sqlite").path) {
                 name = first
                 break
             }
@@ -121,13 +111,45 @@ import TestSupport
         #expect(left.hasPrefix("replay-\(killed.pid)-"))
         killed.send(SIGKILL)
         #expect(await killed.exited() != 0)
-        #expect(scratchDirectories() == [left], "a killed replay cannot clean up after itself")
-        let mode = try #require(try FileManager.default.attributesOfItem(atPath: scratch.appendingPathComponent(left).path)[.posixPermissions] as? Int)
+        #expect(Self.scratchDirectories(fixture) == [left], "a killed replay cannot clean up after itself")
+        return left
+    }
+
+    private static func scratch(_ fixture: PipelineFixture) -> URL {
+        fixture.directory.state.root.appendingPathComponent("scratch")
+    }
+
+    private static func scratchDirectories(_ fixture: PipelineFixture) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: scratch(fixture).path)) ?? []).filter { $0.hasPrefix("replay-") }.sorted()
+    }
+
+    @Test func replayScratchIsPrivateInsideTheStateAndAKilledReplaysScratchIsRemovedByTheNext() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let temporary = fixture.directory.file("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        let environment = ["TMPDIR": temporary.path]
+        let left = try await killReplayMidway(fixture, run: run, environment: environment)
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: Self.scratch(fixture).appendingPathComponent(left).path)[.posixPermissions] as? Int)
         #expect(mode & 0o777 == 0o700)
 
         let next = try await fixture.adapt(["replay", run, "--check", "--json"], environment: environment)
         #expect(next.status == 0, "\(next.stderr)")
-        #expect(scratchDirectories().isEmpty, "the killed replay's scratch and the finished one's are both gone")
+        #expect(Self.scratchDirectories(fixture).isEmpty, "the killed replay's scratch and the finished one's are both gone")
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+    }
+
+    @Test func forgettingAnExampleRemovesTheScratchAKilledReplayLeftWithItsText() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        _ = try await killReplayMidway(fixture, run: run, environment: [:])
+        let listed = try await fixture.adapt(["data", "list", "--lineage", "logbook", "--json"])
+        let id = try #require(try JSON.decode(JSONValue.self, from: listed.stdout, context: "data list").arrayValue?.first?["id"]?.stringValue)
+        let forget = try await fixture.adapt(["data", "forget", "--id", id, "--json"])
+        #expect(forget.status == 0, "\(forget.stderr)")
+        #expect(try JSON.decode(JSONValue.self, from: forget.stdout, context: "forget")["removed_replay_scratch"] == .int(1))
+        #expect(Self.scratchDirectories(fixture).isEmpty)
     }
 }

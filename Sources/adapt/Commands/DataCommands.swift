@@ -233,8 +233,9 @@ enum DataCommands {
         }
         let report: DataErasure.Report
         do {
+            let state = try GlobalOptions.stateDirectory(invocation)
             report = try DataErasure.forget(request, retireAdapters: args.flag("retire-adapters"), database: database,
-                                            blobs: try GlobalOptions.stateDirectory(invocation).blobs)
+                                            blobs: state.blobs, state: state)
         } catch let error as StorageError {
             guard case let .noSpace(path, _) = error else { throw error }
             throw ReplayError.noSpaceToErase(path: path)
@@ -254,6 +255,7 @@ enum DataCommands {
                 "forgotten": .int(forgotten), "erased_blobs": .int(report.erasure.blobs.count),
                 "freed_bytes": .int(Int(report.erasure.freedBytes)), "wal_truncated": .bool(report.erasure.walTruncated),
                 "adapter_versions": .array(versions), "retired": .int(retiredIDs.count), "active_moves": .array(moves),
+                "removed_replay_scratch": .int(report.removedReplayScratch),
             ])))
             return
         }
@@ -261,6 +263,9 @@ enum DataCommands {
         let blobs = report.erasure.blobs.count
         if blobs > 0 {
             Console.print("erased \(blobs) snapshot blob\(blobs == 1 ? "" : "s") that held a copy (\(report.erasure.freedBytes) bytes)")
+        }
+        if report.removedReplayScratch > 0 {
+            Console.print("removed \(report.removedReplayScratch) scratch directory(ies) left by killed replays")
         }
         if forgotten > 0, !report.erasure.walTruncated {
             Console.print("the write-ahead log is held by another reader; it is truncated at its next checkpoint")
