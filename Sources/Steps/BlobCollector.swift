@@ -120,7 +120,8 @@ public struct BlobCollector {
         try database.transaction {
             let owned = try owned()
             let erased = Set(try ReplayStore.erasedBlobs(in: database))
-            try blobs.withLock(exclusive: true) {
+            // A dry run deletes nothing, so it needs no lock file (and creates none in a read-only state).
+            let sweep = {
                 for digest in blobs.all() {
                     guard let attributes = blobs.attributes(digest) else { continue }
                     let isErased = erased.contains(digest)
@@ -134,6 +135,7 @@ public struct BlobCollector {
                     if isErased { report.erasedDeleted += 1 }
                 }
             }
+            if dryRun { try sweep() } else { try blobs.withLock(exclusive: true, sweep) }
         }
         if !dryRun, try tableExists("replay_blobs") {
             try ReplayStore(database: database).dropRecordsOfUnstoredBlobs(stored: Set(blobs.all()))

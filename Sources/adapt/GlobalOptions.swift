@@ -29,6 +29,18 @@ enum GlobalOptions {
     /// Opens the state database of a command that only reads: never creates anything (a mistyped --state must
     /// not get an empty, "verified" answer), and works on a read-only directory or file system.
     static func readOnlyDatabase(_ invocation: Invocation) throws -> Database {
+        let state = try existingState(invocation)
+        // A state someone made read-only (no write bit on its directory, or a read-only mount) is left exactly
+        // as it is; any other is made private here too, as a writing command would.
+        var status = stat()
+        if access(state.root.path, W_OK) == 0, stat(state.root.path, &status) == 0, status.st_mode & 0o200 != 0 {
+            report(PrivateFiles.tighten(state.root), of: state)
+        }
+        return try Database(readingAt: state.database.path)
+    }
+
+    /// The state directory, which must exist with its database (a mistyped --state is an error, not a new state).
+    static func existingState(_ invocation: Invocation) throws -> StateDirectory {
         let state = try stateDirectory(invocation)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: state.root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -37,13 +49,7 @@ enum GlobalOptions {
         guard FileManager.default.fileExists(atPath: state.database.path) else {
             throw MissingStateError(path: state.database.path, missing: "database")
         }
-        // A state someone made read-only (no write bit on its directory, or a read-only mount) is left exactly
-        // as it is; any other is made private here too, as a writing command would.
-        var status = stat()
-        if access(state.root.path, W_OK) == 0, stat(state.root.path, &status) == 0, status.st_mode & 0o200 != 0 {
-            report(PrivateFiles.tighten(state.root), of: state)
-        }
-        return try Database(readingAt: state.database.path)
+        return state
     }
 
     /// Opens the state database, creating the directory on first use (0700; files 0600). A state directory

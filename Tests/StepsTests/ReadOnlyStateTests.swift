@@ -8,7 +8,7 @@ import TestSupport
 @Suite(.serialized) struct ReadOnlyStateTests {
     static let readingCommands: [[String]] = [
         ["runs"], ["jobs"], ["events"], ["show", "run-1"], ["data", "list"], ["data", "stats"],
-        ["registry", "list"], ["registry", "history"], ["registry", "verify"],
+        ["registry", "list"], ["registry", "history"], ["registry", "verify"], ["gc", "--dry-run"],
     ]
 
     /// Every path under `root` with its size, mode and modification time.

@@ -25,7 +25,10 @@ enum GCCommand {
         if let minimumAge, !(0...(365 * 86_400)).contains(minimumAge) {
             throw UsageError("--min-age must be between 0 and 31536000 seconds, got \(minimumAge)")
         }
-        let database = try GlobalOptions.database(invocation)
+        // Nothing to collect in a state that does not exist: refused like the reading commands, never created.
+        // A dry run only reads, so it also works on a read-only state.
+        _ = try GlobalOptions.existingState(invocation)
+        let database = try a.flag("dry-run") ? GlobalOptions.readOnlyDatabase(invocation) : GlobalOptions.database(invocation)
         let collector = BlobCollector(database: database, blobs: try GlobalOptions.stateDirectory(invocation).blobs)
         let report = try collector.collect(dryRun: a.flag("dry-run"), graceMilliseconds: minimumAge.map { Int64($0 * 1000) })
         if a.flag("json") { Console.print(JSON.pretty(report)); return }
