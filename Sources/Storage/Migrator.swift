@@ -41,17 +41,7 @@ extension Database {
         try transaction {
             try refuseForeignTables()
             try execute("CREATE TABLE IF NOT EXISTS adapt_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL) STRICT")
-            let recorded = try query("SELECT component, version FROM adapt_schema")
-            let total = recorded.reduce(0) { $0 + ($1.int("version") ?? 0) }
-            let userVersion = Int(try scalar("PRAGMA user_version").integerValue ?? 0)
-            if userVersion > total {
-                throw StorageError.newerSchema(path: path, component: "database", found: userVersion, known: total)
-            }
-            let current = recorded.first { $0.string("component") == schema.component }?.int("version") ?? 0
-            if current > schema.migrations.count {
-                throw StorageError.newerSchema(path: path, component: schema.component,
-                                               found: current, known: schema.migrations.count)
-            }
+            let (current, total) = try versions(of: schema, recorded: try query("SELECT component, version FROM adapt_schema"))
             guard current < schema.migrations.count else { return }
             for script in schema.migrations[current...] { try execute(script) }
             if let violation = try queryOne("PRAGMA foreign_key_check") {
@@ -68,7 +58,16 @@ extension Database {
     private func checkReadOnly(_ schema: Schema) throws {
         try refuseForeignTables()
         let hasRecord = try scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'adapt_schema'").integerValue == 1
-        let recorded = hasRecord ? try query("SELECT component, version FROM adapt_schema") : []
+        let current = try versions(of: schema, recorded: hasRecord ? try query("SELECT component, version FROM adapt_schema") : []).current
+        if current == 0 { return try attachEmptyStandIn(for: schema) }
+        if current < schema.migrations.count {
+            throw StorageError.olderSchema(path: path, component: schema.component, found: current, known: schema.migrations.count)
+        }
+    }
+
+    /// `schema`'s recorded version and the sum of every component's, after refusing a database written by a
+    /// newer adapt (as a whole, through `user_version`, or for this component).
+    private func versions(of schema: Schema, recorded: [Row]) throws -> (current: Int, total: Int) {
         let total = recorded.reduce(0) { $0 + ($1.int("version") ?? 0) }
         let userVersion = Int(try scalar("PRAGMA user_version").integerValue ?? 0)
         if userVersion > total {
@@ -78,10 +77,7 @@ extension Database {
         if current > schema.migrations.count {
             throw StorageError.newerSchema(path: path, component: schema.component, found: current, known: schema.migrations.count)
         }
-        if current == 0 { return try attachEmptyStandIn(for: schema) }
-        if current < schema.migrations.count {
-            throw StorageError.olderSchema(path: path, component: schema.component, found: current, known: schema.migrations.count)
-        }
+        return (current, total)
     }
 
     /// Tables without adapt's schema record belong to another program; migrating would add adapt's tables
