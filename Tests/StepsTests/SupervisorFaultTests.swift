@@ -59,6 +59,21 @@ import TestSupport
         #expect(after.stderr.contains("no work left"))
     }
 
+    /// The pid and lease owner of the worker running `run`'s train step (once it reported progress, when
+    /// `afterProgress`), or nil when none did within two minutes.
+    static func runningTrainWorker(_ queue: JobQueue, run: RunID, afterProgress: Bool) async throws -> (pid: Int32, owner: String)? {
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline {
+            try await Task.sleep(for: .seconds(0.05))
+            guard let job = try queue.jobs(matching: .init(run: run, kind: "train")).first, job.state == .running,
+                  let owner = job.leaseOwner,
+                  try !afterProgress || queue.events(job: job.id).contains(where: { $0.from == .running && $0.to == .running }),
+                  let pid = owner.split(separator: "/").last.flatMap({ Int32($0) }) else { continue }
+            return (pid, owner)
+        }
+        return nil
+    }
+
     @Test func aTrainStepWhoseWorkerIsKilledRunsAgainWellWithinItsLease() async throws {
         let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(steps: 400, checkpointInterval: 50))
         let run = try await fixture.enqueue()
@@ -68,20 +83,12 @@ import TestSupport
         let queue = try fixture.queue()
         func train() throws -> JobRecord? { try queue.jobs(matching: .init(run: runID, kind: "train")).first }
         // Mid-step: running, with its first progress reported.
-        var deadline = Date().addingTimeInterval(120)
-        var victim: (pid: Int32, owner: String)?
-        while victim == nil, Date() < deadline {
-            try await Task.sleep(for: .seconds(0.05))
-            guard let job = try train(), job.state == .running, let owner = job.leaseOwner,
-                  try queue.events(job: job.id).contains(where: { $0.from == .running && $0.to == .running }),
-                  let pid = owner.split(separator: "/").last.flatMap({ Int32($0) }) else { continue }
-            victim = (pid, owner)
-        }
+        let victim = try await Self.runningTrainWorker(queue, run: runID, afterProgress: true)
         let (pid, owner) = try #require(victim, "the train step never ran: \(work.stderr)")
         let killedAt = Date()
         kill(pid, SIGKILL)
         var resumedAfter: Double?
-        deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(30)
         while resumedAfter == nil, Date() < deadline {
             if let job = try train(), job.state == .running, job.attempt == 2, job.leaseOwner != owner {
                 resumedAfter = Date().timeIntervalSince(killedAt)
@@ -131,14 +138,7 @@ extension SupervisorFaultTests {
         let first = try Executables.start("adapt", ["--state", fixture.statePath, "work"], outputIn: fixture.directory.url)
         let queue = try fixture.queue()
         func train() throws -> JobRecord? { try queue.jobs(matching: .init(run: runID, kind: "train")).first }
-        var deadline = Date().addingTimeInterval(120)
-        var victim: (pid: Int32, owner: String)?
-        while victim == nil, Date() < deadline {
-            try await Task.sleep(for: .seconds(0.05))
-            guard let job = try train(), job.state == .running, let owner = job.leaseOwner,
-                  let pid = owner.split(separator: "/").last.flatMap({ Int32($0) }) else { continue }
-            victim = (pid, owner)
-        }
+        let victim = try await Self.runningTrainWorker(queue, run: runID, afterProgress: false)
         let (pid, owner) = try #require(victim, "the train step never ran: \(first.stderr)")
         let workers = ChaosTests.children(of: first.pid)
         // The whole group at once, as `kill -9 -PGID` would: no worker gets to release anything.
@@ -152,7 +152,7 @@ extension SupervisorFaultTests {
         defer { second.send(SIGKILL) }
         let started = Date()
         var resumedAfter: Double?
-        deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(30)
         while resumedAfter == nil, Date() < deadline {
             if let job = try train(), job.state == .running, job.attempt == 2 {
                 resumedAfter = Date().timeIntervalSince(started)
