@@ -56,9 +56,14 @@ import TestSupport
                 trainResumed = train.state == .succeeded || events.contains { $0.message?.hasPrefix("resumed from checkpoint") == true }
                 let checkpointed = events.contains { $0.message?.hasPrefix("checkpoints: ") == true }
                 // Once the train step has a checkpoint and has not resumed yet, its worker is the one to kill.
-                if checkpointed, !trainResumed, train.state == .running,
-                   let pid = train.leaseOwner?.split(separator: "/").last.flatMap({ Int32($0) }), workers.contains(pid) {
-                    pool = [pid]
+                // Before that, after a few kills it is spared: a dead worker's step is handed back at once, so
+                // random kills could otherwise use up the budget before the first checkpoint.
+                if train.state == .running, let pid = train.leaseOwner?.split(separator: "/").last.flatMap({ Int32($0) }) {
+                    if checkpointed, !trainResumed, workers.contains(pid) {
+                        pool = [pid]
+                    } else if !checkpointed, train.attempt >= 3 {
+                        pool.removeAll { $0 == pid }
+                    }
                 }
             }
             if !pool.isEmpty {
