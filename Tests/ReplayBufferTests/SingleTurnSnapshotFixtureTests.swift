@@ -37,7 +37,7 @@ import Testing
     @Test func singleTurnLinesImportUnderTheIdsTheyHadBefore() throws {
         let dump = try LineageDump.decode(try Self.fixture(), context: "fixture")
         let fixture = try BufferFixture()
-        try fixture.store.importJSONL(Data(Self.lines.utf8), lineage: "mail")
+        _ = try fixture.store.importJSONL(Data(Self.lines.utf8), lineage: "mail")
         let stored = try fixture.store.dump(lineage: "mail").examples
         #expect(stored.map(\.id) == dump.examples.map(\.id))
         #expect(stored.map(\.tokenCount) == dump.examples.map(\.tokenCount))
