@@ -36,9 +36,10 @@ struct HeldOutScorer {
             let training = TrainBody.example(example)
             let sequence: TrainingSequence?
             if training.conversation != nil {
-                // The last reply given everything before it: earlier replies are context here, not scored.
+                // The last reply given everything before it: earlier replies are context here, not scored. A
+                // conversation longer than max_length loses its oldest tokens, not its last reply.
                 let segments = try LoRATrainingRun.segments(of: training, tokenizer: tokenizer, formatter: formatter)
-                sequence = builder.append(segments: segments.lastTargetOnly, weight: 1)
+                sequence = builder.append(segments: segments.lastTargetOnly, weight: 1, keepingEnd: true)
             } else {
                 let (prompt, completion) = try LoRATrainingRun.tokens(
                     of: TrainingExample(prompt: example.prompt, completion: example.completion, weight: 1),

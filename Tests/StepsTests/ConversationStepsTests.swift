@@ -48,6 +48,20 @@ import Training
         #expect(try #require(scorer.score(alone, adapter: nil).first).meanNLL != score.meanNLL)
     }
 
+    @Test func aConversationLongerThanMaxLengthIsScoredOnItsWholeLastReply() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("tiny.gguf")
+        try TinyModel(seed: 5).write(to: url)
+        let scorer = try HeldOutScorer(modelURL: url, maxLength: 24)
+        let line = SnapshotExample(id: "c1", system: "Be Ana.", prompt: "And two?", completion: "Not yet.", weight: 1, tokens: 9,
+                                   turns: Self.turns)
+        let sequence = try #require(try scorer.sequences([line]).first?.sequence)
+        let reply = scorer.tokenizer.encode("Not yet.") + scorer.tokenizer.encode(scorer.formatter.endOfTurn, parseSpecial: true)
+        #expect(sequence.tokens.count == 24)
+        #expect(Array(sequence.tokens.suffix(reply.count)) == reply)
+        #expect(sequence.targetCount == reply.count)
+    }
+
     /// Conversations whose every turn is text no logbook example shares.
     static func conversation(_ index: Int) -> [(role: String, content: String)] {
         [("system", "Persona quokka\(index) of Zanzibar writes tersely."),
@@ -64,18 +78,35 @@ import Training
         return "{\"messages\":[" + messages.joined(separator: ",") + "],\"source\":\"chats\"}"
     }
 
-    @Test func forgettingConversationsLeavesNoTextOfAnyTurnInAnyFile() async throws {
+    /// The logbook lineage with conversation 1 held out and conversations 2 to 4 to train on, and one night run
+    /// on it (trained on the conversations, scored on them); returns the fixture and the run.
+    func nightOnConversations() async throws -> (PipelineFixture, String) {
         let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(steps: 4, checkpointInterval: 2))
         let held = fixture.directory.file("held.jsonl"), train = fixture.directory.file("train.jsonl")
         try Data((Self.line(Self.conversation(1)) + "\n").utf8).write(to: held)
         try Data(((2...4).map { Self.line(Self.conversation($0)) }.joined(separator: "\n") + "\n").utf8).write(to: train)
         try fixture.expectSuccess(await fixture.adapt(["data", "import", held.path, "--lineage", "logbook", "--held-out"]))
         try fixture.expectSuccess(await fixture.adapt(["data", "import", train.path, "--lineage", "logbook"]))
-
-        // The whole pipeline runs on the conversations: trained on, scored, promoted or not.
         let run = try await fixture.enqueue()
         try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
         #expect(try fixture.queue().run(try #require(RunID.parse(run))).counts[.succeeded] == 5)
+        return (fixture, run)
+    }
+
+    @Test func aNightOnConversationsReplaysWithEveryDigestEqual() async throws {
+        let (fixture, run) = try await nightOnConversations()
+        let sample = try #require(try fixture.outputs(run)["sample"])
+        let heldOut = try #require(sample["held_out_snapshot"]?.stringValue.flatMap(Digest.init(hex:)))
+        let lines = try DatasetSnapshot.load(heldOut, from: fixture.directory.state.blobs)
+        #expect(lines.contains { $0.turns?.count == 7 }, "the held-out snapshot has no whole conversation")
+        let result = try await fixture.adapt(["replay", run, "--check", "--json"])
+        let report = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay output: \(result.stderr)")
+        #expect(result.status == 0)
+        #expect(report["equal"]?.boolValue == true, "\(result.stdout)")
+    }
+
+    @Test func forgettingConversationsLeavesNoTextOfAnyTurnInAnyFile() async throws {
+        let (fixture, _) = try await nightOnConversations()
 
         let list = try JSON.decode(JSONValue.self, from: try await fixture.adapt(["data", "list", "--json"]).stdout, context: "list")
         let all = try #require(list.arrayValue)

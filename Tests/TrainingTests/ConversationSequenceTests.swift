@@ -85,6 +85,11 @@ import Testing
         #expect(short.append(segments: segments, weight: 1) == nil)
         #expect(short.droppedCount == 1)
         #expect(segments.lastTargetOnly.map(\.isTarget) == [false, false, false, true])
+        var scoring = SequenceBuilder(maxLength: 5)
+        let scored = scoring.append(segments: segments.lastTargetOnly, weight: 1, keepingEnd: true)
+        let end = try #require(scored)
+        #expect(end.tokens == [5, 6, 7, 8, 9])
+        #expect(end.weights == [0, 0, 1, 1])
     }
 
     @Test func aFormatterSegmentationJoinsToTheRenderedConversationInEveryConvention() throws {
