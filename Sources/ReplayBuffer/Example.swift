@@ -8,7 +8,8 @@ public enum Split: String, Sendable, Codable, CaseIterable {
 
 /// One stored training example, already scrubbed.
 public struct Example: Sendable, Equatable {
-    /// Stable: `ExampleID.make` over the lineage and the scrubbed text, so re-importing a line is a no-op.
+    /// Stable: `ExampleID.make` over the lineage and the scrubbed text (every turn of a conversation), so
+    /// re-importing a line is a no-op.
     public let id: String
     public let lineage: String
     /// The system message of a chat record, when it had one (nil otherwise).
@@ -19,7 +20,8 @@ public struct Example: Sendable, Equatable {
     public let source: String
     /// How much the example counts in the training loss, within `Example.weightRange`.
     public let weight: Double
-    /// Tokens of system + prompt + completion; an estimate unless `tokenCountExact`.
+    /// Tokens of every turn (system + prompt + completion for a single exchange); an estimate unless
+    /// `tokenCountExact`.
     public let tokenCount: Int
     public let tokenCountExact: Bool
     public let split: Split
@@ -28,6 +30,14 @@ public struct Example: Sendable, Equatable {
     public let expiresAt: Int64
     /// Nights whose training set included this example.
     public let uses: Int
+    /// Every turn, in order, of a conversation of more than one exchange; nil for a single exchange, whose
+    /// turns are its system, prompt and completion (`conversation`).
+    public var turns: [Turn]? = nil
+
+    /// The whole conversation: the stored turns, or the single exchange's.
+    public var conversation: [Turn] {
+        turns ?? Conversation.turns(system: system, prompt: prompt, completion: completion)
+    }
 }
 
 extension Example {

@@ -16,10 +16,15 @@ public struct ImportReport: Sendable, Equatable, Codable {
     /// Examples that went to the held-out split (by hash or by the minimum top-up).
     public var heldOut: Int
     public var tokensEstimated: Bool
+    /// Conversations shortened to `ImportOptions.maxLength` by dropping their oldest turns.
+    public var truncatedConversations: Int = 0
+    /// Turns those conversations lost.
+    public var turnsDropped: Int = 0
 
     enum CodingKeys: String, CodingKey {
         case lineage, records, imported, duplicates, skipped, committed, problems, scrubbed
         case heldOut = "held_out", tokensEstimated = "tokens_estimated"
+        case truncatedConversations = "truncated_conversations", turnsDropped = "turns_dropped"
     }
 }
 
@@ -32,6 +37,9 @@ public struct ImportOptions: Sendable {
     /// Put every new example in the held-out split instead of letting the id hash choose: for a held-out file
     /// a user keeps apart. Examples already stored keep their split; held out stays held out either way.
     public var heldOut: Bool = false
+    /// The most tokens (as `tokenCounter` counts them) a conversation keeps: a longer one loses its oldest
+    /// turns, keeping its system turns and its last exchange (`Conversation.truncated`). Nil: no limit.
+    public var maxLength: Int? = nil
     public var reader: JSONLReader
     public var scrubber: ScrubPipeline
     public var tokenCounter: any TokenCounter

@@ -9,6 +9,10 @@ public struct ImportRecord: Sendable, Equatable {
     public let completion: String
     public let source: String?
     public let weight: Double?
+    /// Every turn of a `messages` record that is more than one exchange (see `Conversation.isSingleExchange`);
+    /// nil otherwise. `system`, `prompt` and `completion` are then its first system turn, its last user turn
+    /// and its final assistant turn.
+    public var turns: [Turn]? = nil
 }
 
 /// A line that cannot be imported: its 1-based number and why (never its text).
@@ -24,9 +28,9 @@ public struct LineProblem: Error, Sendable, Equatable, Codable, CustomStringConv
 
 /// Reads JSONL in the formats people already have:
 /// - `{"prompt": …, "completion": …}` (both required),
-/// - mlx-lm chat `{"messages": [{"role": …, "content": …}, …]}`: the completion is the last message, which
-///   must be the assistant's; the prompt is the last user message before it; the first system message (if
-///   any) is kept as `system`. Earlier turns are not kept (each stored example is one exchange).
+/// - mlx-lm chat `{"messages": [{"role": …, "content": …}, …]}`: the last message must be the assistant's,
+///   with a user message before it. Every turn is kept, in order; the completion is the last message, the
+///   prompt the last user message before it and `system` the first system message (if any).
 /// - `{"text": …}`: a completion with an empty prompt.
 /// Any of them may carry `"source"` (a string) and `"weight"` (a number in `Example.weightRange`, 1e-6 to 1e6).
 /// Other fields are ignored.
@@ -87,9 +91,15 @@ public struct JSONLReader: Sendable {
         let system: String?
         let prompt: String
         let completion: String
+        var turns: [Turn]?
         if let messages = fields["messages"] {
             switch chat(messages) {
-            case let .success(exchange): (system, prompt, completion) = exchange
+            case let .success(conversation):
+                guard let exchange = Conversation.lastExchange(conversation) else {
+                    return bad("no user message before the last assistant message")
+                }
+                (system, prompt, completion) = exchange
+                if !Conversation.isSingleExchange(conversation) { turns = conversation }
             case let .failure(reason): return bad(reason.text)
             }
         } else if fields["prompt"] != nil || fields["completion"] != nil {
@@ -109,36 +119,41 @@ public struct JSONLReader: Sendable {
         where text.utf8.contains(0) {
             return bad("field \"\(name)\" contains a NUL character")
         }
+        // Ids and stored turns are NUL-separated, so no turn may hold one either.
+        if let index = turns?.firstIndex(where: { $0.content.utf8.contains(0) }) {
+            return bad("messages[\(index)] contains a NUL character")
+        }
         return .success(ImportRecord(line: number, system: system, prompt: prompt, completion: completion,
-                                     source: source, weight: weight))
+                                     source: source, weight: weight, turns: turns))
     }
 
     struct Reason: Error { let text: String }
 
-    private func chat(_ value: JSONValue) -> Result<(String?, String, String), Reason> {
+    /// Every turn of a `messages` array, checked: known roles, string contents, a final assistant turn with a
+    /// user turn before it.
+    private func chat(_ value: JSONValue) -> Result<[Turn], Reason> {
         guard let messages = value.arrayValue else { return .failure(Reason(text: "field \"messages\" must be an array")) }
         guard !messages.isEmpty else { return .failure(Reason(text: "field \"messages\" is empty")) }
-        var turns: [(role: String, content: String)] = []
+        var turns: [Turn] = []
         for (index, message) in messages.enumerated() {
             guard case .object = message else { return .failure(Reason(text: "messages[\(index)] must be an object")) }
             guard let role = message["role"]?.stringValue else {
                 return .failure(Reason(text: "messages[\(index)] needs a string \"role\""))
             }
-            guard ["system", "user", "assistant"].contains(role) else {
+            guard let known = Turn.Role(rawValue: role) else {
                 return .failure(Reason(text: "messages[\(index)] has an unknown role (expected system, user or assistant)"))
             }
             guard let content = message["content"]?.stringValue else {
                 return .failure(Reason(text: "messages[\(index)] needs a string \"content\""))
             }
-            turns.append((role, content))
+            turns.append(Turn(role: known, content: content))
         }
-        guard let last = turns.last, last.role == "assistant" else {
+        guard let last = turns.last, last.role == .assistant else {
             return .failure(Reason(text: "the last message must be the assistant's"))
         }
-        guard let user = turns.dropLast().last(where: { $0.role == "user" }) else {
+        guard turns.dropLast().contains(where: { $0.role == .user }) else {
             return .failure(Reason(text: "no user message before the last assistant message"))
         }
-        let system = turns.first(where: { $0.role == "system" })?.content
-        return .success((system, user.content, last.content))
+        return .success(turns)
     }
 }

@@ -22,9 +22,12 @@ public struct LineageDump: Sendable, Equatable, Codable {
         public let split: Split
         public let createdAt: Int64
         public let expiresAt: Int64
+        /// Every turn of a conversation of more than one exchange; absent for a single exchange, so a buffer of
+        /// single exchanges dumps byte for byte as it did before conversations were kept whole.
+        public var turns: [Turn]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case id, system, prompt, completion, source, weight, split
+            case id, system, prompt, completion, source, weight, split, turns
             case tokenCount = "token_count", tokenCountExact = "token_count_exact"
             case createdAt = "created_at", expiresAt = "expires_at"
         }
@@ -42,6 +45,10 @@ public struct LineageDump: Sendable, Equatable, Codable {
     }
 
     public static let formatVersion = 1
+    /// The format of a dump holding a whole conversation: a reader that knows only `formatVersion` refuses it
+    /// rather than restoring the conversations cut to their last exchange. A dump of single exchanges keeps
+    /// `formatVersion`, and its bytes.
+    public static let conversationsFormatVersion = 2
 
     public let format: Int
     public let lineage: String
@@ -56,8 +63,9 @@ public struct LineageDump: Sendable, Equatable, Codable {
 
     public static func decode(_ data: Data, context: String) throws -> LineageDump {
         let dump = try JSON.decode(LineageDump.self, from: data, context: context)
-        guard dump.format == formatVersion else {
-            throw CoreError.invalidJSON(context: context, reason: "format \(dump.format) is not \(formatVersion)")
+        let expected = dump.examples.contains { $0.turns != nil } ? conversationsFormatVersion : formatVersion
+        guard dump.format == expected else {
+            throw CoreError.invalidJSON(context: context, reason: "format \(dump.format) is not \(expected)")
         }
         return dump
     }
@@ -70,7 +78,7 @@ extension ReplayStore {
         return try database.transaction {
             let policy = try LineageTable.policy(database, lineage: lineage)
             let rows = try database.query("""
-                SELECT id, system, prompt, completion, source, weight, token_count, token_count_exact, split,
+                SELECT id, system, prompt, completion, turns, source, weight, token_count, token_count_exact, split,
                        created_at, expires_at
                 FROM replay_examples WHERE lineage = ? ORDER BY id
                 """, lineage).map { row -> LineageDump.Row in
@@ -83,7 +91,8 @@ extension ReplayStore {
                 }
                 return LineageDump.Row(id: id, system: row.string("system"), prompt: prompt, completion: completion,
                                        source: source, weight: weight, tokenCount: tokens, tokenCountExact: exact,
-                                       split: split, createdAt: created, expiresAt: expires)
+                                       split: split, createdAt: created, expiresAt: expires,
+                                       turns: try ExampleTable.turns(row))
             }
             let uses = try database.query(
                 "SELECT night, example_id, tokens FROM replay_uses WHERE lineage = ? ORDER BY night, example_id", lineage
@@ -93,7 +102,8 @@ extension ReplayStore {
                 }
                 return LineageDump.Use(night: night, exampleID: id, tokens: tokens)
             }
-            return LineageDump(format: LineageDump.formatVersion, lineage: lineage, policy: policy, examples: rows, uses: uses)
+            let format = rows.contains { $0.turns != nil } ? LineageDump.conversationsFormatVersion : LineageDump.formatVersion
+            return LineageDump(format: format, lineage: lineage, policy: policy, examples: rows, uses: uses)
         }
     }
 
@@ -113,7 +123,7 @@ extension ReplayStore {
             for row in dump.examples {
                 _ = try ExampleTable.insert(database, ExampleTable.NewRow(
                     id: row.id, lineage: lineage, system: row.system, prompt: row.prompt, completion: row.completion,
-                    source: row.source, weight: row.weight, tokenCount: row.tokenCount, tokenCountExact: row.tokenCountExact,
+                    turns: row.turns, source: row.source, weight: row.weight, tokenCount: row.tokenCount, tokenCountExact: row.tokenCountExact,
                     split: row.split, heldOutKey: HeldOutSplit.key(id: row.id), createdAt: row.createdAt,
                     expiresAt: row.expiresAt, importID: importID))
             }

@@ -46,6 +46,7 @@ public struct ReplayStore: Sendable {
             counts.add(found)
             return scrubbed
         }
+        var truncated = 0, dropped = 0
         let result: (imported: Int, duplicates: Int, heldOut: Int) = try database.transaction {
             try LineageTable.ensure(database, lineage: lineage, now: now)
             let policy = try LineageTable.policy(database, lineage: lineage)
@@ -53,15 +54,30 @@ public struct ReplayStore: Sendable {
             let ttl = Int64(policy.ttlDays) * 86_400_000
             var imported = 0, duplicates = 0, heldOut = 0
             for record in records {
-                let system = record.system.map(clean)
-                let prompt = clean(record.prompt)
-                let completion = clean(record.completion)
+                // Every turn is scrubbed before anything is derived from it (a single exchange's fields are its turns).
+                var turns = record.turns.map { $0.map { Turn(role: $0.role, content: clean($0.content)) } }
+                    ?? Conversation.turns(system: record.system.map(clean), prompt: clean(record.prompt),
+                                          completion: clean(record.completion))
                 let source = clean(record.source ?? options.source)
-                let id = ExampleID.make(lineage: lineage, system: system, prompt: prompt, completion: completion, source: source)
+                if let maxLength = options.maxLength {
+                    let cut = Conversation.truncated(turns, maxTokens: maxLength) { options.tokenCounter.count($0.content) }
+                    if cut.dropped > 0 {
+                        (turns, truncated, dropped) = (cut.turns, truncated + 1, dropped + cut.dropped)
+                    }
+                }
+                guard let (system, prompt, completion) = Conversation.lastExchange(turns) else {
+                    preconditionFailure("the reader and the truncation keep a final assistant turn after a user turn")
+                }
+                // A single exchange is stored as it always was (same id, same row), so earlier runs replay equal.
+                let whole = Conversation.isSingleExchange(turns) ? nil : turns
+                let id = whole.map { ExampleID.make(lineage: lineage, turns: $0, source: source) }
+                    ?? ExampleID.make(lineage: lineage, system: system, prompt: prompt, completion: completion, source: source)
+                let tokens = whole.map { options.tokenCounter.count(turns: $0) }
+                    ?? options.tokenCounter.count(system: system, prompt: prompt, completion: completion)
                 let split = options.heldOut ? .heldOut : HeldOutSplit.initialSplit(id: id, fraction: policy.heldOutFraction)
                 let row = ExampleTable.NewRow(
-                    id: id, lineage: lineage, system: system, prompt: prompt, completion: completion, source: source,
-                    weight: record.weight ?? 1, tokenCount: options.tokenCounter.count(system: system, prompt: prompt, completion: completion),
+                    id: id, lineage: lineage, system: system, prompt: prompt, completion: completion, turns: whole,
+                    source: source, weight: record.weight ?? 1, tokenCount: tokens,
                     tokenCountExact: options.tokenCounter.isExact, split: split, heldOutKey: HeldOutSplit.key(id: id),
                     createdAt: now, expiresAt: now + ttl, importID: importID)
                 if try ExampleTable.insert(database, row) {
@@ -80,6 +96,8 @@ public struct ReplayStore: Sendable {
         report.duplicates += result.duplicates
         report.heldOut += result.heldOut
         report.scrubbed.add(counts)
+        report.truncatedConversations += truncated
+        report.turnsDropped += dropped
     }
 
     // MARK: Reading
@@ -197,9 +215,9 @@ public struct ReplayStore: Sendable {
         try database.transaction {
             let rows = try ExampleTable.list(database, lineage: lineage, split: nil)
             for example in rows {
-                try ExampleTable.setTokenCount(database, id: example.id,
-                                               count: counter.count(system: example.system, prompt: example.prompt, completion: example.completion),
-                                               exact: counter.isExact)
+                let count = example.turns.map { counter.count(turns: $0) }
+                    ?? counter.count(system: example.system, prompt: example.prompt, completion: example.completion)
+                try ExampleTable.setTokenCount(database, id: example.id, count: count, exact: counter.isExact)
             }
             return rows.count
         }

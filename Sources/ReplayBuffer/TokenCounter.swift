@@ -13,6 +13,12 @@ extension TokenCounter {
     public func count(system: String?, prompt: String, completion: String) -> Int {
         (system.map(count) ?? 0) + count(prompt) + count(completion)
     }
+
+    /// Tokens of a conversation: every turn counted separately and added (for a single exchange, the same as
+    /// `count(system:prompt:completion:)`).
+    public func count(turns: [Turn]) -> Int {
+        turns.reduce(0) { $0 + count($1.content) }
+    }
 }
 
 /// An estimate: one token per four UTF-8 bytes, rounded up (byte-level BPE vocabularies of ~50k entries

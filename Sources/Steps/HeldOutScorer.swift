@@ -7,7 +7,8 @@ import ReplayBuffer
 import Training
 
 /// Scores held-out examples under the base model with or without an adapter: the mean token negative
-/// log-likelihood of each completion (DESIGN.md, "Evaluation and promotion").
+/// log-likelihood of each completion (DESIGN.md, "Evaluation and promotion"); for a whole conversation, of its
+/// last assistant turn given every turn before it.
 ///
 /// Examples are formatted and tokenized exactly as the train step does (`LoRATrainingRun.tokens`, the same
 /// truncation to `max_length`), so a score measures what training optimised. Each example's weight is
@@ -32,12 +33,20 @@ struct HeldOutScorer {
         var builder = SequenceBuilder(maxLength: maxLength)
         var out: [(String, TrainingSequence)] = []
         for example in examples {
-            let (prompt, completion) = try LoRATrainingRun.tokens(
-                of: TrainingExample(prompt: example.prompt, completion: example.completion, weight: 1),
-                tokenizer: tokenizer, formatter: formatter)
-            if let sequence = builder.append(prompt: prompt, completion: completion, weight: 1) {
-                out.append((example.id, sequence))
+            let training = TrainBody.example(example)
+            let sequence: TrainingSequence?
+            if training.conversation != nil {
+                // The last reply given everything before it: earlier replies are context here, not scored. A
+                // conversation longer than max_length loses its oldest tokens, not its last reply.
+                let segments = try LoRATrainingRun.segments(of: training, tokenizer: tokenizer, formatter: formatter)
+                sequence = builder.append(segments: segments.lastTargetOnly, weight: 1, keepingEnd: true)
+            } else {
+                let (prompt, completion) = try LoRATrainingRun.tokens(
+                    of: TrainingExample(prompt: example.prompt, completion: example.completion, weight: 1),
+                    tokenizer: tokenizer, formatter: formatter)
+                sequence = builder.append(prompt: prompt, completion: completion, weight: 1)
             }
+            if let sequence { out.append((example.id, sequence)) }
         }
         return out
     }

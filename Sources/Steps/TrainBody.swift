@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import Model
 import Pipelines
 import ReplayBuffer
 import Training
@@ -110,7 +111,12 @@ public enum TrainBody {
     }
 
     static func example(_ line: SnapshotExample) -> TrainingExample {
-        TrainingExample(prompt: line.prompt, completion: line.completion, weight: Float(line.weight))
+        // A single exchange trains as it always has (its system line unused), so earlier runs replay equal.
+        if let turns = line.turns {
+            return TrainingExample(conversation: turns.map { ChatMessage(role: $0.role.rawValue, content: $0.content) },
+                                   weight: Float(line.weight))
+        }
+        return TrainingExample(prompt: line.prompt, completion: line.completion, weight: Float(line.weight))
     }
 
     static func deferred(_ plan: TrainingPlan, reason: String, at moment: String) -> StepOutcome {

@@ -66,10 +66,15 @@ public struct LoRATrainingRun: Sendable {
                           builder: inout SequenceBuilder) throws -> [TrainingSequence] {
         var sequences: [TrainingSequence] = []
         for example in examples {
-            let (prompt, completion) = try tokens(of: example, tokenizer: tokenizer, formatter: formatter)
-            if let sequence = builder.append(prompt: prompt, completion: completion, weight: example.weight) {
-                sequences.append(sequence)
+            let sequence: TrainingSequence?
+            if example.conversation != nil {
+                sequence = builder.append(segments: try segments(of: example, tokenizer: tokenizer, formatter: formatter),
+                                          weight: example.weight)
+            } else {
+                let (prompt, completion) = try tokens(of: example, tokenizer: tokenizer, formatter: formatter)
+                sequence = builder.append(prompt: prompt, completion: completion, weight: example.weight)
             }
+            if let sequence { sequences.append(sequence) }
         }
         return sequences
     }

@@ -51,4 +51,39 @@ public struct SequenceBuilder: Sendable {
         }
         return TrainingSequence(tokens: tokens, weights: weights)
     }
+
+    /// The sequence for one example given as segments (`LoRATrainingRun.segments`): the loss is taken on the
+    /// tokens of target segments only, each with `weight`. Truncation keeps the beginning, as `append(prompt:…)`
+    /// does, or with `keepingEnd` the end (held-out scoring: the last reply, given as much of the conversation
+    /// before it as fits); nil (counted in `droppedCount`) when no target token survives it or the weight is not
+    /// positive. Two segments, context then target, give exactly `append(prompt:completion:weight:)`'s sequence.
+    public mutating func append(segments: [TokenSegment], weight: Float, keepingEnd: Bool = false) -> TrainingSequence? {
+        var tokens: [Int] = []
+        var isTarget: [Bool] = []
+        for segment in segments {
+            tokens += segment.tokens
+            isTarget += Array(repeating: segment.isTarget, count: segment.tokens.count)
+        }
+        guard weight > 0, weight.isFinite, isTarget.contains(true) else {
+            droppedCount += 1
+            return nil
+        }
+        if tokens.count > maxLength {
+            if keepingEnd {
+                tokens.removeFirst(tokens.count - maxLength)
+                isTarget.removeFirst(isTarget.count - maxLength)
+            } else {
+                tokens.removeLast(tokens.count - maxLength)
+                isTarget.removeLast(isTarget.count - maxLength)
+            }
+            truncatedCount += 1
+        }
+        // Position i predicts token i + 1 (the first token is never predicted).
+        let weights = (0..<max(tokens.count - 1, 0)).map { isTarget[$0 + 1] ? weight : 0 }
+        guard weights.contains(where: { $0 != 0 }) else {
+            droppedCount += 1
+            return nil
+        }
+        return TrainingSequence(tokens: tokens, weights: weights)
+    }
 }

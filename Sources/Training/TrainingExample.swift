@@ -1,12 +1,16 @@
 import AdaptCore
 import Foundation
+import Model
 
 /// One example to learn from, as a person wrote it: a prompt, the completion the model should give, and how
-/// much it counts.
+/// much it counts; or a whole conversation, whose every assistant turn the model should give.
 public struct TrainingExample: Sendable, Equatable {
     public var prompt: String
     public var completion: String
     public var weight: Float
+    /// Every turn of a conversation of more than one exchange (nil: the example is `prompt` and `completion`,
+    /// formatted as one user turn and one assistant turn).
+    public var conversation: [ChatMessage]?
 
     /// The weights an example may carry besides 0 (which skips it). A weight multiplies the example's loss in
     /// f32: a JSON number past f32's range becomes infinity or 0, and one near f32's limits makes the
@@ -23,6 +27,14 @@ public struct TrainingExample: Sendable, Equatable {
         self.prompt = prompt
         self.completion = completion
         self.weight = weight
+    }
+
+    /// A whole conversation; `prompt` and `completion` are its last user turn and its final turn.
+    public init(conversation: [ChatMessage], weight: Float = 1) {
+        self.prompt = conversation.dropLast().last(where: { $0.role == "user" })?.content ?? ""
+        self.completion = conversation.last?.content ?? ""
+        self.weight = weight
+        self.conversation = conversation
     }
 
     /// Parses JSON Lines of `{"prompt": …, "completion": …, "weight": …}` (weight optional, default 1; other

@@ -9,14 +9,24 @@ public struct SnapshotExample: Sendable, Equatable, Codable {
     public let completion: String
     public let weight: Double
     public let tokens: Int
+    /// Every turn of a conversation of more than one exchange, in order; absent for a single exchange (whose
+    /// line encodes byte for byte as before conversations were kept whole, so recorded digests still hold).
+    public let turns: [Turn]?
 
-    public init(id: String, system: String?, prompt: String, completion: String, weight: Double, tokens: Int) {
+    public init(id: String, system: String?, prompt: String, completion: String, weight: Double, tokens: Int,
+                turns: [Turn]? = nil) {
         self.id = id
         self.system = system
         self.prompt = prompt
         self.completion = completion
         self.weight = weight
         self.tokens = tokens
+        self.turns = turns
+    }
+
+    /// The whole conversation: the turns, or the single exchange's.
+    public var conversation: [Turn] {
+        turns ?? Conversation.turns(system: system, prompt: prompt, completion: completion)
     }
 }
 
@@ -42,6 +52,6 @@ public enum DatasetSnapshot {
 
     static func line(_ example: Example) -> SnapshotExample {
         SnapshotExample(id: example.id, system: example.system, prompt: example.prompt, completion: example.completion,
-                        weight: example.weight, tokens: example.tokenCount)
+                        weight: example.weight, tokens: example.tokenCount, turns: example.turns)
     }
 }

@@ -1,3 +1,4 @@
+import AdaptCore
 import Storage
 
 /// `replay_examples`: the scrubbed examples. All SQL that touches the table lives here.
@@ -25,6 +26,14 @@ enum ExampleTable {
 
         """
 
+    /// Whole conversations: every turn of an example of more than one exchange, as canonical JSON
+    /// (`[{"content": …, "role": …}, …]`); NULL for a single exchange, whose turns are its system, prompt and
+    /// completion. The text stays in the example's row, so erasing the row erases every turn with it.
+    static let addTurns = """
+        ALTER TABLE replay_examples ADD COLUMN turns TEXT;
+
+        """
+
     /// What an insert needs; the id, key and split are computed by the importer.
     struct NewRow {
         let id: String
@@ -32,6 +41,7 @@ enum ExampleTable {
         let system: String?
         let prompt: String
         let completion: String
+        let turns: [Turn]?
         let source: String
         let weight: Double
         let tokenCount: Int
@@ -46,11 +56,22 @@ enum ExampleTable {
     /// Inserts `row` unless an example with its id exists; true when inserted.
     static func insert(_ db: Database, _ row: NewRow) throws -> Bool {
         try db.run("""
-            INSERT INTO replay_examples (id, lineage, system, prompt, completion, source, weight, token_count,
+            INSERT INTO replay_examples (id, lineage, system, prompt, completion, turns, source, weight, token_count,
                 token_count_exact, split, heldout_key, created_at, expires_at, import_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
-            """, row.id, row.lineage, row.system, row.prompt, row.completion, row.source, row.weight, row.tokenCount,
-            row.tokenCountExact, row.split.rawValue, row.heldOutKey, row.createdAt, row.expiresAt, row.importID) == 1
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+            """, row.id, row.lineage, row.system, row.prompt, row.completion, row.turns.map(JSON.canonicalString),
+            row.source, row.weight, row.tokenCount, row.tokenCountExact, row.split.rawValue, row.heldOutKey,
+            row.createdAt, row.expiresAt, row.importID) == 1
+    }
+
+    /// The `turns` column of `row`, decoded (nil for a single exchange).
+    static func turns(_ row: Row) throws -> [Turn]? {
+        guard let text = row.string("turns") else { return nil }
+        guard let turns = try? JSON.decode([Turn].self, from: text, context: "replay_examples.turns"),
+              Conversation.lastExchange(turns) != nil else {
+            throw ReplayError.corruptRow(table: "replay_examples", column: "turns")
+        }
+        return turns
     }
 
     static let selectColumns = """
@@ -80,7 +101,7 @@ enum ExampleTable {
         }
         return Example(id: id, lineage: lineage, system: row.string("system"), prompt: prompt, completion: completion,
                        source: source, weight: weight, tokenCount: tokens, tokenCountExact: exact, split: split,
-                       createdAt: created, expiresAt: expires, uses: row.int("uses") ?? 0)
+                       createdAt: created, expiresAt: expires, uses: row.int("uses") ?? 0, turns: try turns(row))
     }
 
     /// Train examples of `lineage` with fewer than `maxUses` uses on nights other than `night`, in id order.

@@ -8,5 +8,6 @@ public enum ReplaySchema {
     public static let schema = Schema(component: "replay", migrations: [
         LineageTable.create + ExampleTable.create + UseTable.create + ImportTable.create,
         BlobContentsTable.create,
+        ExampleTable.addTurns,
     ])
 }

@@ -41,8 +41,11 @@ enum DataCommands {
         "data import", summary: "import examples from a JSONL file (scrubbed before they are stored)",
         discussion: """
             Formats, one JSON object per line: {"prompt", "completion"}, mlx-lm chat {"messages": [{role, content}, …]}
-            (prompt = the last user message, completion = the last assistant message, the system message kept),
-            or {"text"} (a completion with an empty prompt); each may add "source" and "weight" (from 0.000001 to 1000000).
+            (every turn kept, in order; the last message must be the assistant's; training learns every assistant
+            turn, held-out scoring judges the last one given the rest), or {"text"} (a completion with an empty
+            prompt); each may add "source" and "weight" (from 0.000001 to 1000000).
+            --max-length N: a conversation longer than N tokens (estimated at 4 bytes a token) loses its oldest
+            turns, keeping its system message and its last exchange; the report counts the conversations cut.
             E-mail addresses, IBANs, card numbers and phone numbers become [EMAIL], [IBAN], [CARD], [PHONE].
             All or nothing: any bad line stops the import (exit 1) unless --skip-bad. A line already stored is a duplicate.
             """,
@@ -51,6 +54,7 @@ enum DataCommands {
                   .flag("held-out", help: "put every new example in the held-out split (never trained on), not the hash's choice"),
                   OptionSpec("source", value: "S", help: "source recorded for lines that name none (default: import)"),
                   OptionSpec("max-record-bytes", value: "N", help: "refuse lines longer than N bytes (default 262144)"),
+                  OptionSpec("max-length", value: "N", help: "cut conversations to N tokens from their oldest turns (default: no limit)"),
                   .json],
         positionals: [PositionalSpec("FILE", help: "a JSONL file, or - for standard input")]
     ) { invocation in
@@ -64,6 +68,7 @@ enum DataCommands {
             options.source = source
         }
         options.reader.maxRecordBytes = try args.int("max-record-bytes", default: 256 * 1024, in: 1...(64 << 20))
+        if args.string("max-length") != nil { options.maxLength = try args.int("max-length", default: 0, in: 1...(64 << 20)) }
         let data: Data
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
@@ -85,6 +90,10 @@ enum DataCommands {
         } else if report.committed {
             Console.print("imported \(report.imported) into \(lineage) (\(report.duplicates) duplicates, \(report.skipped) skipped, "
                           + "\(report.heldOut) held out); scrubbed \(describe(report.scrubbed))")
+            if report.truncatedConversations > 0 {
+                Console.print("\(report.truncatedConversations) conversation\(report.truncatedConversations == 1 ? "" : "s") cut to "
+                              + "--max-length (\(report.turnsDropped) turn\(report.turnsDropped == 1 ? "" : "s") dropped)")
+            }
         }
         if !report.committed {
             Console.error("adapt: nothing imported: \(report.problems.count) bad line\(report.problems.count == 1 ? "" : "s"); "
@@ -118,22 +127,28 @@ enum DataCommands {
         for e in examples {
             table.append([String(e.id.prefix(12)), e.lineage, e.split.rawValue, format(e.weight),
                           "\(e.tokenCount)\(e.tokenCountExact ? "" : "~")", "\(e.uses)", e.source,
-                          Timestamp.iso8601(e.createdAt), preview(e.prompt) + " → " + preview(e.completion)])
+                          Timestamp.iso8601(e.createdAt),
+                          (e.turns.map { "[\($0.count) turns] " } ?? "") + preview(e.prompt) + " → " + preview(e.completion)])
         }
         Console.print(table.render())
         Console.error("\(examples.count) example\(examples.count == 1 ? "" : "s") (~ = estimated token count)")
     }
 
-    /// The `data list --json` object: DESIGN.md's fields, then extra ones.
+    /// The `data list --json` object: DESIGN.md's fields, then extra ones (`turns` only for a conversation of
+    /// more than one exchange; `prompt` and `completion` are then its last user and assistant turns).
     static func json(_ e: Example) -> JSONValue {
-        .object([
+        var fields: [String: JSONValue] = [
             "id": .string(e.id), "lineage": .string(e.lineage), "prompt": .string(e.prompt),
             "completion": .string(e.completion), "source": .string(e.source), "weight": .double(e.weight),
             "split": .string(e.split.rawValue), "created_at": .string(Timestamp.iso8601(e.createdAt)),
             "system": e.system.map(JSONValue.string) ?? .null, "token_count": .int(e.tokenCount),
             "token_count_exact": .bool(e.tokenCountExact), "expires_at": .string(Timestamp.iso8601(e.expiresAt)),
             "uses": .int(e.uses),
-        ])
+        ]
+        if let turns = e.turns {
+            fields["turns"] = .array(turns.map { .object(["role": .string($0.role.rawValue), "content": .string($0.content)]) })
+        }
+        return .object(fields)
     }
 
     static func preview(_ text: String, limit: Int = 32) -> String {
