@@ -16,10 +16,12 @@ public struct ImportReport: Sendable, Equatable, Codable {
     /// Examples that went to the held-out split (by hash or by the minimum top-up).
     public var heldOut: Int
     public var tokensEstimated: Bool
+    /// After a committed import: the lineage's held-out pairs against what the gate needs (nil otherwise).
+    public var gateReadiness: GateReadiness? = nil
 
     enum CodingKeys: String, CodingKey {
         case lineage, records, imported, duplicates, skipped, committed, problems, scrubbed
-        case heldOut = "held_out", tokensEstimated = "tokens_estimated"
+        case heldOut = "held_out", tokensEstimated = "tokens_estimated", gateReadiness = "gate_readiness"
     }
 }
 
@@ -32,6 +34,9 @@ public struct ImportOptions: Sendable {
     /// Put every new example in the held-out split instead of letting the id hash choose: for a held-out file
     /// a user keeps apart. Examples already stored keep their split; held out stays held out either way.
     public var heldOut: Bool = false
+    /// The pairs the promotion gate needs (the pipeline's `eval.min_pairs`): while the lineage holds fewer
+    /// held-out examples than this or its `min_held_out`, new examples go to held-out first.
+    public var gateMinimum: Int = 0
     public var reader: JSONLReader
     public var scrubber: ScrubPipeline
     public var tokenCounter: any TokenCounter
