@@ -319,7 +319,7 @@ enum DataCommands {
                   OptionSpec("max-uses", value: "N", help: "training runs one example may join (default 5)"),
                   OptionSpec("max-tokens-per-night", value: "N", help: "tokens one night may train on (default 20000)"),
                   OptionSpec("held-out-fraction", value: "F", help: "share of new examples held out (default 0.2)"),
-                  OptionSpec("min-held-out", value: "N", help: "held-out floor, at most half the lineage (default 8)"),
+                  OptionSpec("min-held-out", value: "N", help: "held-out minimum: new examples are held out first until the lineage holds N (default 10)"),
                   .json]
     ) { invocation in
         let args = invocation.arguments
