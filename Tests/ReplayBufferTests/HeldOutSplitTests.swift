@@ -126,3 +126,10 @@ import TestSupport
     let trained = Set(try DatasetSnapshot.load(sample.trainSnapshot, from: fixture.blobs).map(\.id))
     #expect(trained.isDisjoint(with: new.map(\.id)))
 }
+
+@Test func theDefaultHeldOutMinimumIsTheDefaultPipelinesMinPairs() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let data = try Data(contentsOf: root.appendingPathComponent("pipelines/nightly.json"))
+    let pipeline = try JSON.decode(JSONValue.self, from: data, context: "nightly.json")
+    #expect(pipeline["eval"]?["min_pairs"]?.intValue == LineagePolicy.defaults.minHeldOut)
+}
