@@ -80,7 +80,7 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case let .unsupportedSchedule(name):
             return "the trainer has no '\(name)' learning-rate schedule; set train.schedule to cosine or constant in the pipeline file"
         case let .nothingToTrain(lineage):
-            return "the sample step drew no training example of \(lineage) tonight (none imported, all expired or all spent their budget); import data with 'adapt data import' and enqueue another night"
+            return "the sample step drew no training example of \(lineage) tonight (none imported, all expired, all spent their budget, or all held out while the lineage is below the gate's minimum: see 'adapt data stats'); import data with 'adapt data import' and enqueue another night"
         case let .invalidInput(step, kind, problems):
             return "the input of \(kind) step \(step) is not valid, so nothing was changed: \(problems.joined(separator: "; ")); "
                 + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
