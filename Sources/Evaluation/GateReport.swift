@@ -1,8 +1,8 @@
 /// Everything the gate decided and why: the eval step's output and `adapt gate --json`.
 ///
 /// Encoded with the field names of DESIGN.md (`n, statistic, p_value, method, zero_method, alternative,
-/// median_difference, effect_size, outcome`) plus `pairs`, `zeros`, `alpha`, `min_pairs`, `correction`,
-/// `requested_method`, `z` and `reason`. Values that do not exist (no test could be run) are `null`.
+/// median_difference, effect_size, outcome`) plus `pairs`, `zeros`, `alpha`, `min_pairs`, `more_pairs_needed`,
+/// `correction`, `requested_method`, `z` and `reason`. Values that do not exist (no test could be run) are `null`.
 public struct GateReport: Sendable, Equatable, Codable {
     public let n: Int
     public let pairs: Int
@@ -20,6 +20,8 @@ public struct GateReport: Sendable, Equatable, Codable {
     public let z: Double?
     public let alpha: Double
     public let minPairs: Int
+    /// Pairs missing before the gate will judge at all: `min_pairs − pairs`, or 0.
+    public let morePairsNeeded: Int
     public let outcome: GateOutcome
     /// A sentence about the decision; made of numbers and fixed words only.
     public let reason: String
@@ -40,6 +42,7 @@ public struct GateReport: Sendable, Equatable, Codable {
         z = result?.z
         alpha = gate.alpha
         minPairs = gate.minimumPairs
+        morePairsNeeded = max(0, gate.minimumPairs - d.count)
         self.outcome = outcome
         self.reason = reason
     }
@@ -48,6 +51,7 @@ public struct GateReport: Sendable, Equatable, Codable {
         case n, pairs, zeros, statistic, method, alternative, correction, z, alpha, outcome, reason
         case pValue = "p_value", requestedMethod = "requested_method", zeroMethod = "zero_method"
         case medianDifference = "median_difference", effectSize = "effect_size", minPairs = "min_pairs"
+        case morePairsNeeded = "more_pairs_needed"
     }
 
     // Written by hand so absent values appear as explicit nulls: the JSON shape never changes.
@@ -68,6 +72,7 @@ public struct GateReport: Sendable, Equatable, Codable {
         try c.encode(z, forKey: .z)
         try c.encode(alpha, forKey: .alpha)
         try c.encode(minPairs, forKey: .minPairs)
+        try c.encode(morePairsNeeded, forKey: .morePairsNeeded)
         try c.encode(outcome, forKey: .outcome)
         try c.encode(reason, forKey: .reason)
     }

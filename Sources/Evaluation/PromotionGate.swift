@@ -17,7 +17,23 @@ public enum GateOutcome: String, Sendable, Codable, CaseIterable {
 /// direction. The report carries the test the caller asked for.
 public struct PromotionGate: Sendable, Equatable {
     public static let defaultAlpha = 0.05
+    /// Twice the fewest pairs that can ever promote at the default α (`smallestDecisivePairs`, 5): with 5 the
+    /// gate promotes only when every example improves. pipelines/README.md gives the measured rates.
     public static let defaultMinimumPairs = 10
+
+    /// The fewest pairs with which the exact one-sided signed-rank test can give p < `alpha` at all: its
+    /// smallest p-value is 2^-n (every difference on the favoured side), so n = ⌊−log2 α⌋ + 1 (5 at α = 0.05,
+    /// 7 at 0.01). Below it no data can promote; the gate's `min_pairs` should not be lower.
+    public static func smallestDecisivePairs(alpha: Double) -> Int {
+        precondition(alpha > 0 && alpha <= 1, "alpha is a probability")
+        var n = 0
+        var smallest = 1.0
+        while smallest >= alpha {
+            n += 1
+            smallest /= 2
+        }
+        return n
+    }
 
     public var alpha: Double
     /// Below this many pairs (zeros included) the outcome is `not_enough_evidence`, whatever the p-value.

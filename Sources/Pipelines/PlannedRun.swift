@@ -36,6 +36,11 @@ public struct PlannedRun: Sendable, Equatable, Codable {
         case uniqueKey = "unique_key"
     }
 
+    /// The held-out rule new runs record in their manifest (`held_out_rule`): the number of ReplayBuffer's
+    /// `HeldOutSplit.Rule.fillFirst`, whose sample step tops the held-out set up to the gate's `min_pairs`.
+    /// A manifest without the field was planned before it and replays under the rule of that time (1).
+    public static let heldOutRule = 2
+
     /// The digest of the manifest's canonical JSON.
     public var manifestDigest: Digest { JSON.digest(manifest) }
 
@@ -78,6 +83,7 @@ public func plan(pipeline: Pipeline, lineage: String, night: Night, seed: UInt64
         "seed": .int(Int(runSeed)),
         "blas_threads": .int(pipeline.train.blasThreads),
         "unique_key": .string(key),
+        "held_out_rule": .int(PlannedRun.heldOutRule),
     ])
     return PlannedRun(name: pipeline.name, uniqueKey: key, manifest: manifest, steps: steps)
 }

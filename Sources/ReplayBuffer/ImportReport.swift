@@ -20,10 +20,12 @@ public struct ImportReport: Sendable, Equatable, Codable {
     public var truncatedConversations: Int = 0
     /// Turns those conversations lost.
     public var turnsDropped: Int = 0
+    /// After a committed import: the lineage's held-out pairs against what the gate needs (nil otherwise).
+    public var gateReadiness: GateReadiness? = nil
 
     enum CodingKeys: String, CodingKey {
         case lineage, records, imported, duplicates, skipped, committed, problems, scrubbed
-        case heldOut = "held_out", tokensEstimated = "tokens_estimated"
+        case heldOut = "held_out", tokensEstimated = "tokens_estimated", gateReadiness = "gate_readiness"
         case truncatedConversations = "truncated_conversations", turnsDropped = "turns_dropped"
     }
 }
@@ -40,6 +42,9 @@ public struct ImportOptions: Sendable {
     /// The most tokens (as `tokenCounter` counts them) a conversation keeps: a longer one loses its oldest
     /// turns, keeping its system turns and its last exchange (`Conversation.truncated`). Nil: no limit.
     public var maxLength: Int? = nil
+    /// The pairs the promotion gate needs (the pipeline's `eval.min_pairs`): while the lineage holds fewer
+    /// held-out examples than this or its `min_held_out`, new examples go to held-out first.
+    public var gateMinimum: Int = 0
     public var reader: JSONLReader
     public var scrubber: ScrubPipeline
     public var tokenCounter: any TokenCounter

@@ -47,7 +47,7 @@ public struct ReplayStore: Sendable {
             return scrubbed
         }
         var truncated = 0, dropped = 0
-        let result: (imported: Int, duplicates: Int, heldOut: Int) = try database.transaction {
+        let result: (imported: Int, duplicates: Int, heldOut: Int, readiness: GateReadiness) = try database.transaction {
             try LineageTable.ensure(database, lineage: lineage, now: now)
             let policy = try LineageTable.policy(database, lineage: lineage)
             let importID = try ImportTable.start(database, lineage: lineage, now: now)
@@ -87,11 +87,15 @@ public struct ReplayStore: Sendable {
                     duplicates += 1
                 }
             }
-            heldOut += try HeldOutSplit.topUp(database, lineage: lineage, policy: policy)
+            heldOut += try HeldOutSplit.topUp(database, lineage: lineage, policy: policy, gateMinimum: options.gateMinimum,
+                                              preferringImport: importID)
             try ImportTable.finish(database, id: importID, records: report.records, imported: imported,
                                    duplicates: duplicates, skipped: report.skipped, scrubbed: counts)
-            return (imported, duplicates, heldOut)
+            let readiness = GateReadiness(heldOut: try ExampleTable.count(database, lineage: lineage, split: .heldOut),
+                                          minPairs: max(policy.minHeldOut, options.gateMinimum))
+            return (imported, duplicates, heldOut, readiness)
         }
+        report.gateReadiness = result.readiness
         report.imported += result.imported
         report.duplicates += result.duplicates
         report.heldOut += result.heldOut
@@ -110,9 +114,10 @@ public struct ReplayStore: Sendable {
 
     public func lineages() throws -> [String] { try LineageTable.names(database) }
 
-    /// Counts per lineage (every lineage when `lineage` is nil).
+    /// Counts per lineage (every lineage when `lineage` is nil), with whether the gate can judge it when it
+    /// needs `gateMinimum` pairs (raised to the lineage's `min_held_out`).
     /// A lineage nothing was ever stored for (no import, no policy) has no row: nothing is made up for it.
-    public func stats(lineage: String? = nil) throws -> [LineageStats] {
+    public func stats(lineage: String? = nil, gateMinimum: Int = 0) throws -> [LineageStats] {
         let known = try lineages()
         let names = try lineage.map { name -> [String] in
             try LineageName.validate(name)
@@ -129,7 +134,8 @@ public struct ReplayStore: Sendable {
                 tokens: row?.int("tokens") ?? 0, tokenCountsEstimated: row?.int("estimated") ?? 0,
                 oldestCreatedAt: row?.int64("oldest"), newestCreatedAt: row?.int64("newest"),
                 nextExpiry: row?.int64("next_expiry"), imports: totals.imports, scrubbed: totals.scrubbed,
-                nightsSampled: try UseTable.nights(database, lineage: name), policy: policy)
+                nightsSampled: try UseTable.nights(database, lineage: name), policy: policy,
+                gateReadiness: GateReadiness(heldOut: row?.int("held_out") ?? 0, minPairs: max(policy.minHeldOut, gateMinimum)))
         }
     }
 
@@ -189,7 +195,8 @@ public struct ReplayStore: Sendable {
     }
 
     /// Changes the settings of `lineage` (creating its row). A new TTL moves the expiry of every stored example;
-    /// a new held-out fraction applies to examples stored from now on; a new minimum tops the held-out set up.
+    /// a new held-out fraction applies to examples stored from now on; a new minimum tops the held-out set up
+    /// (`HeldOutSplit.Rule.current`).
     @discardableResult
     public func setPolicy(lineage: String, _ change: (inout LineagePolicy) -> Void) throws -> LineagePolicy {
         try LineageName.validate(lineage)

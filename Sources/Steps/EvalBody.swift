@@ -67,22 +67,36 @@ public enum EvalBody {
                                      options: WilcoxonOptions(alternative: .init(rawValue: parameters.alternative.rawValue) ?? .less,
                                                               zeroMethod: .init(rawValue: parameters.zeroMethod.rawValue) ?? .wilcox))
         let report = try gate.evaluate(comparison)
-        let reportJSON = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "gate report")
-        environment.log("gate: \(report.outcome.rawValue) (n \(report.n), p \(report.pValue.map { String(format: "%.4g", $0) } ?? "–"))")
+        var reportJSON = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "gate report")
+        // Under the fill-first rule each example imported while the held-out set is short is held out, so the
+        // pairs missing are the examples to import. A run recorded before that rule keeps its report's shape,
+        // so that it replays equal.
+        let readiness = GateReadiness(heldOut: report.pairs, minPairs: report.minPairs)
+        let current = try context.heldOutRule() != .halfCapped
+        if !current, case var .object(fields) = reportJSON {
+            fields["more_pairs_needed"] = nil
+            reportJSON = .object(fields)
+        }
+        environment.log("gate: \(report.outcome.rawValue) (n \(report.n), p \(report.pValue.map { String(format: "%.4g", $0) } ?? "–"))"
+                        + (readiness.canBeJudged ? "" : "; \(readiness.sentence)"))
 
         func mean(_ values: [Double]) -> JSONValue { values.isEmpty ? .null : .double(values.reduce(0, +) / Double(values.count)) }
+        var result: [String: JSONValue] = [
+            "outcome": .string(report.outcome.rawValue),
+            "gate": reportJSON,
+            "held_out_examples": .int(comparison.pairs.count),
+            "examples_digest": .string(comparison.examplesDigest.hex),
+            "candidate_scores": .array(comparison.candidateScores.map(JSONValue.double)),
+            "incumbent_scores": .array(comparison.baselineScores.map(JSONValue.double)),
+            "candidate_mean_nll": mean(comparison.candidateScores),
+            "incumbent_mean_nll": mean(comparison.baselineScores),
+            "incumbent": incumbent.map { .object(["version": .string($0.version), "adapter_blob": .string($0.blob.hex)]) } ?? .null,
+        ]
+        if current {
+            result["gate_readiness"] = try JSON.decode(JSONValue.self, from: JSON.canonical(readiness), context: "gate readiness")
+        }
         return .completed(StepOutput(
-            result: [
-                "outcome": .string(report.outcome.rawValue),
-                "gate": reportJSON,
-                "held_out_examples": .int(comparison.pairs.count),
-                "examples_digest": .string(comparison.examplesDigest.hex),
-                "candidate_scores": .array(comparison.candidateScores.map(JSONValue.double)),
-                "incumbent_scores": .array(comparison.baselineScores.map(JSONValue.double)),
-                "candidate_mean_nll": mean(comparison.candidateScores),
-                "incumbent_mean_nll": mean(comparison.baselineScores),
-                "incumbent": incumbent.map { .object(["version": .string($0.version), "adapter_blob": .string($0.blob.hex)]) } ?? .null,
-            ],
+            result: result,
             inputs: [
                 "base_model": .string(baseDigest.hex), "held_out_snapshot": .string(heldOutSnapshot.hex),
                 "candidate_adapter": .string(candidateBlob.hex), "incumbent_adapter": .string(incumbent?.blob.hex ?? "base"),

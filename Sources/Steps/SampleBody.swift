@@ -6,7 +6,8 @@ import Storage
 /// The sample step: tonight's training set and the lineage's held-out set as dataset snapshot blobs.
 ///
 /// Which limits apply: the lineage's stored policy (`adapt data policy`) decides the held-out split (pinned
-/// when an example is stored); the pipeline's `sample_size`, `max_tokens_per_night` and
+/// when an example is stored), topped up to the run's `eval.min_pairs` under the rule its manifest records
+/// (`held_out_rule`: a run planned before the rule existed replays with the old one); the pipeline's `sample_size`, `max_tokens_per_night` and
 /// `max_uses_per_example` can only tighten the lineage's budget for the night's sample (`SamplePolicy`). Same seed, night and buffer:
 /// the same snapshot digests (ReplayBuffer's `SampleStep`).
 ///
@@ -25,7 +26,8 @@ public enum SampleBody {
             store: store, blobs: environment.blobs, lineage: common.lineage, seed: common.seed,
             night: common.night.description,
             policy: SamplePolicy(maxExamples: sample.sampleSize, maxTokens: budget.maxTokensPerNight,
-                                 maxUses: budget.maxUsesPerExample))
+                                 maxUses: budget.maxUsesPerExample, heldOutRule: try context.heldOutRule(),
+                                 gateMinimum: context.gateMinimumPairs()))
         let report = plan.report
         let finalize: @Sendable (Database) throws -> Void = { db in
             guard try SampleStep.apply(plan.request, in: db) == report else {

@@ -37,13 +37,15 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// A blob the run read was erased (`data forget`) or expired (TTL): the step cannot run, the run cannot be
     /// replayed.
     case inputErased(run: String, step: String, field: String, sentence: String)
+    /// The run's manifest names a held-out rule (`held_out_rule`) this version does not know.
+    case unknownHeldOutRule(String)
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
     public var isRetryable: Bool {
         switch self {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
-             .nothingToTrain, .invalidInput, .inputErased:
+             .nothingToTrain, .invalidInput, .inputErased, .unknownHeldOutRule:
             return false
         case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel,
              .bufferChanged:
@@ -78,7 +80,7 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case let .unsupportedSchedule(name):
             return "the trainer has no '\(name)' learning-rate schedule; set train.schedule to cosine or constant in the pipeline file"
         case let .nothingToTrain(lineage):
-            return "the sample step drew no training example of \(lineage) tonight (none imported, all expired or all spent their budget); import data with 'adapt data import' and enqueue another night"
+            return "the sample step drew no training example of \(lineage) tonight (none imported, all expired, all spent their budget, or all held out while the lineage is below the gate's minimum: see 'adapt data stats'); import data with 'adapt data import' and enqueue another night"
         case let .invalidInput(step, kind, problems):
             return "the input of \(kind) step \(step) is not valid, so nothing was changed: \(problems.joined(separator: "; ")); "
                 + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
@@ -89,6 +91,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
                 + "its text was removed by design, so only runs enqueued since can be replayed"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
+        case let .unknownHeldOutRule(rule):
+            return "the run's manifest names held-out rule \(rule), which this version of adapt does not know; "
+                + "run or replay it with the version that enqueued it"
         }
     }
 }

@@ -39,18 +39,71 @@ import TestSupport
     #expect((50...110).contains(held), "about 20 % of 400")
 }
 
-@Test func smallLineagesGetAMinimumHeldOutFromUnusedExamples() throws {
+@Test func aSmallLineageHoldsOutEveryNewExampleUntilTheGateCanJudgeIt() throws {
     let fixture = try BufferFixture()
-    try fixture.store.setPolicy(lineage: "mail") { $0.heldOutFraction = 0 }
+    let six = try fixture.importLines(6)
+    #expect(try fixture.store.examples(split: .heldOut).count == 6, "below the minimum of 10 every example is held out")
+    #expect(six.gateReadiness == GateReadiness(heldOut: 6, minPairs: 10))
+    #expect(six.gateReadiness?.moreExamplesNeeded == 4)
+    #expect(six.gateReadiness?.sentence == "6 held-out pairs; the gate needs 10: import 4 more")
+    // Importing exactly the number asked for reaches the minimum.
+    let four = try fixture.importLines(4, from: 6)
+    #expect(four.heldOut == 4 && four.gateReadiness?.canBeJudged == true)
+    #expect(four.gateReadiness?.sentence == "10 held-out pairs; the gate needs 10")
+    // Past the minimum the configured fraction applies, by the hash of each new id.
+    let before = Set(try fixture.store.examples(split: .heldOut).map(\.id))
+    try fixture.importLines(60, from: 10)
+    let after = try fixture.store.examples()
+    for example in after where !before.contains(example.id) {
+        #expect(example.split == HeldOutSplit.initialSplit(id: example.id, fraction: 0.2))
+    }
+    #expect(Set(after.filter { $0.split == .heldOut }.map(\.id)).isSuperset(of: before))
+}
+
+@Test func fortyExamplesHoldOutTheGatesMinimumLowestKeysFirst() throws {
+    let fixture = try BufferFixture()
+    let report = try fixture.importLines(40)
+    let all = try fixture.store.examples()
+    let byKey = all.sorted { HeldOutSplit.key(id: $0.id) < HeldOutSplit.key(id: $1.id) }
+    // The same set as deciding each example in key order: the 10 lowest keys, then the hash at 20 %.
+    let expected = Set(byKey.prefix(10).map(\.id)).union(all.filter { HeldOutSplit.position(id: $0.id) < 0.2 }.map(\.id))
+    #expect(Set(all.filter { $0.split == .heldOut }.map(\.id)) == expected)
+    #expect(report.heldOut == expected.count && expected.count >= 10)
+    #expect(report.gateReadiness?.canBeJudged == true)
+}
+
+@Test func theGatesMinimumRaisesTheLineagesAndStatsSayWhatIsMissing() throws {
+    let fixture = try BufferFixture()
+    try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 3 }
+    var options = ImportOptions()
+    options.gateMinimum = 12
+    let report = try fixture.store.importJSONL(BufferFixture.lines(9), lineage: "mail", options: options)
+    #expect(report.heldOut == 9 && report.gateReadiness == GateReadiness(heldOut: 9, minPairs: 12))
+    let stats = try #require(try fixture.store.stats(lineage: "mail", gateMinimum: 12).first)
+    #expect(stats.gateReadiness?.moreExamplesNeeded == 3)
+    #expect(stats.gateReadiness?.sentence == "9 held-out pairs; the gate needs 12: import 3 more")
+    // Without a gate's minimum the lineage's own (3) is what is needed.
+    #expect(try fixture.store.stats(lineage: "mail").first?.gateReadiness?.canBeJudged == true)
+}
+
+@Test func theOldRuleStaysForReplayAndUsedExamplesNeverMove() throws {
+    let fixture = try BufferFixture()
+    try fixture.store.setPolicy(lineage: "mail") { $0.heldOutFraction = 0; $0.minHeldOut = 0 }
     try fixture.importLines(6)
-    #expect(try fixture.store.examples(split: .heldOut).count == 3, "min(8, 6 / 2)")
-    // Examples that were trained on never move to held-out.
-    _ = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n1")
+    // A lineage stored before the fill-first rule: a floor of 8, nothing held out yet.
+    try fixture.store.database.run("UPDATE replay_lineages SET min_held_out = 8")
+    _ = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n1",
+                           policy: SamplePolicy(heldOutRule: .halfCapped, gateMinimum: 10))
+    #expect(try fixture.store.examples(split: .heldOut).count == 3, "the old rule: min(8, 6 / 2), the gate's 10 ignored")
     let used = Set(try fixture.store.examples(split: .train).filter { $0.uses > 0 }.map(\.id))
     #expect(used.count == 3)
-    try fixture.importLines(4, from: 6)
+    // The new rule tops up to the gate's minimum with the new examples, never with used ones.
+    let report = try fixture.importLines(4, from: 6)
+    #expect(report.heldOut == 4)
+    _ = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n2",
+                           policy: SamplePolicy(gateMinimum: 10))
     let heldOut = try fixture.store.examples(split: .heldOut)
-    #expect(heldOut.count == 5)
+    #expect(heldOut.count == 7, "3 + the 4 new; the 3 used stay in train")
     #expect(Set(heldOut.map(\.id)).isDisjoint(with: used))
 }
 
@@ -72,4 +125,11 @@ import TestSupport
     let sample = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n")
     let trained = Set(try DatasetSnapshot.load(sample.trainSnapshot, from: fixture.blobs).map(\.id))
     #expect(trained.isDisjoint(with: new.map(\.id)))
+}
+
+@Test func theDefaultHeldOutMinimumIsTheDefaultPipelinesMinPairs() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let data = try Data(contentsOf: root.appendingPathComponent("pipelines/nightly.json"))
+    let pipeline = try JSON.decode(JSONValue.self, from: data, context: "nightly.json")
+    #expect(pipeline["eval"]?["min_pairs"]?.intValue == LineagePolicy.defaults.minHeldOut)
 }

@@ -37,8 +37,8 @@ import TestSupport
 @Test func snapshotListsExamplesByIdWithTheirTextAndWeight() throws {
     let fixture = try BufferFixture()
     let line = #"{"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "P"}, {"role": "assistant", "content": "C"}], "weight": 3}"#
-    _ = try fixture.store.importJSONL(Data(line.utf8), lineage: "mail")
     try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 0; $0.heldOutFraction = 0 }
+    _ = try fixture.store.importJSONL(Data(line.utf8), lineage: "mail")
     let report = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "n")
     let snapshot = try DatasetSnapshot.load(report.trainSnapshot, from: fixture.blobs)
     let example = try #require(try fixture.store.examples().first)

@@ -13,16 +13,36 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
     public var maxHeldOut: Int?
     /// At most this many nights' training sets per example (nil: the lineage's `max_uses_per_example`).
     public var maxUses: Int?
+    /// How the held-out set is topped up before the sample is drawn (a replayed run uses the rule it recorded).
+    public var heldOutRule: HeldOutSplit.Rule
+    /// The pairs the gate will ask for (the run's `eval.min_pairs`): under `.fillFirst` the top-up reaches at
+    /// least this many held-out examples, whatever the lineage's `min_held_out`.
+    public var gateMinimum: Int
 
-    public init(maxExamples: Int? = nil, maxTokens: Int? = nil, maxHeldOut: Int? = nil, maxUses: Int? = nil) {
+    public init(maxExamples: Int? = nil, maxTokens: Int? = nil, maxHeldOut: Int? = nil, maxUses: Int? = nil,
+                heldOutRule: HeldOutSplit.Rule = .current, gateMinimum: Int = 0) {
         self.maxExamples = maxExamples
         self.maxTokens = maxTokens
         self.maxHeldOut = maxHeldOut
         self.maxUses = maxUses
+        self.heldOutRule = heldOutRule
+        self.gateMinimum = gateMinimum
     }
 
     enum CodingKeys: String, CodingKey {
         case maxExamples = "max_examples", maxTokens = "max_tokens", maxHeldOut = "max_held_out", maxUses = "max_uses"
+        case heldOutRule = "held_out_rule", gateMinimum = "gate_min_pairs"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(maxExamples: try c.decodeIfPresent(Int.self, forKey: .maxExamples),
+                  maxTokens: try c.decodeIfPresent(Int.self, forKey: .maxTokens),
+                  maxHeldOut: try c.decodeIfPresent(Int.self, forKey: .maxHeldOut),
+                  maxUses: try c.decodeIfPresent(Int.self, forKey: .maxUses),
+                  // Written before the rule was recorded: the rule of that time.
+                  heldOutRule: try c.decodeIfPresent(HeldOutSplit.Rule.self, forKey: .heldOutRule) ?? .halfCapped,
+                  gateMinimum: try c.decodeIfPresent(Int.self, forKey: .gateMinimum) ?? 0)
     }
 }
 
@@ -103,7 +123,7 @@ public enum SampleStep {
         let (lineage, seed, night, policy, now) = (request.lineage, request.seed, request.night, request.policy, request.now)
         do {
             let budget = try LineageTable.policy(db, lineage: lineage)
-            try HeldOutSplit.topUp(db, lineage: lineage, policy: budget)
+            try HeldOutSplit.topUp(db, lineage: lineage, policy: budget, gateMinimum: policy.gateMinimum, rule: policy.heldOutRule)
             try UseTable.clear(db, lineage: lineage, night: night)
 
             let maxUses = min(budget.maxUsesPerExample, policy.maxUses ?? .max)

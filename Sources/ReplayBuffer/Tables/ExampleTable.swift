@@ -134,15 +134,16 @@ enum ExampleTable {
         return Int(try db.scalar("SELECT count(*) FROM replay_examples WHERE lineage = ?", lineage).integerValue ?? 0)
     }
 
-    /// Moves up to `count` never-used train examples to held-out, lowest held-out key first. Returns how many.
-    static func promoteUnusedToHeldOut(_ db: Database, lineage: String, count: Int) throws -> Int {
+    /// Moves up to `count` never-used train examples to held-out, lowest held-out key first (those of
+    /// `importID` before any other when given). Returns how many.
+    static func promoteUnusedToHeldOut(_ db: Database, lineage: String, count: Int, preferringImport importID: Int64? = nil) throws -> Int {
         guard count > 0 else { return 0 }
         return try db.run("""
             UPDATE replay_examples SET split = 'held_out' WHERE id IN (
                 SELECT e.id FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train'
                 AND NOT EXISTS (SELECT 1 FROM replay_uses u WHERE u.example_id = e.id)
-                ORDER BY e.heldout_key, e.id LIMIT ?)
-            """, lineage, count)
+                ORDER BY e.import_id IS NOT ?, e.heldout_key, e.id LIMIT ?)
+            """, lineage, importID, count)
     }
 
     /// Up to `limit` ids that start with `prefix` (lowercase hex, so no LIKE wildcard can hide in it), in order.

@@ -1,6 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
+import Pipelines
 import ReplayBuffer
 import Steps
 import Storage
@@ -63,6 +64,7 @@ enum DataCommands {
         let path = try args.required("FILE")
         var options = ImportOptions(skipBad: args.flag("skip-bad"))
         options.heldOut = args.flag("held-out")
+        options.gateMinimum = gateMinimum
         if let source = args.string("source") {
             guard !source.isEmpty, source.count <= 200 else { throw UsageError("--source must be 1 to 200 characters") }
             options.source = source
@@ -94,12 +96,22 @@ enum DataCommands {
                 Console.print("\(report.truncatedConversations) conversation\(report.truncatedConversations == 1 ? "" : "s") cut to "
                               + "--max-length (\(report.turnsDropped) turn\(report.turnsDropped == 1 ? "" : "s") dropped)")
             }
+            if let readiness = report.gateReadiness { Console.print(readinessLine(readiness)) }
         }
         if !report.committed {
             Console.error("adapt: nothing imported: \(report.problems.count) bad line\(report.problems.count == 1 ? "" : "s"); "
                           + "fix \(report.problems.count == 1 ? "it" : "them") or pass --skip-bad")
             throw ExitCode.failure
         }
+    }
+
+    /// The pairs the default pipeline's gate asks for (`eval.min_pairs`); a lineage's `min_held_out` may raise it.
+    static var gateMinimum: Int { EvalParameters().minPairs }
+
+    /// "8 held-out pairs; the gate needs 10: import 2 more — until then no candidate can be promoted".
+    static func readinessLine(_ readiness: GateReadiness) -> String {
+        readiness.canBeJudged ? readiness.sentence
+            : readiness.sentence + " (each example imported until then is held out); until then no candidate can be promoted"
     }
 
     static func describe(_ counts: ScrubCounts) -> String {
@@ -169,7 +181,7 @@ enum DataCommands {
         let args = invocation.arguments
         try checkLineageOption(args)  // a bad name is a usage error (2) even where there is no state
         let store = try readingStore(invocation)
-        let all = try asUsage { try store.stats(lineage: args.string("lineage")) }
+        let all = try asUsage { try store.stats(lineage: args.string("lineage"), gateMinimum: gateMinimum) }
         if args.flag("json") {
             Console.print(JSON.pretty(JSONValue.array(all.map(json))))
             return
@@ -189,6 +201,7 @@ enum DataCommands {
                           + "held out \(format(p.heldOutFraction)) (min \(p.minHeldOut))"])
         }
         Console.print(table.render())
+        for s in all { if let readiness = s.gateReadiness { Console.print("\(s.lineage): \(readinessLine(readiness))") } }
     }
 
     static func json(_ s: LineageStats) -> JSONValue {
@@ -200,7 +213,14 @@ enum DataCommands {
             "newest_created_at": time(s.newestCreatedAt), "next_expiry": time(s.nextExpiry), "imports": .int(s.imports),
             "scrubbed": .object(s.scrubbed.byKind.mapValues(JSONValue.int)), "nights_sampled": .int(s.nightsSampled),
             "policy": policyJSON(s.policy),
+            "gate_readiness": s.gateReadiness.map(readinessJSON) ?? .null,
         ])
+    }
+
+    /// `GateReadiness`'s fields, as `data import --json` encodes them.
+    static func readinessJSON(_ r: GateReadiness) -> JSONValue {
+        .object(["held_out": .int(r.heldOut), "min_pairs": .int(r.minPairs), "more_examples_needed": .int(r.moreExamplesNeeded),
+                 "can_be_judged": .bool(r.canBeJudged), "sentence": .string(r.sentence)])
     }
 
     static func policyJSON(_ p: LineagePolicy) -> JSONValue {
@@ -314,7 +334,7 @@ enum DataCommands {
                   OptionSpec("max-uses", value: "N", help: "training runs one example may join (default 5)"),
                   OptionSpec("max-tokens-per-night", value: "N", help: "tokens one night may train on (default 20000)"),
                   OptionSpec("held-out-fraction", value: "F", help: "share of new examples held out (default 0.2)"),
-                  OptionSpec("min-held-out", value: "N", help: "held-out floor, at most half the lineage (default 8)"),
+                  OptionSpec("min-held-out", value: "N", help: "held-out minimum: new examples are held out first until the lineage holds N (default 10)"),
                   .json]
     ) { invocation in
         let args = invocation.arguments

@@ -63,6 +63,7 @@ enum GateCommands {
         return """
             outcome            \(r.outcome.rawValue): \(r.reason)
             pairs              \(r.pairs) (\(r.zeros) zero differences, \(r.n) ranked)
+            pairs needed       \(r.minPairs)\(r.morePairsNeeded > 0 ? " (\(r.morePairsNeeded) more needed before the gate can judge)" : "")
             statistic          \(number(r.statistic))
             p-value            \(number(r.pValue)) (\(r.alternative.rawValue), \(r.method), zero method \(r.zeroMethod.rawValue)\(r.correction ? ", continuity correction" : ""))
             median difference  \(number(r.medianDifference)) (candidate − baseline)
