@@ -29,7 +29,9 @@ import Testing
         let fixture = try BufferFixture()
         try fixture.store.restore(try LineageDump.decode(bytes, context: "fixture"))
         #expect(Digest.sha256(try fixture.store.dump(lineage: "mail").encoded).hex == Self.dumpDigest)
-        let sample = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 7, night: "2026-11-30")
+        // Sampled as it was then, under the held-out rule of that time.
+        let sample = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 7, night: "2026-11-30",
+                                        policy: SamplePolicy(heldOutRule: .halfCapped))
         #expect(sample.trainSnapshot.hex == "f9c96276351e3c5c3a784cbe6bd74a7ba5c00fa9d9734d8a047cee714633047b")
         #expect(sample.heldOutSnapshot.hex == "ecff82e99bdae392a5271a03cb8e1ea666cb6640d826b8156d3c4b97c43aa441")
     }
