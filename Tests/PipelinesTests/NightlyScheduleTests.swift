@@ -164,7 +164,7 @@ struct ScheduleSandbox {
     let sandbox = try ScheduleSandbox()
     let pipeline = sandbox.directory.file("pipe\nExecStartPre=/bin/sh -c evil.json")
     let cases: [(arguments: [String], option: String)] = [
-        (["--state", sandbox.directory.file("state\nExecStartPre=/bin/touch /tmp/owned").path], "--state"),
+        (["--state", sandbox.directory.file("state\nExecStartPre=/bin/touch owned").path], "--state"),
         (["--state", sandbox.directory.file("state\rx").path], "--state"),
         (["--state", sandbox.directory.file("state\u{1B}x").path], "--state"),
         (["--state", sandbox.directory.file("state").path, "--pipeline", pipeline.path], "--pipeline"),
