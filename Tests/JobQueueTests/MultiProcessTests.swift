@@ -7,7 +7,7 @@ import TestSupport
 
 /// Real `adapt worker` processes sharing one state directory, sent real signals (SIGKILL, SIGSTOP/SIGCONT,
 /// SIGTERM). Serialized: each test wants the machine's cores to itself.
-@Suite(.serialized) struct MultiProcessTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct MultiProcessTests {
     let directory = TemporaryDirectory("adapt-mp")
     var state: String { directory.file("state").path }
     var databasePath: String { directory.file("state").appendingPathComponent("adapt.sqlite").path }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `adapt gc` (issue 16): blobs have owners; what nothing owns is deleted, and nothing a run, a version or a
 /// checkpoint still needs ever is.
-@Suite(.serialized) struct BlobCollectorTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct BlobCollectorTests {
     static let pipeline = PipelineFixture.pipeline(steps: 8, checkpointInterval: 2)
 
     func gc(_ fixture: PipelineFixture, _ extra: [String] = []) async throws -> JSONValue {

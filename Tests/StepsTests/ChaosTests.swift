@@ -7,7 +7,7 @@ import TestSupport
 /// Chaos (issue 7): while `adapt work` runs a nightly run, random worker processes are killed with SIGKILL
 /// again and again. The run still finishes with the adapter and gate report of an undisturbed run, no step
 /// completes twice, and nothing is lost.
-@Suite(.serialized) struct ChaosTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ChaosTests {
     static let pipeline = PipelineFixture.pipeline(steps: 300, checkpointInterval: 10, maxAttempts: 30)
 
     /// The pids whose parent is `parent` (read from /proc/<pid>/stat: field 4 is the parent's pid).

@@ -12,7 +12,7 @@ import TestSupport
 /// The stale worker is held at a named point with `ADAPT_TEST_PAUSE_AT` (it sends itself SIGSTOP there), so the
 /// test waits for a process state, never for a timer. Every kind is held where its side effects would be
 /// written: after its body's work, before its completion (and train also just before a checkpoint pointer).
-@Suite(.serialized) struct StaleWorkerTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct StaleWorkerTests {
     static let order = ["prune", "sample", "train", "eval", "promote"]
     /// The stopped worker's lease: how long the takeover waits. The worker taking over holds its own steps
     /// longer, so that a slow machine does not make it lose them too.

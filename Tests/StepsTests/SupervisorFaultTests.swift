@@ -6,7 +6,7 @@ import TestSupport
 
 /// `adapt work` under whole-system faults, with real processes and real signals: the supervisor killed, a
 /// second supervisor, a worker killed mid-step, a run scheduled for later.
-@Suite(.serialized) struct SupervisorFaultTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct SupervisorFaultTests {
     /// Waits until `supervisor` has `count` workers; returns their pids.
     func workers(of supervisor: RunningProcess, count: Int = 5) async throws -> [Int32] {
         let deadline = Date().addingTimeInterval(30)
