@@ -9,14 +9,11 @@ enum SmolLM2 {
     static let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("state/models/SmolLM2-135M-Instruct.Q4_1.gguf")
 
-    /// Loaded once for every test here; nil (after saying why) when the file is absent.
-    static let base: BaseModel? = {
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            print("skipped: \(url.lastPathComponent) is absent; run scripts/fetch-model to fetch it")
-            return nil
-        }
-        return try! BaseModel.load(url)
-    }()
+    static let isPresent = FileManager.default.fileExists(atPath: url.path)
+    static let absentReason: Comment = "the real model is absent; run scripts/fetch-model to fetch it"
+
+    /// Loaded once for every test here (they are enabled only when the file is present).
+    static let base: BaseModel = try! BaseModel.load(url)
 }
 
 /// `Fixtures/reference_generate.json`, written by `scripts/fixtures/reference_generate.py` from llama.cpp.
@@ -42,8 +39,9 @@ struct ReferenceGeneration: Decodable {
     }
 }
 
-@Test func realModelFormatsAndTokenizesChatsExactlyAsLlamaCpp() async throws {
-    guard let base = SmolLM2.base else { return }
+@Test(.enabled(if: SmolLM2.isPresent, SmolLM2.absentReason))
+func realModelFormatsAndTokenizesChatsExactlyAsLlamaCpp() async throws {
+    let base = SmolLM2.base
     let reference = try ReferenceGeneration.load()
     let session = base.session()
     for (n, item) in reference.cases.enumerated() {
@@ -56,8 +54,9 @@ struct ReferenceGeneration: Decodable {
 /// must be a near tie in llama.cpp (two best logits closer than `near_tie`) where we took its runner-up:
 /// llama.cpp computes 4-bit dot products on 8-bit-quantized activations, we compute in float32, so only a
 /// near tie may go the other way. After it the two answers continue from different texts.
-@Test func greedyGenerationOnTheRealModelMatchesLlamaCppUpToTheFirstNearTie() async throws {
-    guard let base = SmolLM2.base else { return }
+@Test(.enabled(if: SmolLM2.isPresent, SmolLM2.absentReason))
+func greedyGenerationOnTheRealModelMatchesLlamaCppUpToTheFirstNearTie() async throws {
+    let base = SmolLM2.base
     let reference = try ReferenceGeneration.load()
     let ends = base.vocabulary.endOfGenerationTokens
     let session = base.session()
@@ -92,8 +91,9 @@ struct ReferenceGeneration: Decodable {
 /// Fed llama.cpp's own greedy answers (one batched pass per case), our model's argmax at every position must
 /// be llama.cpp's token where that choice is clear, and one of its two best where it is a near tie;
 /// likewise for the step where llama.cpp ended the answer.
-@Test func realModelAgreesWithLlamaCppAlongItsGreedyPath() throws {
-    guard let base = SmolLM2.base else { return }
+@Test(.enabled(if: SmolLM2.isPresent, SmolLM2.absentReason))
+func realModelAgreesWithLlamaCppAlongItsGreedyPath() throws {
+    let base = SmolLM2.base
     let reference = try ReferenceGeneration.load()
     let ends = base.vocabulary.endOfGenerationTokens
     let V = base.model.hyperparameters.vocabularySize
@@ -125,8 +125,9 @@ struct ReferenceGeneration: Decodable {
     #expect(clearSteps >= 100)
 }
 
-@Test func realModelReusesTheCachedPrefixOfALongerChat() async throws {
-    guard let base = SmolLM2.base else { return }
+@Test(.enabled(if: SmolLM2.isPresent, SmolLM2.absentReason))
+func realModelReusesTheCachedPrefixOfALongerChat() async throws {
+    let base = SmolLM2.base
     let session = base.session()
     let options = GenerationOptions(sampling: .greedy, maxTokens: 8)
     let first: [ChatMessage] = [.user("Name a fruit.")]

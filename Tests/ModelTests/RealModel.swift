@@ -2,18 +2,11 @@ import Foundation
 import Model
 import Testing
 
-/// The default model, when it has been fetched (scripts/fetch-model); tests that need it skip otherwise.
+/// The default model, when it has been fetched (scripts/fetch-model); tests that need it are disabled otherwise, with the reason.
 enum RealModel {
     static let path = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("state/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-
-    /// The file's URL, or nil after printing why the calling test is skipped.
-    static var url: URL? {
-        if FileManager.default.fileExists(atPath: path.path) { return path }
-        print("skipped: \(path.lastPathComponent) is absent; run scripts/fetch-model to fetch it")
-        return nil
-    }
 
     /// For `@Test(.enabled(if: RealModel.isPresent, RealModel.absentReason))`.
     static let isPresent = FileManager.default.fileExists(atPath: path.path)
@@ -38,6 +31,6 @@ enum RealModel {
 }
 
 extension RealModel {
-    /// The default model loaded once per test run (nil when the file is absent).
-    static let model: LlamaModel? = url.map { try! LlamaModel(url: $0) }
+    /// The default model loaded once per test run; only tests enabled by `isPresent` touch it.
+    static let model: LlamaModel = try! LlamaModel(url: path)
 }
