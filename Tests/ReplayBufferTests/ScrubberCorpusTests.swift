@@ -4,7 +4,7 @@ import ReplayBuffer
 import Testing
 
 /// The generated corpora (scripts/fixtures/generate-scrubber-corpus.py): PII in several formats and locales,
-/// and PII-free look-alikes. The measured figures are in README.md ("Replay buffer").
+/// and PII-free look-alikes. The measured figures are in docs/replay-buffer.md.
 enum Corpus {
     struct PIILine: Decodable { let locale: String; let text: String; let pii: [Item] }
     struct Item: Decodable { let kind: String; let value: String }
@@ -82,7 +82,7 @@ struct CorpusFigures {
 }
 
 /// The check corpus (another seed, never tuned against): the honest estimate. The bars are the measured
-/// figures rounded down (README.md, "Replay buffer"): a change that loses recall or adds false positives
+/// figures rounded down (docs/replay-buffer.md): a change that loses recall or adds false positives
 /// on text the scanners were not fitted to fails here.
 @Test func scrubberHoldsItsMeasuredRecallOnTheCheckCorpus() throws {
     let figures = try CorpusFigures.measure(pii: "pii-check.jsonl", clean: "clean-check.jsonl")
