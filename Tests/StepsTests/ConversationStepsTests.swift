@@ -15,14 +15,20 @@ import Training
                         Turn(role: .user, content: "Invoice in?"), Turn(role: .assistant, content: "It came Monday."),
                         Turn(role: .user, content: "Send it?"), Turn(role: .assistant, content: "Sent."),
                         Turn(role: .user, content: "And two?"), Turn(role: .assistant, content: "Not yet.")]
+    static let line = SnapshotExample(id: "c1", system: "Be Ana.", prompt: "And two?", completion: "Not yet.", weight: 1, tokens: 9,
+                                      turns: turns)
+
+    /// A scorer on a tiny model written into `directory`.
+    static func scorer(in directory: TemporaryDirectory, maxLength: Int) throws -> HeldOutScorer {
+        let url = directory.file("tiny.gguf")
+        try TinyModel(seed: 5).write(to: url)
+        return try HeldOutScorer(modelURL: url, maxLength: maxLength)
+    }
 
     @Test func heldOutScoringJudgesOnlyTheLastAssistantTurnGivenEverythingBeforeIt() throws {
         let directory = TemporaryDirectory()
-        let url = directory.file("tiny.gguf")
-        try TinyModel(seed: 5).write(to: url)
-        let scorer = try HeldOutScorer(modelURL: url, maxLength: 256)
-        let line = SnapshotExample(id: "c1", system: "Be Ana.", prompt: "And two?", completion: "Not yet.", weight: 1, tokens: 9,
-                                   turns: Self.turns)
+        let scorer = try Self.scorer(in: directory, maxLength: 256)
+        let line = Self.line
         let sequences = try scorer.sequences([line])
         let sequence = try #require(sequences.first?.sequence)
 
@@ -50,11 +56,8 @@ import Training
 
     @Test func aConversationLongerThanMaxLengthIsScoredOnItsWholeLastReply() throws {
         let directory = TemporaryDirectory()
-        let url = directory.file("tiny.gguf")
-        try TinyModel(seed: 5).write(to: url)
-        let scorer = try HeldOutScorer(modelURL: url, maxLength: 24)
-        let line = SnapshotExample(id: "c1", system: "Be Ana.", prompt: "And two?", completion: "Not yet.", weight: 1, tokens: 9,
-                                   turns: Self.turns)
+        let scorer = try Self.scorer(in: directory, maxLength: 24)
+        let line = Self.line
         let sequence = try #require(try scorer.sequences([line]).first?.sequence)
         let reply = scorer.tokenizer.encode("Not yet.") + scorer.tokenizer.encode(scorer.formatter.endOfTurn, parseSpecial: true)
         #expect(sequence.tokens.count == 24)

@@ -105,34 +105,10 @@ struct PrivacyScan {
 
 /// Runs the built `adapt` under `/bin/sh` after `setup` (e.g. `umask 022`, `ulimit -f 64`), so the limit or
 /// mask applies to that process only.
-struct ShellResult: Sendable {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-}
-
-func adaptUnderShell(_ setup: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> ShellResult {
+func adaptUnderShell(_ setup: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
     try await blocking {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(setup); exec \"$0\" \"$@\"", Executables.url("adapt").path] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stderr = LockedBox(Data())
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            stderr.set(err.fileHandleForReading.readDataToEndOfFile())
-            group.leave()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return ShellResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                             stderr: String(decoding: stderr.get(), as: UTF8.self))
+        try Executables.run(executableAt: URL(fileURLWithPath: "/bin/sh"),
+                            ["-c", "\(setup); exec \"$0\" \"$@\"", Executables.url("adapt").path] + arguments,
+                            environment: environment)
     }
 }

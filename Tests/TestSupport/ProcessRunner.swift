@@ -29,8 +29,15 @@ public enum Executables {
     @discardableResult
     public static func run(_ name: String, _ arguments: [String], environment: [String: String] = [:],
                            input: String? = nil) throws -> ProcessResult {
+        try run(executableAt: url(name), arguments, environment: environment, input: input)
+    }
+
+    /// Runs the program at `executable` (a shell, say, that starts one of ours) as `run` does.
+    @discardableResult
+    public static func run(executableAt executable: URL, _ arguments: [String], environment: [String: String] = [:],
+                           input: String? = nil) throws -> ProcessResult {
         let process = Process()
-        process.executableURL = url(name)
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe(), inp = Pipe()
