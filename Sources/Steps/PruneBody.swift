@@ -44,12 +44,14 @@ public enum PruneBody {
                 throw StepError.bufferChanged(step: context.name, lineage: report.lineage)
             }
         }
+        // Earlier snapshots holding an expired example, and this step's own when it holds one.
+        let erasedBlobs = report.erasedBlobs + (report.deleted > 0 ? 1 : 0)
         let afterCommit: @Sendable () -> Void = {
             let freed = (try? PruneStep.afterCommit(of: report, store: store, blobs: environment.blobs)) ?? 0
             // Killed replays' scratch copies of the buffer may hold the expired text too.
             if report.deleted > 0 { ReplayScratch.removeStale(in: environment.state) }
             environment.log("pruned \(report.deleted) expired example(s) of \(report.lineage) (TTL \(effectiveTTL) days); "
-                            + "erased \(report.erasedBlobs + (report.deleted > 0 ? 1 : 0)) snapshot blob(s) that held them, \(freed) bytes")
+                            + "erased \(erasedBlobs) snapshot blob(s) that held them, \(freed) bytes")
         }
         return .completed(StepOutput(
             result: [
@@ -60,7 +62,7 @@ public enum PruneBody {
             inputs: ["buffer_snapshot": .string(snapshot.hex)],
             // Snapshots erased with the expired examples (this step's own included): they depend on earlier
             // nights' snapshots, so shown, not compared.
-            timing: ["erased_blobs": .int(report.erasedBlobs + (report.deleted > 0 ? 1 : 0))],
+            timing: ["erased_blobs": .int(erasedBlobs)],
             finalize: finalize, afterCommit: afterCommit))
     }
 }
