@@ -108,13 +108,15 @@ func pairedLosses(n: Int, shift: Double, seed: UInt64 = 7) -> (candidate: [Doubl
     #expect(decoded == report)
 }
 
-@Test func exactDistributionSumsToOneAndIsSymmetric() {
-    for n in [0, 1, 5, 20, 50] {
-        let law = WilcoxonNullDistribution(n: n)
-        #expect(Swift.abs(law.probabilities.reduce(0, +) - 1) < 1e-12)
-        #expect(law.probabilities == law.probabilities.reversed())
-        #expect(law.cdf(n * (n + 1) / 2) == 1)
-    }
+@Test(arguments: [0, 1, 5, 20, 50])
+func exactDistributionSumsToOneAndIsSymmetric(n: Int) {
+    let law = WilcoxonNullDistribution(n: n)
+    #expect(Swift.abs(law.probabilities.reduce(0, +) - 1) < 1e-12)
+    #expect(law.probabilities == law.probabilities.reversed())
+    #expect(law.cdf(n * (n + 1) / 2) == 1)
+}
+
+@Test func exactDistributionGivesTheAllNegativePatternItsWeight() {
     // P(R+ = 0) = 2⁻ⁿ: only the all-negative sign pattern.
     #expect(WilcoxonNullDistribution(n: 10).cdf(0) == 1.0 / 1024)
 }

@@ -133,9 +133,11 @@ struct ScheduleSandbox {
 @Test func timesOfDayParseStrictly() throws {
     #expect(try TimeOfDay(parsing: "2:05").description == "02:05")
     #expect(try TimeOfDay(parsing: "00:00") == TimeOfDay(hour: 0, minute: 0))
-    for bad in ["24:00", "12:60", "12:5", "noon", "12:00:00", "-1:00", ""] {
-        #expect(throws: PipelineError.invalidTimeOfDay(bad)) { try TimeOfDay(parsing: bad) }
-    }
+}
+
+@Test(arguments: ["24:00", "12:60", "12:5", "noon", "12:00:00", "-1:00", ""])
+func timesOfDayOutsideTheClockAreRefused(_ bad: String) {
+    #expect(throws: PipelineError.invalidTimeOfDay(bad)) { try TimeOfDay(parsing: bad) }
 }
 
 @Test func failedEnableStillPrintsTheCronLineAndExitsOne() throws {
@@ -182,12 +184,11 @@ struct ScheduleSandbox {
     #expect(sandbox.systemctlCalls.isEmpty)
 }
 
-@Test func schedulesRefuseControlCharactersInEveryPathTheyWrite() throws {
+@Test(arguments: [("/opt/adapt\n", "/s", nil), ("/opt/adapt", "/s\u{7F}", nil), ("/opt/adapt", "/s", "/p\u{85}.json")] as [(String, String, String?)])
+func schedulesRefuseControlCharactersInEveryPathTheyWrite(executable: String, state: String, pipeline: String?) throws {
     let time = try TimeOfDay(parsing: "02:00")
-    for (executable, state, pipeline) in [("/opt/adapt\n", "/s", nil), ("/opt/adapt", "/s\u{7F}", nil), ("/opt/adapt", "/s", "/p\u{85}.json")] {
-        #expect(throws: PipelineError.self) {
-            try NightlySchedule(lineage: "mail", time: time, executable: executable, stateDirectory: state, pipeline: pipeline)
-        }
+    #expect(throws: PipelineError.self) {
+        try NightlySchedule(lineage: "mail", time: time, executable: executable, stateDirectory: state, pipeline: pipeline)
     }
 }
 

@@ -94,12 +94,14 @@ let night = Night(year: 2026, month: 11, day: 30)!
     #expect(Night(year: 2026, month: 12, day: 31)!.advanced(by: 1).description == "2027-01-01")
     #expect(Night(year: 2027, month: 3, day: 1)!.advanced(by: -1).description == "2027-02-28")
     #expect(night.advanced(by: 400).advanced(by: -400) == night)
-    for bad in ["2026-02-30", "2026-13-01", "26-11-30", "2026-1-30", "tomorrow", ""] {
-        #expect(throws: PipelineError.invalidNight(bad)) { try Night(parsing: bad) }
-    }
     let utcMidnight = Date(timeIntervalSince1970: 1_796_083_200)  // 2026-12-01T00:00:00Z
     #expect(Night(date: utcMidnight, timeZone: TimeZone(identifier: "UTC")!).description == "2026-12-01")
     #expect(Night(date: utcMidnight, timeZone: TimeZone(identifier: "America/New_York")!).description == "2026-11-30")
+}
+
+@Test(arguments: ["2026-02-30", "2026-13-01", "26-11-30", "2026-1-30", "tomorrow", ""])
+func nightsThatAreNotCalendarDatesAreRefused(_ bad: String) {
+    #expect(throws: PipelineError.invalidNight(bad)) { try Night(parsing: bad) }
 }
 
 @Test func stepBodiesReadTheirParametersBackFromTheirInput() throws {

@@ -39,17 +39,15 @@ import Testing
         expectMalformed("tensor") { _ = try AdapterFile.decode(data, name: "a") }
     }
 
-    @Test func refusesAnAdapterHoldingANonFiniteValue() {
-        for bad in [Float.nan, .infinity, -.infinity] {
-            let data = adapter { $0.values[1][0] = bad }
-            expectMalformed("tensor") { _ = try AdapterFile.decode(data, name: "a") }
-        }
+    @Test(arguments: [Float.nan, .infinity, -.infinity])
+    func refusesAnAdapterHoldingANonFiniteValue(_ bad: Float) {
+        let data = adapter { $0.values[1][0] = bad }
+        expectMalformed("tensor") { _ = try AdapterFile.decode(data, name: "a") }
     }
 
-    @Test func refusesAnAdapterWhoseAlphaIsNotPositive() {
-        for bad: Float in [0, -2] {
-            expectMalformed("alpha") { _ = try AdapterFile.decode(adapter(alpha: bad), name: "a") }
-        }
+    @Test(arguments: [Float(0), -2])
+    func refusesAnAdapterWhoseAlphaIsNotPositive(_ bad: Float) {
+        expectMalformed("alpha") { _ = try AdapterFile.decode(adapter(alpha: bad), name: "a") }
     }
 
     @Test func stillReadsAnOrdinaryAdapter() throws {
