@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""BENCHMARKS.md holds the latest run of each benchmark; BENCHMARKS-history.csv beside it holds every earlier one.
+
+Each benchmark's section sits between `<!-- NAME-bench:start -->` and `<!-- NAME-bench:end -->` and begins
+with its run: a list of `- Run:`, `- Commit:`, `- Machine:`, `- Load:` and `- Command:` lines. `record`
+moves the section it replaces into the CSV before writing the new one, so a benchmark script never loses an
+earlier run and BENCHMARKS.md never holds two runs of one benchmark.
+
+The CSV is long: one row per figure. Every cell of a Markdown table becomes a row (`case` names the table's
+row, by its first cell, or by its first cells when the first alone repeats; `metric` is the column's header;
+`value` is the cell as printed, unit and all), and every other paragraph or list item of the section that
+holds a digit becomes one row with metric `text` (the run's method and reading notes, figures in place).
+
+    scripts/bench/history.py record NAME TITLE --command CMD [--run-utc …] [--commit …] [--machine …]
+                                    [--load …] < BODY.md
+    scripts/bench/history.py rows NAME < SECTION.md      # the CSV rows a section would become
+"""
+import argparse
+import csv
+import io
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+COLUMNS = ["benchmark", "run_utc", "commit", "machine", "load", "command", "table", "case", "metric", "value"]
+RUN_FIELDS = {"Run": "run_utc", "Commit": "commit", "Machine": "machine", "Load": "load", "Command": "command"}
+FIGURE = re.compile(r"\d")
+
+
+class HistoryError(Exception):
+    pass
+
+
+def markers(name):
+    return f"<!-- {name}-bench:start -->", f"<!-- {name}-bench:end -->"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The run a script measured
+
+
+def machine():
+    """`2 × AMD EPYC …, Linux 6.1.0`: the cores and CPU model a run saw, and the kernel."""
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor() or "unknown CPU")
+    return f"{os.cpu_count()} × {cpu}, {platform.system()} {platform.release()}"
+
+
+def load_average():
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def commit(root=ROOT):
+    """The short hash of HEAD, with `+ uncommitted changes` when the work tree differs from it."""
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return head + (" + uncommitted changes" if dirty else "")
+
+
+def now_utc():
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A section as rows
+
+
+def cells(line):
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def blocks(text):
+    """The section's headings, tables and paragraphs (each list item a paragraph of its own), in order."""
+    out, current = [], []
+
+    def flush():
+        if current:
+            out.append(current[:])
+            current.clear()
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("<!--"):
+            flush()
+        elif stripped.startswith("#"):
+            flush()
+            out.append([stripped])
+        else:
+            if current and (stripped.startswith("|") != current[0].startswith("|") or stripped.startswith("- ")):
+                flush()
+            current.append(stripped)
+    flush()
+    return out
+
+
+def table_rows(lines):
+    """(case, metric, value) for every filled cell of a Markdown table."""
+    header = cells(lines[0])
+    body = [cells(line) for line in lines[2:]]
+    keys = 1
+    while keys < len(header) - 1 and len({tuple(row[:keys]) for row in body}) < len(body):
+        keys += 1
+    out = []
+    for row in body:
+        if keys == 1:
+            case = row[0]
+        else:
+            case = ", ".join(f"{header[i]} {row[i]}" if header[i] else row[i] for i in range(keys))
+        for metric, value in zip(header[keys:], row[keys:]):
+            if value:
+                out.append((case, metric, value))
+    return out
+
+
+def section_rows(name, section, run=None):
+    """The CSV rows of one section: its run fields, every table cell, every paragraph holding a figure."""
+    run = dict(run or {})
+    rows, heading, lead = [], "", ""
+    for block in blocks(section):
+        first = block[0]
+        if first.startswith("#"):
+            heading = first.lstrip("#").strip() if first.startswith("###") else ""
+            lead = ""
+            continue
+        if first.startswith("|"):
+            if len(block) < 3:
+                raise HistoryError(f"a table in the {name} section has no body row; fix it by hand, then rerun")
+            table = "; ".join(part for part in (heading, lead) if part)
+            rows += [(table, case, metric, value) for case, metric, value in table_rows(block)]
+            lead = ""
+            continue
+        text = " ".join(block)
+        field = re.match(r"- (Run|Commit|Machine|Load|Command): (.*)$", text)
+        if field and not run.get(RUN_FIELDS[field.group(1)]):
+            run[RUN_FIELDS[field.group(1)]] = field.group(2).strip().strip("`")
+            continue
+        if FIGURE.search(text):
+            rows.append((heading, "", "text", text))
+        # A paragraph ending in a colon introduces the table after it and names it.
+        lead = re.split(r" \(|:", text)[0].strip() if text.endswith(":") else ""
+    return [dict(benchmark=name, **{key: run.get(key, "") for key in COLUMNS[1:6]},
+                 table=table, case=case, metric=metric, value=value) for table, case, metric, value in rows]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Recording a run
+
+
+def render(name, title, run, body):
+    start, end = markers(name)
+    lines = [start, f"## {title}", ""]
+    lines += [f"- {label}: " + (f"`{run[key]}`" if key == "command" else run[key])
+              for label, key in RUN_FIELDS.items()]
+    return "\n".join(lines + ["", body.strip("\n"), end]) + "\n"
+
+
+def write_atomically(path, text):
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w") as f:
+        f.write(text)
+    os.replace(temporary, path)
+
+
+def append_rows(history, rows):
+    new = not history.exists() or history.stat().st_size == 0
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    if new:
+        writer.writeheader()
+    writer.writerows(rows)
+    with open(history, "a") as f:
+        f.write(buffer.getvalue())
+
+
+def record(name, title, run, body, benchmarks=None, history=None):
+    """Puts a new run of benchmark `name` into BENCHMARKS.md, moving the run it replaces to the CSV first.
+
+    `run` holds command, and optionally run_utc, commit, machine and load (measured here when absent);
+    `body` is the Markdown under the run lines. Returns the number of rows moved.
+    """
+    benchmarks = Path(benchmarks or ROOT / "BENCHMARKS.md")
+    history = Path(history or benchmarks.with_name("BENCHMARKS-history.csv"))
+    if not run.get("command"):
+        raise HistoryError("a run needs the command that reproduces it")
+    run = {"run_utc": run.get("run_utc") or now_utc(), "commit": run.get("commit") or commit(benchmarks.parent),
+           "machine": run.get("machine") or machine(), "load": run.get("load") or load_average(),
+           "command": run["command"]}
+    text = benchmarks.read_text() if benchmarks.exists() else "# Benchmarks\n"
+    start, end = markers(name)
+    new = render(name, title, run, body)
+    moved = []
+    if start in text:
+        if text.count(start) != 1 or end not in text.split(start, 1)[1]:
+            raise HistoryError(f"BENCHMARKS.md has a broken {name} section (start and end markers must appear "
+                               "once each, in order); fix it by hand, then rerun")
+        head, rest = text.split(start, 1)
+        old, tail = rest.split(end, 1)
+        moved = section_rows(name, old)
+        text = head + new + ("\n" + tail.lstrip("\n") if tail.strip() else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + new
+    # The CSV first: interrupted between the two writes, the old run is in both files rather than in neither.
+    if moved:
+        append_rows(history, moved)
+    write_atomically(benchmarks, text)
+    return len(moved)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command_name", required=True)
+    add = commands.add_parser("record", help="replace a benchmark's section with the body on stdin")
+    add.add_argument("name")
+    add.add_argument("title")
+    add.add_argument("--command", required=True, help="the command that reproduces the run")
+    for option in ("run-utc", "commit", "machine", "load"):
+        add.add_argument(f"--{option}", default="")
+    add.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"))
+    show = commands.add_parser("rows", help="print the CSV rows a section on stdin would become")
+    show.add_argument("name")
+    args = parser.parse_args()
+    try:
+        if args.command_name == "record":
+            run = {"command": args.command, "run_utc": args.run_utc, "commit": args.commit,
+                   "machine": args.machine, "load": args.load}
+            moved = record(args.name, args.title, run, sys.stdin.read(), benchmarks=args.benchmarks)
+            print(f"bench/history: {args.name}: the new run is in {Path(args.benchmarks).name}; "
+                  f"{moved} rows of the previous one moved to BENCHMARKS-history.csv", file=sys.stderr)
+        else:
+            writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(section_rows(args.name, sys.stdin.read()))
+    except HistoryError as error:
+        print(f"bench/history: {error}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
