@@ -10,15 +10,16 @@ the report gives the median (and range) of those ratios.
 """
 import argparse
 import os
-import platform
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import history  # noqa: E402
 from queue_bench import Adapt, PlainSqlite, load  # noqa: E402
+
+TITLE = "What a job's creation event costs a single enqueue"
 
 
 class AdaptWithoutCreationEvent(Adapt):
@@ -72,36 +73,25 @@ def main():
     counts = {"full": 2000, "normal": 5000}
     started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
     results = {d: measure(systems, d, n, args.rounds, log) for d, n in counts.items()}
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    commit = subprocess.run(["git", "-C", args.root, "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    command = "scripts/bench/enqueue-history" + (" --write" if args.write else "") + (
+        f" --rounds {args.rounds}" if args.rounds != 8 else "")
+    run = {"run_utc": started, "commit": history.commit(args.root), "machine": history.machine(),
+           "load": f"{load_before} before, {load()} after", "command": command}
     report = [
-        "<!-- enqueue-history-bench:start -->",
-        "## What a job's creation event costs a single enqueue (`scripts/bench/enqueue-history`)",
-        "",
-        f"Run {started} at commit {commit} on {os.cpu_count()} × {cpu}, {platform.system()} {platform.release()}; "
-        f"load average {load_before} before, {load()} after. {args.rounds} rounds, each running the three systems "
-        f"in turn on fresh databases after `sync`: {counts['full']:,} enqueues at durability full, "
-        f"{counts['normal']:,} at normal, one transaction each, timed as in `scripts/bench/queue`. "
-        "`adapt, no creation event` is the same binary on a database whose trigger that records a job's creation "
-        "was dropped first: a measured design alternative, not something adapt offers.",
+        f"{args.rounds} rounds, each running the three systems in turn on fresh databases after `sync`: "
+        f"{counts['full']:,} enqueues at durability full, {counts['normal']:,} at normal, one transaction each, "
+        "timed as in `scripts/bench/queue`. `adapt, no creation event` is the same binary on a database whose "
+        "trigger that records a job's creation was dropped first: a measured design alternative, not something "
+        "adapt offers.",
         "",
     ]
     for durability, times in results.items():
         report += [f"### durability {durability}", "", table(times, "sqlite3"), ""]
-    report += ["<!-- enqueue-history-bench:end -->"]
-    text = "\n".join(report)
-    print(text)
+    body = "\n".join(report)
+    print(history.render("enqueue-history", TITLE, run, body))
     if args.write:
-        path = os.path.join(args.root, "BENCHMARKS.md")
-        current = open(path).read()
-        start, end = "<!-- enqueue-history-bench:start -->", "<!-- enqueue-history-bench:end -->"
-        if start in current:
-            current = current[:current.index(start)] + text + current[current.index(end) + len(end):]
-        else:
-            marker = "<!-- queue-bench:end -->"
-            current = current.replace(marker, marker + "\n\n" + text)
-        open(path, "w").write(current)
+        moved = history.record("enqueue-history", TITLE, run, body, benchmarks=os.path.join(args.root, "BENCHMARKS.md"))
+        log(f"wrote BENCHMARKS.md; the run it replaced went to BENCHMARKS-history.csv ({moved} rows)")
 
 
 if __name__ == "__main__":

@@ -16,16 +16,16 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import re
 import statistics
 import struct
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 
 import numpy as np
+
+import history
 
 RUNS = 3
 SWAP_REPEATS = 50
@@ -138,10 +138,17 @@ def swap_section(args, hyper):
     return out
 
 
-def machine_line(args, load_before, load_after, what):
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
-    return (f"`scripts/bench/generate {what}` — {cpu}, {os.cpu_count()} cores, load average "
-            f"{' '.join(load_before)} before and {' '.join(load_after)} after (the machine is shared)")
+def record(args, name, title, load_before, body):
+    """Prints the section; with --write also puts it into BENCHMARKS.md, the run it replaces into the history."""
+    command = f"scripts/bench/generate --threads {args.threads}" + (" --swap-only" if args.swap_only else "") + (
+        " --write" if args.write else "")
+    run = {"run_utc": history.now_utc(), "commit": history.commit(), "machine": history.machine(),
+           "load": f"{' '.join(load_before)} before, {history.load_average()} after", "command": command}
+    print(history.render(name, title, run, body))
+    if args.write:
+        moved = history.record(name, title, run, body)
+        print(f"bench/generate: wrote BENCHMARKS.md; the run it replaced went to BENCHMARKS-history.csv "
+              f"({moved} rows)", file=sys.stderr)
 
 
 def memory_bandwidth():
@@ -169,14 +176,13 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--work", required=True)
     parser.add_argument("--swap-only", action="store_true")
+    parser.add_argument("--write", action="store_true", help="replace this benchmark's section of BENCHMARKS.md")
     args = parser.parse_args()
     load_before = open("/proc/loadavg").read().split()[:3]
     if args.swap_only:
         rows = swap_section(args, gguf_hyperparameters(args.model))
-        load_after = open("/proc/loadavg").read().split()[:3]
-        print(f"## Adapter hot swap ({datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')})\n")
-        print(machine_line(args, load_before, load_after, "--swap-only") + "; SmolLM2-135M-Instruct Q4_1.\n")
-        print("\n".join(rows))
+        record(args, "hot-swap", "Adapter hot swap", load_before,
+               "SmolLM2-135M-Instruct Q4_1. " + "\n".join(rows))
         return
     # llama.cpp is only needed past this point (and its module functions above use it as a global).
     global jinja2, llama_cpp
@@ -223,21 +229,15 @@ def main():
     gguf_weight_bytes = llama_cpp.llama_model_size(llm.model)
     ours = 4 * n_params
     bandwidth = memory_bandwidth()
-    load_after = open("/proc/loadavg").read().split()[:3]
 
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
     ap = median([r["prompt_tokens"] / (r["prompt_ms"] / 1000) for r in adapt_runs])
     ad = median([r["tokens_per_second"] for r in adapt_runs])
     lp = median([r["prompt_tps"] for r in llama_runs])
     ld = median([r["decode_tps"] for r in llama_runs])
     f = lambda x: f"{x:,.1f}"
     out = []
-    out.append(f"## Generation ({datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')})")
-    out.append("")
-    out.append(f"`scripts/bench/generate --threads {args.threads}` — {cpu}, {os.cpu_count()} cores, load average "
-               f"{' '.join(load_before)} before and {' '.join(load_after)} after (the machine is shared); "
-               f"llama-cpp-python {llama_cpp.__version__}; SmolLM2-135M-Instruct Q4_1; {args.threads} threads each; "
-               f"median of {RUNS} runs, cold cache, greedy.")
+    out.append(f"`adapt generate` against llama-cpp-python {llama_cpp.__version__}; SmolLM2-135M-Instruct Q4_1; "
+               f"{args.threads} threads each; median of {RUNS} runs, cold cache, greedy.")
     out.append("")
     out.append(f"Prompt: {first['prompt_tokens']} tokens (llama.cpp tokenizes it to {len(ids)}: "
                f"{'same' if same_prompt else 'DIFFERENT'}); decode: {n_decode} tokens "
@@ -264,7 +264,7 @@ def main():
                f"weight traffic alone would allow about {bandwidth * 1e9 / gguf_weight_bytes:.0f} tokens/s: decode is "
                f"bound by arithmetic here, where llama.cpp's integer dot products on 8-bit-quantized activations "
                f"do more per cycle than float dequantization.")
-    print("\n".join(out))
+    record(args, "generate", "Generation", load_before, "\n".join(out))
 
 
 if __name__ == "__main__":

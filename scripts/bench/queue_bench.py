@@ -26,8 +26,11 @@ import sys
 import tempfile
 import time
 
+import history
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOTES = []
+TITLE = "Job queue"
 
 
 def percentile(values, q):
@@ -534,18 +537,17 @@ def main():
     started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
     results = {d: measure(systems, d, jobs, enqueues, latency_jobs, lease_ms, rounds, log) for d in ("full", "normal")}
     load_after = load()
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    commit = subprocess.run(["git", "-C", args.root, "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
     import huey, psycopg
     pg_version = pg_connect(args.pg, "full").execute("SHOW server_version").fetchone()[0]
+    command = ["scripts/bench/queue"] + (["--write"] if args.write else []) + (["--quick"] if args.quick else [])
+    command += [f"--{name} {value}" for name, value, default in
+                (("jobs", args.jobs, 2000), ("concurrency", args.concurrency, 16), ("rounds", args.rounds, 3))
+                if value != default]
+    run = {"run_utc": started, "commit": history.commit(args.root), "machine": history.machine(),
+           "load": f"{load_before} before, {load_after} after", "command": " ".join(command)}
     report = [
-        "<!-- queue-bench:start -->",
-        "## Job queue (`scripts/bench/queue`)",
-        "",
-        f"Run {started} at commit {commit} on {os.cpu_count()} × {cpu}, {platform.system()} {platform.release()}; "
-        f"load average {load_before} before, {load_after} after (the machine is shared, so absolute numbers move "
-        f"with its load; the systems ran interleaved in one run). Peers: Python {platform.python_version()} sqlite3 "
+        "adapt against a plain Python sqlite3 queue, huey and PostgreSQL, the systems interleaved in one run. "
+        f"Peers: Python {platform.python_version()} sqlite3 "
         f"(SQLite {sqlite3.sqlite_version}), huey {huey.__version__}, PostgreSQL {pg_version} (psycopg "
         f"{psycopg.__version__}). {jobs:,} noop jobs per drain, {enqueues:,} single enqueues; throughput is the median of {rounds} interleaved rounds, each begun by the next system, every measurement after the disk is written back (`sync`). "
         f"{latency_jobs} jobs trickled 10 ms apart to one idle worker for latency.",
@@ -584,22 +586,13 @@ def main():
         "is woken by NOTIFY. A killed adapt worker's job runs again once its lease expires; the Python queue and huey "
         "have no lease, so a killed worker's job is never run again; PostgreSQL's job is freed as soon as the dead "
         "client's transaction is aborted.",
-        "<!-- queue-bench:end -->",
     ]
-    text = "\n".join(report)
-    print(text)
+    body = "\n".join(report)
+    print(history.render("queue", TITLE, run, body))
     if args.write:
         path = os.path.join(args.root, "BENCHMARKS.md")
-        old = open(path).read() if os.path.exists(path) else "# Benchmarks\n\nMeasured side by side on this machine; each section says how.\n\n"
-        if "<!-- queue-bench:start -->" in old:
-            head, rest = old.split("<!-- queue-bench:start -->", 1)
-            old = head + rest.split("<!-- queue-bench:end -->", 1)[1].lstrip("\n")
-            new = head + text + "\n" + old[len(head):]
-        else:
-            new = old.rstrip("\n") + "\n\n" + text + "\n"
-        with open(path, "w") as f:
-            f.write(new)
-        log(f"wrote {path}")
+        moved = history.record("queue", TITLE, run, body, benchmarks=path)
+        log(f"wrote {path}; the run it replaced went to BENCHMARKS-history.csv ({moved} rows)")
 
 
 if __name__ == "__main__":
