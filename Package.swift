@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
         // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
-        // 50–100× slower, which would make every test that runs the real model take minutes.
+        // many times slower (BENCHMARKS.md, code choices), which would make every real-model test take minutes.
         .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),

@@ -6,8 +6,8 @@ import Glibc
 ///
 /// A worker allocates and frees the same few tens of kilobytes per job (SQLite's buffers, the job's JSON).
 /// With glibc's default trim threshold, a thread arena's free top is trimmed (`madvise(MADV_DONTNEED)`) and
-/// the next job faults the pages back in: measured at ~25 page faults and a third of the worker's system time
-/// per noop job. A 64 MB threshold keeps them (mallopt(3), M_TRIM_THRESHOLD). mallopt is declared in
+/// the next job faults the pages back in, a large share of a noop job's system time (BENCHMARKS.md, code
+/// choices). A 64 MB threshold keeps them (mallopt(3), M_TRIM_THRESHOLD). mallopt is declared in
 /// <malloc.h>, which the Glibc module does not export, so it is looked up by name. The only file that calls it.
 enum AllocatorTuning {
     static func keepFreedMemory() {

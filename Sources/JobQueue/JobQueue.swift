@@ -24,9 +24,9 @@ public final class JobQueue: Sendable {
         // full every commit is an fdatasync, and one that grows the file also commits its new size and blocks to
         // the ext4 journal: SQLite's 1,000 pages keeps the WAL small and overwritten. At durability normal
         // commits do not sync, but each checkpoint costs two fsyncs (the WAL, then the database), a few
-        // milliseconds each on this disk: at 1,000 pages (every ~230 enqueues) they were half the wall time of a
-        // burst of single enqueues, so the WAL there runs to 10,000 pages between checkpoints (10 MB with the
-        // 1 KB pages of `Database.defaultPageSize`).
+        // milliseconds each: at 1,000 pages they dominated a burst of single enqueues (BENCHMARKS.md, code
+        // choices), so the WAL there runs to 10,000 pages between checkpoints (10 MB with the 1 KB pages of
+        // `Database.defaultPageSize`).
         try database.execute("PRAGMA wal_autocheckpoint = \(database.durability == .full ? 1_000 : 10_000)")
     }
 

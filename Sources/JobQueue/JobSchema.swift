@@ -120,8 +120,8 @@ public enum JobSchema {
     ///
     /// A list of more than two values makes SQLite build a small temporary table each time the expression is
     /// evaluated in a trigger or a row check: five of them per state change (the two job CHECKs, the
-    /// transition trigger, the event's two CHECKs), measured at about 6 µs per state change, a fifth of a
-    /// claim-and-complete. Comparisons joined by OR and a CASE on the old state say the same without it.
+    /// transition trigger, the event's two CHECKs), a measurable share of a claim-and-complete (BENCHMARKS.md,
+    /// code choices). Comparisons joined by OR and a CASE on the old state say the same without it.
     /// `unique_key TEXT UNIQUE` indexed every run, also those without a key; a partial index indexes only
     /// keyed runs (one B-tree page less written per enqueue). SQLite cannot change a column's constraints in
     /// place, so the three tables are rebuilt (the documented procedure: new table, copy, drop, rename, with

@@ -127,8 +127,8 @@ public struct AdapterRegistry: Sendable {
 
     /// The adapter's bytes as stored, not yet hashed, for a reader that checks them against
     /// `version.adapterDigest` itself in the pass that also checks the file's own trailer (the hot-swap path:
-    /// `AdapterFile.verify(_:name:expectedDigest:)`). Hashing a 3.7 MB adapter twice would cost a swap about
-    /// 2 ms. No byte may be used before that check.
+    /// `AdapterFile.verify(_:name:expectedDigest:)`). Hashing a 3.7 MB adapter twice would cost a swap a
+    /// second hash (BENCHMARKS.md, adapter hot swap). No byte may be used before that check.
     public func unverifiedAdapterData(_ version: AdapterVersion) throws -> Data {
         do { return try blobs.getUnverified(version.adapterDigest) } catch let error as CoreError {
             throw RegistryError.adapterUnavailable(lineage: version.lineage.value, version: version.name, reason: error.description)

@@ -164,9 +164,9 @@ public final class Database: @unchecked Sendable {
     /// A commit appends every page it changed to the WAL, and the rows here are small (a job is about 130
     /// bytes, an event about 60), so a commit changes a few bytes in each of a few pages. With SQLite's
     /// default 4 KB pages a single enqueue wrote about four 4 KB frames; with 1 KB pages it writes about five
-    /// 1 KB frames, which took single enqueues from about 15k to 29k a second and one-at-a-time
-    /// claim+complete from about 14.5k to 19k at durability normal, measured side by side. Larger rows (an eval report, an example's text) spill into
-    /// overflow pages, which costs reads a few more page lookups and writes nothing extra.
+    /// 1 KB frames, which made single enqueues and one-at-a-time claim+complete faster at durability normal
+    /// (measured side by side: BENCHMARKS.md, code choices). Larger rows (an eval report, an example's text)
+    /// spill into overflow pages, which costs reads a few more page lookups and writes nothing extra.
     public static let defaultPageSize = 1024
 
     deinit { close() }

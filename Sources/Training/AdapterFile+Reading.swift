@@ -23,11 +23,11 @@ public struct VerifiedAdapterBytes: Sendable {
 
 /// Reading an adapter file on the hot-swap path: one read, one hash, one copy per tensor.
 ///
-/// A swap must stay under 8 ms (DESIGN.md) including the file; SHA-256 of a rank-8 file (3.7 MB) costs about
-/// 2 ms with OpenSSL, so the bytes are hashed exactly once. The body's digest (the file's trailer) and the whole
-/// file's digest (its name in the blob store and the registry) come from the same pass by forking the hash
-/// state after the body, which is why a reader that got the bytes from the blob store may skip the store's own
-/// check and pass the expected digest here instead.
+/// A swap must stay under 8 ms (DESIGN.md) including the file, and SHA-256 of a rank-8 file (3.7 MB) is a
+/// large part of that (BENCHMARKS.md, adapter hot swap), so the bytes are hashed exactly once. The body's
+/// digest (the file's trailer) and the whole file's digest (its name in the blob store and the registry) come
+/// from the same pass by forking the hash state after the body, which is why a reader that got the bytes from
+/// the blob store may skip the store's own check and pass the expected digest here instead.
 extension AdapterFile {
     static let fixedHeaderSize = 16
     static let trailerSize = 32

@@ -9,7 +9,7 @@ import Foundation
 // projection adds A·x (r) and, with dropout, its dropped input (in); the predicted rows add their logits and
 // their gradient (2V). For SmolLM2-135M, rank 8 on q, k, v, o with dropout: 30 · (8450 + 2336) floats
 // ≈ 1.29 MB, plus 30 · 9 · T floats (1.08 KB · T) of attention, plus 393 KB of logits: about 2 MB per token
-// at T = 128–256 (measured: peak RSS grows by 2.0 MB per token between 128 and 256 tokens). The backward's
+// at T = 128–256 (peak RSS agrees: BENCHMARKS.md, code choices). The backward's
 // workspaces add one block's worth, with the score gradients of every head (H·T per token).
 //
 // Every buffer of a pass comes from the model's `BufferArena` and goes back to it after the sequence, so

@@ -2,7 +2,7 @@
 ///
 /// A recorded 256-token pass of SmolLM2-135M holds about 500 MB of activations; allocating them fresh every
 /// step meant faulting in about 43,000 pages and zeroing every buffer on the calling thread while the rest
-/// of the team waited (measured with a team of two at T = 256: 182 → 223 tokens/s with the arena). Buffers
+/// of the team waited (the arena's gain is in BENCHMARKS.md, code choices). Buffers
 /// from an arena are not zeroed: every user writes them before reading them.
 ///
 /// `@unchecked Sendable`: one pass at a time owns an arena (the model hands it over under its mutex).

@@ -151,8 +151,8 @@ final class WorkerTeam: @unchecked Sendable {
     }
 
     /// Runs `body` on pieces of 0..<total (see `piece`) as tasks: up to one per member, each at least `minimum`
-    /// long. (Two per member, for finer balance, made a 2-thread step at 256 tokens about 10% slower: twice the
-    /// packing of the shared operand and smaller products.)
+    /// long. (Two per member, for finer balance, made a 2-thread step slower: twice the packing of the shared
+    /// operand and smaller products; BENCHMARKS.md, code choices.)
     func forEachRange(_ total: Int, align: Int = 1, minimum: Int = 1, _ body: (Range<Int>) -> Void) {
         let parts = max(1, min(count, total / max(minimum, align)))
         if parts == 1 {
