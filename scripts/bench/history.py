@@ -11,9 +11,8 @@ row, by its first cell, or by its first cells when the first alone repeats; `met
 `value` is the cell as printed, unit and all), and every other paragraph or list item of the section that
 holds a digit becomes one row with metric `text` (the run's method and reading notes, figures in place).
 
-    scripts/bench/history.py record NAME TITLE --command CMD [--run-utc …] [--commit …] [--machine …]
-                                    [--load …] < BODY.md
-    scripts/bench/history.py rows NAME < SECTION.md      # the CSV rows a section would become
+The benchmark scripts import `record`; on the command line, `scripts/bench/history.py NAME < SECTION.md`
+prints the rows a section would become. Tests: `python3 scripts/bench/history_test.py`.
 """
 import argparse
 import csv
@@ -143,7 +142,7 @@ def section_rows(name, section, run=None):
             run[RUN_FIELDS[field.group(1)]] = field.group(2).strip().strip("`")
             continue
         if FIGURE.search(text):
-            rows.append((heading, "", "text", text))
+            rows.append((heading, "", "text", text[2:] if text.startswith("- ") else text))
         # A paragraph ending in a colon introduces the table after it and names it.
         lead = re.split(r" \(|:", text)[0].strip() if text.endswith(":") else ""
     return [dict(benchmark=name, **{key: run.get(key, "") for key in COLUMNS[1:6]},
@@ -215,29 +214,14 @@ def record(name, title, run, body, benchmarks=None, history=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command_name", required=True)
-    add = commands.add_parser("record", help="replace a benchmark's section with the body on stdin")
-    add.add_argument("name")
-    add.add_argument("title")
-    add.add_argument("--command", required=True, help="the command that reproduces the run")
-    for option in ("run-utc", "commit", "machine", "load"):
-        add.add_argument(f"--{option}", default="")
-    add.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"))
-    show = commands.add_parser("rows", help="print the CSV rows a section on stdin would become")
-    show.add_argument("name")
+    parser = argparse.ArgumentParser(description="Prints the CSV rows a BENCHMARKS.md section on stdin would "
+                                                 "become when a new run replaces it.")
+    parser.add_argument("name", help="the benchmark's name, as in its markers")
     args = parser.parse_args()
     try:
-        if args.command_name == "record":
-            run = {"command": args.command, "run_utc": args.run_utc, "commit": args.commit,
-                   "machine": args.machine, "load": args.load}
-            moved = record(args.name, args.title, run, sys.stdin.read(), benchmarks=args.benchmarks)
-            print(f"bench/history: {args.name}: the new run is in {Path(args.benchmarks).name}; "
-                  f"{moved} rows of the previous one moved to BENCHMARKS-history.csv", file=sys.stderr)
-        else:
-            writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(section_rows(args.name, sys.stdin.read()))
+        writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(section_rows(args.name, sys.stdin.read()))
     except HistoryError as error:
         print(f"bench/history: {error}", file=sys.stderr)
         sys.exit(1)
