@@ -128,3 +128,35 @@ import TestSupport
         #expect(here == there)
     }
 }
+
+@Test func releaseThroughTheExecutablePrintsJSONAndRefusesAnUnknownLineageOrSource() throws {
+    let adapt = AdaptData()
+    let file = try adapt.write("bad.jsonl", String(decoding: BufferFixture.lines(6), as: UTF8.self))
+    #expect(try adapt.run(["data", "policy", "--lineage", "mail", "--held-out-fraction", "0", "--min-held-out", "0"]).status == 0)
+    #expect(try adapt.run(["data", "import", file, "--lineage", "mail", "--source", "bad"]).status == 0)
+    let database = try Database(path: adapt.directory.url.appendingPathComponent("state/adapt.sqlite").path, durability: .normal)
+    _ = try ReplayStore(database: database)
+    #expect(try database.transaction {
+        try ReplayStore.quarantine(sources: ["bad"], lineage: "mail", night: "2026-12-05", now: 1, in: database)
+    } == 6)
+    #expect(try adapt.json(["data", "stats", "--lineage", "mail"]).arrayValue?.first?["quarantined"] == .int(6))
+    let listed = try adapt.json(["data", "list", "--lineage", "mail"]).arrayValue ?? []
+    #expect(listed.count == 6 && listed.allSatisfy { $0["quarantined"] == .bool(true) && $0["quarantined_night"] == .string("2026-12-05") })
+
+    for (arguments, status, message) in [
+        (["--lineage", "post", "--source", "bad"], Int32(1), "no data or policy is stored for lineage post"),
+        (["--lineage", "mail", "--source", "good"], 1, "lineage mail holds no example of source 'good'"),
+        (["--lineage", "no/such", "--source", "bad"], 2, "is not a valid name"),
+        (["--lineage", "mail"], 2, "missing --source"),
+    ] {
+        let result = try adapt.run(["data", "release"] + arguments)
+        #expect(result.status == status, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+    #expect(try adapt.json(["data", "stats", "--lineage", "mail"]).arrayValue?.first?["quarantined"] == .int(6), "a refused release changed something")
+
+    let released = try adapt.json(["data", "release", "--lineage", "mail", "--source", "bad"])
+    #expect(released == .object(["lineage": .string("mail"), "source": .string("bad"), "released": .int(6), "examples": .int(6)]))
+    #expect(try adapt.json(["data", "stats", "--lineage", "mail"]).arrayValue?.first?["quarantined"] == .int(0))
+    #expect(try adapt.json(["data", "list", "--lineage", "mail"]).arrayValue?.allSatisfy { $0["quarantined"] == .bool(false) } == true)
+}
