@@ -54,9 +54,9 @@ import TestSupport
         try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
         #expect(try fixture.outputs(night1)["eval"]?["outcome"] == .string("better"), "night 1 must make v1 the incumbent")
 
-        let junk = fixture.directory.file("junk.jsonl")
-        try Data(junk().utf8).write(to: junk)
-        try fixture.expectSuccess(await fixture.adapt(["data", "import", junk.path, "--lineage", "logbook", "--source", "junk"]))
+        let junkFile = fixture.directory.file("junk.jsonl")
+        try Data(junk().utf8).write(to: junkFile)
+        try fixture.expectSuccess(await fixture.adapt(["data", "import", junkFile.path, "--lineage", "logbook", "--source", "junk"]))
         let voice = PipelineFixture.root.appendingPathComponent("pipelines/examples/logbook/nights/night-6.jsonl").path
         try fixture.expectSuccess(await fixture.adapt(["data", "import", voice, "--lineage", "logbook", "--source", "night-6"]))
         let night2 = try await enqueue(fixture, night: "2026-12-01")
