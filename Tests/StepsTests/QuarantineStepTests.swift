@@ -169,20 +169,19 @@ import TestSupport
         try await StaleWorkerTests.waitUntilStopped(stale)
         #expect(try await Self.quarantinedCount(fixture) == 0, "the body wrote the quarantine before its completion")
 
-        // Stopped past its lease: its completion (and the quarantine in it) must be refused.
+        // Stopped past its lease, in a run cancelled meanwhile (so that no attempt of the step runs again and
+        // writes the same quarantine): its completion, and the quarantine in it, must be refused.
         let database = try Database(path: fixture.directory.state.database.path, durability: .normal)
         let expiry = try #require(try database.scalar("SELECT lease_expires_at FROM jobs WHERE kind = 'eval' AND state = 'running'").integerValue)
         while Int64(Date().timeIntervalSince1970 * 1000) <= expiry + 100 { try await Task.sleep(for: .milliseconds(50)) }
+        try fixture.expectSuccess(await fixture.adapt(["cancel", scenario.night2]))
         stale.send(SIGCONT)
         #expect(try await blocking { stale.wait() } == 0, "\(stale.stderr)")
+        #expect(stale.stderr.contains("1 blamed, quarantined"), "the attempt had a source to quarantine: \(stale.stderr)")
         #expect(stale.stderr.contains("1 lost their lease"), "\(stale.stderr)")
+        #expect(!stale.stderr.contains("training example(s) of"), "the completion's quarantine ran: \(stale.stderr)")
         #expect(try await Self.quarantinedCount(fixture) == 0, "a worker that lost its lease quarantined examples")
         #expect(try fixture.outputs(scenario.night2)["eval"] == nil)
-
-        // The step's next attempt completes, and writes the quarantine in its completion.
-        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
-        #expect(try fixture.outputs(scenario.night2)["eval"]?["quarantined_sources"] == .array([.string("junk")]))
-        #expect(try await Self.quarantinedCount(fixture) == (try await Self.examples(fixture, source: "junk").train.count))
     }
 
     /// The ids of a run's training sample.
