@@ -77,10 +77,12 @@ public enum EvalBody {
         // quarantines, so it replays equal.
         let attributes = context.input["on_worse"] != nil
         var attribution: SourceAttribution?
+        let attributionStart = environment.clock.nowMilliseconds()
         if attributes, report.outcome == .worse {
             attribution = try self.attribution(context, lineage: common.lineage, incumbent: incumbent, scorer: scorer,
                                                candidate: candidateWeights, heldOut: sequences)
         }
+        let attributionSeconds = Double(environment.clock.nowMilliseconds() - attributionStart) / 1000
         let quarantine = parameters.onWorse == .quarantine ? attribution?.blamed ?? [] : []
         if let attribution {
             environment.log("attribution: \(attribution.sources.count) source(s) since the incumbent, \(attribution.blamed.count) blamed"
@@ -127,7 +129,8 @@ public enum EvalBody {
                 "base_model": .string(baseDigest.hex), "held_out_snapshot": .string(heldOutSnapshot.hex),
                 "candidate_adapter": .string(candidateBlob.hex), "incumbent_adapter": .string(incumbent?.blob.hex ?? "base"),
             ],
-            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)],
+            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]
+                .merging(attribution == nil ? [:] : ["attribution_seconds": .double(attributionSeconds)]) { a, _ in a },
             finalize: finalize))
     }
 
