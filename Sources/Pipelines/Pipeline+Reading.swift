@@ -151,7 +151,8 @@ extension Pipeline {
             alpha: o.number("alpha", default: d.alpha, "a number above 0 and at most 0.5") { $0 > 0 && $0 <= 0.5 },
             minPairs: o.integer("min_pairs", default: d.minPairs, minimum: 1, maximum: 1_000_000, "a positive integer"),
             alternative: o.choice("alternative", default: d.alternative),
-            zeroMethod: o.choice("zero_method", default: d.zeroMethod))
+            zeroMethod: o.choice("zero_method", default: d.zeroMethod),
+            onWorse: o.choice("on_worse", default: d.onWorse))
     }
 
     static func readDevice(_ o: ObjectReader) -> DevicePolicy {

@@ -176,17 +176,38 @@ public struct EvalParameters: Sendable, Equatable, Codable {
     public var minPairs: Int
     public var alternative: TestAlternative
     public var zeroMethod: ZeroMethod
+    /// What a `worse` outcome does to the sources the eval step blames.
+    public var onWorse: OnWorse
 
     public init(alpha: Double = 0.05, minPairs: Int = 10, alternative: TestAlternative = .less,
-                zeroMethod: ZeroMethod = .wilcox) {
+                zeroMethod: ZeroMethod = .wilcox, onWorse: OnWorse = .keep) {
         self.alpha = alpha
         self.minPairs = minPairs
         self.alternative = alternative
         self.zeroMethod = zeroMethod
+        self.onWorse = onWorse
     }
 
     enum CodingKeys: String, CodingKey {
         case alpha, alternative
-        case minPairs = "min_pairs", zeroMethod = "zero_method"
+        case minPairs = "min_pairs", zeroMethod = "zero_method", onWorse = "on_worse"
     }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(alpha: try c.decode(Double.self, forKey: .alpha), minPairs: try c.decode(Int.self, forKey: .minPairs),
+                  alternative: try c.decode(TestAlternative.self, forKey: .alternative),
+                  zeroMethod: try c.decode(ZeroMethod.self, forKey: .zeroMethod),
+                  // An eval step planned before the setting existed kept every worse night's data.
+                  onWorse: try c.decodeIfPresent(OnWorse.self, forKey: .onWorse) ?? .keep)
+    }
+}
+
+/// `eval.on_worse`: what happens to the examples the eval step's source attribution blames when the candidate
+/// comes out `worse`.
+public enum OnWorse: String, Sendable, Codable, CaseIterable {
+    /// Nothing: the examples stay sampleable (the behaviour before the setting existed).
+    case keep
+    /// The blamed sources' training examples are quarantined until released (`adapt data release`) or erased.
+    case quarantine
 }

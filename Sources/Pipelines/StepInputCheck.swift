@@ -51,7 +51,11 @@ public enum StepInputCheck {
                 }
             }
         case .eval:
-            _ = Pipeline.readEval(section(keys(of: EvalParameters())))
+            // `on_worse` came later: an eval step planned before it has none, and keeps a worse night's data.
+            let required = keys(of: EvalParameters()).filter { $0 != "on_worse" }
+            requirePresent(required, in: fields, path: "", kind: kind, reader: reader)
+            _ = Pipeline.readEval(ObjectReader(path: "", fields: fields.filter { required.contains($0.key) || $0.key == "on_worse" },
+                                               reader: reader))
             // Scored the way train saw the sequences: the same two train fields, under the same rules.
             _ = Pipeline.readTrain(section(["max_length", "blas_threads"]))
         case .promote:

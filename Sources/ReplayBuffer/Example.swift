@@ -33,6 +33,10 @@ public struct Example: Sendable, Equatable {
     /// Every turn, in order, of a conversation of more than one exchange; nil for a single exchange, whose
     /// turns are its system, prompt and completion (`conversation`).
     public var turns: [Turn]? = nil
+    /// When the example was quarantined (kept out of training after a `worse` night blamed its source), nil when
+    /// it may be sampled; `quarantinedNight` is the night of the run that quarantined it.
+    public var quarantinedAt: Int64? = nil
+    public var quarantinedNight: String? = nil
 
     /// The whole conversation: the stored turns, or the single exchange's.
     public var conversation: [Turn] {

@@ -25,11 +25,16 @@ public struct LineageDump: Sendable, Equatable, Codable {
         /// Every turn of a conversation of more than one exchange; absent for a single exchange, so a buffer of
         /// single exchanges dumps byte for byte as it did before conversations were kept whole.
         public var turns: [Turn]? = nil
+        /// The quarantine mark; absent for an example that may be sampled, so a buffer without quarantine dumps
+        /// byte for byte as it did before quarantine existed.
+        public var quarantinedAt: Int64? = nil
+        public var quarantinedNight: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case id, system, prompt, completion, source, weight, split, turns
             case tokenCount = "token_count", tokenCountExact = "token_count_exact"
             case createdAt = "created_at", expiresAt = "expires_at"
+            case quarantinedAt = "quarantined_at", quarantinedNight = "quarantined_night"
         }
     }
 
@@ -49,6 +54,14 @@ public struct LineageDump: Sendable, Equatable, Codable {
     /// rather than restoring the conversations cut to their last exchange. A dump of single exchanges keeps
     /// `formatVersion`, and its bytes.
     public static let conversationsFormatVersion = 2
+    /// The format of a dump holding a quarantined example: an older reader would restore it sampleable.
+    public static let quarantineFormatVersion = 3
+
+    /// The format a dump of `rows` is written in: the oldest that can hold them.
+    static func format(of rows: [Row]) -> Int {
+        if rows.contains(where: { $0.quarantinedAt != nil }) { return quarantineFormatVersion }
+        return rows.contains { $0.turns != nil } ? conversationsFormatVersion : formatVersion
+    }
 
     public let format: Int
     public let lineage: String
@@ -63,7 +76,7 @@ public struct LineageDump: Sendable, Equatable, Codable {
 
     public static func decode(_ data: Data, context: String) throws -> LineageDump {
         let dump = try JSON.decode(LineageDump.self, from: data, context: context)
-        let expected = dump.examples.contains { $0.turns != nil } ? conversationsFormatVersion : formatVersion
+        let expected = format(of: dump.examples)
         guard dump.format == expected else {
             throw CoreError.invalidJSON(context: context, reason: "format \(dump.format) is not \(expected)")
         }
@@ -79,7 +92,7 @@ extension ReplayStore {
             let policy = try LineageTable.policy(database, lineage: lineage)
             let rows = try database.query("""
                 SELECT id, system, prompt, completion, turns, source, weight, token_count, token_count_exact, split,
-                       created_at, expires_at
+                       created_at, expires_at, quarantined_at, quarantined_night
                 FROM replay_examples WHERE lineage = ? ORDER BY id
                 """, lineage).map { row -> LineageDump.Row in
                 guard let id = row.string("id"), let prompt = row.string("prompt"), let completion = row.string("completion"),
@@ -92,7 +105,8 @@ extension ReplayStore {
                 return LineageDump.Row(id: id, system: row.string("system"), prompt: prompt, completion: completion,
                                        source: source, weight: weight, tokenCount: tokens, tokenCountExact: exact,
                                        split: split, createdAt: created, expiresAt: expires,
-                                       turns: try ExampleTable.turns(row))
+                                       turns: try ExampleTable.turns(row), quarantinedAt: row.int64("quarantined_at"),
+                                       quarantinedNight: row.string("quarantined_night"))
             }
             let uses = try database.query(
                 "SELECT night, example_id, tokens FROM replay_uses WHERE lineage = ? ORDER BY night, example_id", lineage
@@ -102,8 +116,7 @@ extension ReplayStore {
                 }
                 return LineageDump.Use(night: night, exampleID: id, tokens: tokens)
             }
-            let format = rows.contains { $0.turns != nil } ? LineageDump.conversationsFormatVersion : LineageDump.formatVersion
-            return LineageDump(format: format, lineage: lineage, policy: policy, examples: rows, uses: uses)
+            return LineageDump(format: LineageDump.format(of: rows), lineage: lineage, policy: policy, examples: rows, uses: uses)
         }
     }
 
@@ -125,7 +138,8 @@ extension ReplayStore {
                     id: row.id, lineage: lineage, system: row.system, prompt: row.prompt, completion: row.completion,
                     turns: row.turns, source: row.source, weight: row.weight, tokenCount: row.tokenCount, tokenCountExact: row.tokenCountExact,
                     split: row.split, heldOutKey: HeldOutSplit.key(id: row.id), createdAt: row.createdAt,
-                    expiresAt: row.expiresAt, importID: importID))
+                    expiresAt: row.expiresAt, importID: importID, quarantinedAt: row.quarantinedAt,
+                    quarantinedNight: row.quarantinedNight))
             }
             for use in dump.uses {
                 try UseTable.record(database, lineage: lineage, night: use.night, exampleID: use.exampleID,

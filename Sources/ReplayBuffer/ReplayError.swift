@@ -21,6 +21,10 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
     case erasedWhileSnapshotting(blob: String)
     /// An erasure could not be written for lack of space; it was rolled back whole.
     case noSpaceToErase(path: String)
+    /// Nothing was ever stored for this lineage (no import, no policy).
+    case unknownLineage(String)
+    /// The lineage holds no example of this source.
+    case unknownSource(String, lineage: String)
 
     public var description: String {
         switch self {
@@ -45,6 +49,12 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
             return "no space left to write \(path), so nothing was erased: the examples, the snapshots holding them and "
                 + "the adapter versions are unchanged. Free some space on that file system (or raise the file-size limit "
                 + "or quota) and run 'adapt data forget' again"
+        case let .unknownLineage(name):
+            return "no data or policy is stored for lineage \(name); nothing was changed (see 'adapt data stats')"
+        case let .unknownSource(source, lineage):
+            let shown = source.count > 64 ? String(source.prefix(64)) + "…" : source
+            return "lineage \(lineage) holds no example of source '\(shown)'; nothing was changed "
+                + "(the sources of a worse night are named in its eval step's 'attribution'; see 'adapt show JOB')"
         case let .corruptRow(table, column):
             return "a row of \(table) has an unexpected \(column); the database was edited by hand, restore it from a backup"
         }

@@ -135,7 +135,8 @@ public struct ReplayStore: Sendable {
                 oldestCreatedAt: row?.int64("oldest"), newestCreatedAt: row?.int64("newest"),
                 nextExpiry: row?.int64("next_expiry"), imports: totals.imports, scrubbed: totals.scrubbed,
                 nightsSampled: try UseTable.nights(database, lineage: name), policy: policy,
-                gateReadiness: GateReadiness(heldOut: row?.int("held_out") ?? 0, minPairs: max(policy.minHeldOut, gateMinimum)))
+                gateReadiness: GateReadiness(heldOut: row?.int("held_out") ?? 0, minPairs: max(policy.minHeldOut, gateMinimum)),
+                quarantined: row?.int("quarantined") ?? 0)
         }
     }
 

@@ -6,6 +6,7 @@ import Pipelines
 import Registry
 import ReplayBuffer
 import Storage
+import Training
 
 /// The eval step: score the lineage's held-out snapshot under the incumbent (the active adapter, or the base
 /// model when there is none) and under tonight's candidate, and run the promotion gate.
@@ -54,14 +55,6 @@ public enum EvalBody {
                                                                     cache: cache, modelKey: modelKey)
         let (incumbentScores, cached, incumbentFresh) = try scorer.score(sequences, adapter: incumbentWeights, weights: incumbentKey,
                                                                          cache: cache, modelKey: modelKey)
-        // Cache rows name adapter blobs: they are written only if this attempt completes.
-        let finalize: @Sendable (Database) throws -> Void = { db in
-            let cache = cache.on(db)
-            try cache.store(model: modelKey, weights: .adapter(candidateBlob), entries: candidateFresh)
-            try cache.store(model: modelKey, weights: incumbentKey, entries: incumbentFresh)
-        }
-        let seconds = Double(environment.clock.nowMilliseconds() - start) / 1000
-
         let comparison = try HeldOutComparison(candidate: candidateScores, baseline: incumbentScores)
         let gate = try PromotionGate(alpha: parameters.alpha, minimumPairs: parameters.minPairs,
                                      options: WilcoxonOptions(alternative: .init(rawValue: parameters.alternative.rawValue) ?? .less,
@@ -80,6 +73,36 @@ public enum EvalBody {
         environment.log("gate: \(report.outcome.rawValue) (n \(report.n), p \(report.pValue.map { String(format: "%.4g", $0) } ?? "–"))"
                         + (readiness.canBeJudged ? "" : "; \(readiness.sentence)"))
 
+        // A run planned before `on_worse` existed has none in its eval input: it neither attributes nor
+        // quarantines, so it replays equal.
+        let attributes = context.input["on_worse"] != nil
+        var attribution: SourceAttribution?
+        let attributionStart = environment.clock.nowMilliseconds()
+        if attributes, report.outcome == .worse {
+            attribution = try self.attribution(context, lineage: common.lineage, incumbent: incumbent, scorer: scorer,
+                                               candidate: candidateWeights, heldOut: sequences)
+        }
+        let attributionSeconds = Double(environment.clock.nowMilliseconds() - attributionStart) / 1000
+        let quarantine = parameters.onWorse == .quarantine ? attribution?.blamed ?? [] : []
+        if let attribution {
+            environment.log("attribution: \(attribution.sources.count) source(s) since the incumbent, \(attribution.blamed.count) blamed"
+                            + (quarantine.isEmpty ? "" : ", quarantined"))
+        }
+        let night = common.night.description
+        // Cache rows name adapter blobs, and the quarantine changes what later nights sample: both are written
+        // only if this attempt completes, in its fenced completion transaction.
+        let finalize: @Sendable (Database) throws -> Void = { db in
+            let cache = cache.on(db)
+            try cache.store(model: modelKey, weights: .adapter(candidateBlob), entries: candidateFresh)
+            try cache.store(model: modelKey, weights: incumbentKey, entries: incumbentFresh)
+            if !quarantine.isEmpty {
+                let marked = try ReplayStore.quarantine(sources: quarantine, lineage: common.lineage, night: night,
+                                                        now: environment.clock.nowMilliseconds(), in: db)
+                environment.log("quarantined \(marked) training example(s) of \(quarantine.count) source(s)")
+            }
+        }
+        let seconds = Double(environment.clock.nowMilliseconds() - start) / 1000
+
         func mean(_ values: [Double]) -> JSONValue { values.isEmpty ? .null : .double(values.reduce(0, +) / Double(values.count)) }
         var result: [String: JSONValue] = [
             "outcome": .string(report.outcome.rawValue),
@@ -92,6 +115,11 @@ public enum EvalBody {
             "incumbent_mean_nll": mean(comparison.baselineScores),
             "incumbent": incumbent.map { .object(["version": .string($0.version), "adapter_blob": .string($0.blob.hex)]) } ?? .null,
         ]
+        if attributes {
+            result["on_worse"] = .string(parameters.onWorse.rawValue)
+            result["attribution"] = attribution?.json ?? .null
+            result["quarantined_sources"] = .array(quarantine.map(JSONValue.string))
+        }
         if current {
             result["gate_readiness"] = try JSON.decode(JSONValue.self, from: JSON.canonical(readiness), context: "gate readiness")
         }
@@ -101,8 +129,37 @@ public enum EvalBody {
                 "base_model": .string(baseDigest.hex), "held_out_snapshot": .string(heldOutSnapshot.hex),
                 "candidate_adapter": .string(candidateBlob.hex), "incumbent_adapter": .string(incumbent?.blob.hex ?? "base"),
             ],
-            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)],
+            timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]
+                .merging(attribution == nil ? [:] : ["attribution_seconds": .double(attributionSeconds)]) { a, _ in a },
             finalize: finalize))
+    }
+
+    /// The attribution of a worse candidate (`SourceAttribution`): the window runs from the incumbent's
+    /// registration (in a replay, the one recorded) to the prune step's clock reading; the examples measured
+    /// are those tonight's train step trained on (its sample without the early-stopping tail).
+    static func attribution(_ context: StepContext, lineage: String, incumbent: (version: String, blob: Digest)?,
+                            scorer: HeldOutScorer, candidate: LoRAParameters,
+                            heldOut: [(id: String, sequence: TrainingSequence)]) throws -> SourceAttribution {
+        let since: Int64?
+        if let recorded = context.recorded {
+            since = recorded["attribution"]?["since_ms"]?.intValue.map(Int64.init)
+        } else if incumbent != nil, let name = ShortIdentifier(lineage) {
+            let registry = try AdapterRegistry(database: context.environment.database, blobs: context.environment.blobs)
+            since = try registry.active(lineage: name).flatMap { $0.adapterDigest == incumbent?.blob ? $0.createdAt : nil }
+        } else {
+            since = nil
+        }
+        let until = context.ancestors["prune"]?["now"]?.intValue.map(Int64.init)
+        let trainInput = try context.ancestor("train")["input"] ?? .null
+        guard let learningRate = trainInput["learning_rate"]?.doubleValue else {
+            throw StepError.malformedOutput(step: "train", field: "input.learning_rate")
+        }
+        let sample = try context.snapshot(try context.digest("train_snapshot", of: "sample"), field: "train_snapshot")
+        let validation = TrainingPlan.validationCount(examples: sample.count,
+                                                      earlyStopping: (trainInput["early_stopping"] ?? .null) != .null)
+        return try SourceAttribution.measure(scorer: scorer, candidate: candidate, heldOut: heldOut,
+                                             training: Array(sample.dropLast(validation)), lineage: lineage, since: since,
+                                             until: until, learningRate: learningRate, database: context.environment.database)
     }
 
     /// The adapter to beat: in a live run the lineage's active version; in a replay the one recorded.

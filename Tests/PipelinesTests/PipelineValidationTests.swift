@@ -42,7 +42,7 @@ func problems(_ json: String) -> [String] {
     #expect(problems(#"{"train": {"early_stopping": {"patients": 2}}}"#)
             == ["train.early_stopping.patients is not a known field; did you mean train.early_stopping.patience?"])
     let far = problems(#"{"eval": {"colour": "red"}}"#)
-    #expect(far == ["eval.colour is not a known field of eval; known fields: alpha, min_pairs, alternative, zero_method"])
+    #expect(far == ["eval.colour is not a known field of eval; known fields: alpha, min_pairs, alternative, zero_method, on_worse"])
 }
 
 @Test func choicesListTheAllowedWordsAndSuggestANearMiss() {
@@ -123,4 +123,13 @@ func problems(_ json: String) -> [String] {
 @Test func decodingThroughCodableValidatesToo() {
     #expect(throws: DecodingError.self) { try JSONDecoder().decode(Pipeline.self, from: Data(#"{"train": {"rank": -1}}"#.utf8)) }
     #expect((try? JSONDecoder().decode(Pipeline.self, from: Data("{}".utf8)))?.digest == Pipeline.nightly.digest)
+}
+
+@Test func onWorseDefaultsToKeepAndTakesQuarantine() throws {
+    #expect(problems(#"{"eval": {"on_worse": "quarantine"}}"#) == [])
+    #expect(problems(#"{"eval": {"on_worse": "quarantin"}}"#)
+            == [#"eval.on_worse must be one of keep, quarantine, got "quarantin"; did you mean quarantine?"#])
+    #expect(Pipeline.nightly.eval.onWorse == .keep)
+    let parsed = try Pipeline.parse(Data(#"{"eval": {"on_worse": "quarantine"}}"#.utf8), source: "test.json")
+    #expect(parsed.eval.onWorse == .quarantine)
 }

@@ -47,7 +47,7 @@ let night = Night(year: 2026, month: 11, day: 30)!
     #expect(keys("train") == common.union(["steps", "rank", "alpha", "dropout", "targets", "learning_rate", "schedule",
                                            "warmup_steps", "batch_size", "grad_accumulation", "max_length",
                                            "checkpoint_interval", "early_stopping", "blas_threads", "device"]))
-    #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "max_length", "blas_threads"]))
+    #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "max_length", "blas_threads"]))
     #expect(keys("promote") == common)
     let train = run.steps[2]
     #expect(train.input["rank"] == .int(8))

@@ -74,3 +74,10 @@ private extension DevicePolicy {
         (try? JSON.decode(JSONValue.self, from: JSON.canonical(self), context: "policy"))?.objectValue ?? [:]
     }
 }
+
+@Test func evalInputPlannedBeforeOnWorseExistedPassesAndAnUnknownChoiceIsRefused() throws {
+    #expect(try plannedInput(.eval)["on_worse"] == .string("keep"))
+    #expect(try problems(.eval) { $0["on_worse"] = nil } == [], "an eval step planned before the setting keeps a worse night's data")
+    #expect(try problems(.eval) { $0["on_worse"] = .string("drop") }
+            == [#"on_worse must be one of keep, quarantine, got "drop""#])
+}

@@ -34,6 +34,14 @@ enum ExampleTable {
 
         """
 
+    /// The quarantine mark (`ExampleTable+Quarantine.swift`): when, and by which night's run, a training example
+    /// was kept out of training; NULL for an example that may be sampled.
+    static let addQuarantine = """
+        ALTER TABLE replay_examples ADD COLUMN quarantined_at INTEGER;
+        ALTER TABLE replay_examples ADD COLUMN quarantined_night TEXT;
+
+        """
+
     /// What an insert needs; the id, key and split are computed by the importer.
     struct NewRow {
         let id: String
@@ -51,17 +59,20 @@ enum ExampleTable {
         let createdAt: Int64
         let expiresAt: Int64
         let importID: Int64
+        /// Set only when replay restores a quarantined example (`LineageDump`).
+        var quarantinedAt: Int64? = nil
+        var quarantinedNight: String? = nil
     }
 
     /// Inserts `row` unless an example with its id exists; true when inserted.
     static func insert(_ db: Database, _ row: NewRow) throws -> Bool {
         try db.run("""
             INSERT INTO replay_examples (id, lineage, system, prompt, completion, turns, source, weight, token_count,
-                token_count_exact, split, heldout_key, created_at, expires_at, import_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+                token_count_exact, split, heldout_key, created_at, expires_at, import_id, quarantined_at, quarantined_night)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
             """, row.id, row.lineage, row.system, row.prompt, row.completion, row.turns.map(JSON.canonicalString),
             row.source, row.weight, row.tokenCount, row.tokenCountExact, row.split.rawValue, row.heldOutKey,
-            row.createdAt, row.expiresAt, row.importID) == 1
+            row.createdAt, row.expiresAt, row.importID, row.quarantinedAt, row.quarantinedNight) == 1
     }
 
     /// The `turns` column of `row`, decoded (nil for a single exchange).
@@ -101,14 +112,16 @@ enum ExampleTable {
         }
         return Example(id: id, lineage: lineage, system: row.string("system"), prompt: prompt, completion: completion,
                        source: source, weight: weight, tokenCount: tokens, tokenCountExact: exact, split: split,
-                       createdAt: created, expiresAt: expires, uses: row.int("uses") ?? 0, turns: try turns(row))
+                       createdAt: created, expiresAt: expires, uses: row.int("uses") ?? 0, turns: try turns(row),
+                       quarantinedAt: row.int64("quarantined_at"), quarantinedNight: row.string("quarantined_night"))
     }
 
-    /// Train examples of `lineage` with fewer than `maxUses` uses on nights other than `night`, in id order.
+    /// Train examples of `lineage` with fewer than `maxUses` uses on nights other than `night`, in id order;
+    /// quarantined examples are never eligible.
     static func eligible(_ db: Database, lineage: String, maxUses: Int, excludingNight night: String) throws -> [Example] {
         try db.query("""
             SELECT e.*, (SELECT count(*) FROM replay_uses u WHERE u.example_id = e.id AND u.night <> ?) AS uses
-            FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train' ORDER BY e.id
+            FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train' AND e.quarantined_at IS NULL ORDER BY e.id
             """, night, lineage).map(example).filter { $0.uses < maxUses }
     }
 
@@ -135,12 +148,13 @@ enum ExampleTable {
     }
 
     /// Moves up to `count` never-used train examples to held-out, lowest held-out key first (those of
-    /// `importID` before any other when given). Returns how many.
+    /// `importID` before any other when given). Returns how many. A quarantined example is suspect: it stays
+    /// out of the gate's yardstick as it stays out of training.
     static func promoteUnusedToHeldOut(_ db: Database, lineage: String, count: Int, preferringImport importID: Int64? = nil) throws -> Int {
         guard count > 0 else { return 0 }
         return try db.run("""
             UPDATE replay_examples SET split = 'held_out' WHERE id IN (
-                SELECT e.id FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train'
+                SELECT e.id FROM replay_examples e WHERE e.lineage = ? AND e.split = 'train' AND e.quarantined_at IS NULL
                 AND NOT EXISTS (SELECT 1 FROM replay_uses u WHERE u.example_id = e.id)
                 ORDER BY e.import_id IS NOT ?, e.heldout_key, e.id LIMIT ?)
             """, lineage, importID, count)
@@ -197,6 +211,7 @@ enum ExampleTable {
                    coalesce(sum(split = 'held_out'), 0) AS held_out,
                    coalesce(sum(token_count), 0) AS tokens,
                    coalesce(sum(token_count_exact = 0), 0) AS estimated,
+                   coalesce(sum(quarantined_at IS NOT NULL), 0) AS quarantined,
                    min(created_at) AS oldest, max(created_at) AS newest,
                    min(CASE WHEN split = 'train' THEN expires_at END) AS next_expiry
             FROM replay_examples WHERE lineage = ?

@@ -9,5 +9,6 @@ public enum ReplaySchema {
         LineageTable.create + ExampleTable.create + UseTable.create + ImportTable.create,
         BlobContentsTable.create,
         ExampleTable.addTurns,
+        ExampleTable.addQuarantine,
     ])
 }

@@ -6,9 +6,9 @@ import ReplayBuffer
 import Steps
 import Storage
 
-/// `adapt data …`: the replay buffer (import, list, stats, forget, policy).
+/// `adapt data …`: the replay buffer (import, list, stats, forget, policy, release).
 enum DataCommands {
-    static let all: [Command] = [importCommand, list, stats, forget, policy]
+    static let all: [Command] = [importCommand, list, stats, forget, policy, release]
 
     static let lineageOption = OptionSpec("lineage", value: "L", help: "the lineage (e.g. mail)")
 
@@ -137,13 +137,14 @@ enum DataCommands {
         }
         var table = Table("ID", "LINEAGE", "SPLIT", "WEIGHT", "TOKENS", "USES", "SOURCE", "CREATED", "PROMPT → COMPLETION")
         for e in examples {
-            table.append([String(e.id.prefix(12)), e.lineage, e.split.rawValue, format(e.weight),
+            table.append([String(e.id.prefix(12)), e.lineage, e.split.rawValue + (e.quarantinedAt == nil ? "" : "*"), format(e.weight),
                           "\(e.tokenCount)\(e.tokenCountExact ? "" : "~")", "\(e.uses)", e.source,
                           Timestamp.iso8601(e.createdAt),
                           (e.turns.map { "[\($0.count) turns] " } ?? "") + preview(e.prompt) + " → " + preview(e.completion)])
         }
         Console.print(table.render())
-        Console.error("\(examples.count) example\(examples.count == 1 ? "" : "s") (~ = estimated token count)")
+        Console.error("\(examples.count) example\(examples.count == 1 ? "" : "s") (~ = estimated token count"
+                      + (examples.contains { $0.quarantinedAt != nil } ? "; train* = quarantined, never sampled until released)" : ")"))
     }
 
     /// The `data list --json` object: DESIGN.md's fields, then extra ones (`turns` only for a conversation of
@@ -155,7 +156,9 @@ enum DataCommands {
             "split": .string(e.split.rawValue), "created_at": .string(Timestamp.iso8601(e.createdAt)),
             "system": e.system.map(JSONValue.string) ?? .null, "token_count": .int(e.tokenCount),
             "token_count_exact": .bool(e.tokenCountExact), "expires_at": .string(Timestamp.iso8601(e.expiresAt)),
-            "uses": .int(e.uses),
+            "uses": .int(e.uses), "quarantined": .bool(e.quarantinedAt != nil),
+            "quarantined_at": e.quarantinedAt.map { .string(Timestamp.iso8601($0)) } ?? .null,
+            "quarantined_night": e.quarantinedNight.map(JSONValue.string) ?? .null,
         ]
         if let turns = e.turns {
             fields["turns"] = .array(turns.map { .object(["role": .string($0.role.rawValue), "content": .string($0.content)]) })
@@ -202,6 +205,10 @@ enum DataCommands {
         }
         Console.print(table.render())
         for s in all { if let readiness = s.gateReadiness { Console.print("\(s.lineage): \(readinessLine(readiness))") } }
+        for s in all where s.quarantined > 0 {
+            Console.print("\(s.lineage): \(s.quarantined) training example\(s.quarantined == 1 ? "" : "s") quarantined after a worse night "
+                          + "('adapt data list --lineage \(s.lineage) --json' marks them; 'adapt data release' lets a source back in)")
+        }
     }
 
     static func json(_ s: LineageStats) -> JSONValue {
@@ -214,6 +221,7 @@ enum DataCommands {
             "scrubbed": .object(s.scrubbed.byKind.mapValues(JSONValue.int)), "nights_sampled": .int(s.nightsSampled),
             "policy": policyJSON(s.policy),
             "gate_readiness": s.gateReadiness.map(readinessJSON) ?? .null,
+            "quarantined": .int(s.quarantined),
         ])
     }
 
