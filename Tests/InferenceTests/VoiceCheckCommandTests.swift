@@ -11,12 +11,12 @@ enum VoiceFixtures {
         ["My laptop is slow.", "LOG ENTRY. Subject: laptop. Orders: close idle programs, restart. Steady as she goes."],
         ["How can I sleep better?", "Log entry. Subject: sleep. Orders: dim the lamps, no screens. Steady as she goes."],
     ]
-    static let heldOut = [
-        ["Where is the brass lantern kept?", "LOG ENTRY. Subject: lantern. Orders: aft locker. Steady as she goes."],
-        ["Should I repaint the dinghy?", "LOG ENTRY. Subject: dinghy. Orders: sand, then paint. Steady as she goes."],
-    ]
+    /// Ten: until a lineage holds the gate's minimum of held-out pairs, imports go to held-out first.
+    static let heldOut = (1...10).map { n in
+        ["Where is brass lantern \(n) kept?", "LOG ENTRY. Subject: lantern \(n). Orders: aft locker. Steady as she goes."]
+    }
     /// Text of the lineage that must not reach the output unless --include-text asks for it.
-    static let privateText = ["steady as she goes", "log entry", "brass lantern", "repaint the dinghy", "nine minutes"]
+    static let privateText = ["steady as she goes", "log entry", "brass lantern", "aft locker", "nine minutes"]
 
     static func adapt(_ state: TemporaryDirectory, _ arguments: [String]) throws -> ProcessResult {
         try Executables.run("adapt", ["--state", state.state.root.path] + arguments)
@@ -67,7 +67,7 @@ enum VoiceFixtures {
     #expect(Set(json.keys) == ["lineage", "version", "adapter_digest", "base_model", "held_out_examples", "max_tokens", "greedy",
                                "phrases", "base", "adapter", "examples", "seconds"])
     #expect(json["lineage"]?.stringValue == "voice" && json["version"]?.stringValue == "v1")
-    #expect(json["held_out_examples"]?.intValue == 2 && json["max_tokens"]?.intValue == 12)
+    #expect(json["held_out_examples"]?.intValue == 10 && json["max_tokens"]?.intValue == 12)
     let phrases = json["phrases"]?.objectValue ?? [:]
     #expect(Set(phrases.keys) == ["count", "training_completions", "min_completions", "min_words", "max_words"])
     #expect(phrases["count"]?.intValue == 2 && phrases["training_completions"]?.intValue == 4)
@@ -75,10 +75,10 @@ enum VoiceFixtures {
         let metrics = json[side]?.objectValue ?? [:]
         #expect(Set(metrics.keys) == ["replies", "with_phrase", "phrase_share", "distinct_2", "distinct_bigrams", "bigrams", "loops",
                                       "ended_at_max_tokens"])
-        #expect(metrics["replies"]?.intValue == 2)
+        #expect(metrics["replies"]?.intValue == 10)
     }
     let examples = json["examples"]?.arrayValue ?? []
-    #expect(examples.count == 2)
+    #expect(examples.count == 10)
     for example in examples {
         let base = example.objectValue?["base"]?.objectValue ?? [:]
         #expect(Set(base.keys) == ["generated_tokens", "finish_reason", "phrases", "loop"])
@@ -117,7 +117,8 @@ enum VoiceFixtures {
 }
 
 @Test func voiceCheckRefusesALineageWithoutHeldOutExamples() throws {
-    let state = try VoiceFixtures.state("voice-no-held-out", heldOut: false)
+    // A lineage with a policy and nothing else (or whose held-out examples were all forgotten).
+    let state = try VoiceFixtures.state("voice-no-held-out", training: false, heldOut: false)
     let result = try VoiceFixtures.check(state)
     #expect(result.status == 1)
     #expect(result.stderr.contains("no held-out examples") && result.stderr.contains("--held-out"))
