@@ -65,7 +65,7 @@ enum VoiceFixtures {
     #expect(result.status == 0, "\(result.stderr)")
     let json = try JSON.decode([String: JSONValue].self, from: result.stdout, context: "adapt eval voice --json")
     #expect(Set(json.keys) == ["lineage", "version", "adapter_digest", "base_model", "held_out_examples", "max_tokens", "greedy",
-                               "phrases", "base", "adapter", "examples", "seconds"])
+                               "repeat_penalty", "phrases", "base", "adapter", "examples", "seconds"])
     #expect(json["lineage"]?.stringValue == "voice" && json["version"]?.stringValue == "v1")
     #expect(json["held_out_examples"]?.intValue == 10 && json["max_tokens"]?.intValue == 12)
     let phrases = json["phrases"]?.objectValue ?? [:]
@@ -153,4 +153,5 @@ enum VoiceFixtures {
     #expect(try VoiceFixtures.adapt(state, ["eval", "voice", "--lineage", "../x"]).status == 2)
     #expect(try VoiceFixtures.check(state, ["--max-tokens", "0"]).status == 2)
     #expect(try VoiceFixtures.check(state, ["--min-completions", "0"]).status == 2)
+    #expect(try VoiceFixtures.check(state, ["--repeat-penalty", "0"]).status == 2)
 }

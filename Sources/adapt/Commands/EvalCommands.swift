@@ -34,6 +34,8 @@ enum EvalCommands {
             OptionSpec("max-tokens", value: "N", help: "most new tokens per reply (default \(defaultMaxTokens))"),
             OptionSpec("min-completions", value: "K",
                        help: "training replies a phrase must occur in (default: one in ten, at least 2)"),
+            OptionSpec("repeat-penalty", value: "R",
+                       help: "CTRL repetition penalty over the last 64 tokens, on top of greedy (default 1 = off)"),
             ModelCommands.threadsOption,
             .flag("include-text", help: "also print the phrases and every reply (the lineage's text)"),
             .json,
@@ -52,6 +54,10 @@ enum EvalCommands {
             guard value >= 1 else { throw UsageError("--min-completions must be 1 or more, got \(value)") }
             return value
         }
+        var sampling = SamplingOptions.greedy
+        let repeatPenalty = try args.double("repeat-penalty") ?? 1
+        sampling.repeatPenalty = Float(repeatPenalty)
+        do { try sampling.validate() } catch { throw UsageError("\(error)") }
         let includeText = args.flag("include-text")
         let json = args.flag("json")
         if let threads = try ModelCommands.threads(args) { try BLAS.setThreads(threads) }
@@ -79,7 +85,7 @@ enum EvalCommands {
         }
         let session = base.session()
         // Training formats prompts with the template's default thinking switch; so does this check.
-        let options = GenerationOptions(sampling: .greedy, maxTokens: maxTokens, enableThinking: true)
+        let options = GenerationOptions(sampling: sampling, maxTokens: maxTokens, enableThinking: true)
         let prompts = heldOut.map(prompt)
 
         let clock = ContinuousClock()
@@ -94,6 +100,7 @@ enum EvalCommands {
 
         let report = VoiceReport(lineage: lineage, version: version.name, adapterDigest: version.adapterDigest,
                                  modelName: modelURL.lastPathComponent, modelDigest: base.digest, maxTokens: maxTokens,
+                                 repeatPenalty: repeatPenalty,
                                  phrases: phrases, trainingReplies: replies.count, examples: heldOut.map(\.id),
                                  base: baseReplies, adapter: adapterReplies, seconds: seconds)
         if json {
@@ -126,6 +133,7 @@ struct VoiceReport {
     let modelName: String
     let modelDigest: Digest
     let maxTokens: Int
+    let repeatPenalty: Double
     let phrases: RecurringPhrases
     let trainingReplies: Int
     let examples: [String]
@@ -173,6 +181,7 @@ struct VoiceReport {
             "lineage": .string(lineage), "version": .string(version), "adapter_digest": .string(adapterDigest.hex),
             "base_model": .object(["name": .string(modelName), "digest": .string(modelDigest.hex)]),
             "held_out_examples": .int(examples.count), "max_tokens": .int(maxTokens), "greedy": .bool(true),
+            "repeat_penalty": .double(repeatPenalty),
             "phrases": .object(phraseFields),
             "base": metrics(baseMetrics), "adapter": metrics(adapterMetrics),
             "examples": .array(examples.indices.map { i in
@@ -190,7 +199,9 @@ struct VoiceReport {
                           m.distinct2.map { String(format: "%.3f", $0) } ?? "-", "\(m.loops)", "\(m.endedAtLimit)"])
         }
         var lines = [
-            "voice check of \(lineage): \(examples.count) held-out prompts, greedy, at most \(maxTokens) new tokens, "
+            "voice check of \(lineage): \(examples.count) held-out prompts, greedy"
+                + (repeatPenalty == 1 ? "" : " with repetition penalty \(repeatPenalty)")
+                + ", at most \(maxTokens) new tokens, "
                 + String(format: "%.0f s", seconds),
             "\(phrases.phrases.count) recurring phrase\(phrases.phrases.count == 1 ? "" : "s"), each in at least "
                 + "\(phrases.minCompletions) of \(trainingReplies) training replies",
