@@ -8,6 +8,7 @@ enum AllCommands {
         + DataCommands.all
         + TrainCommands.all
         + GateCommands.all
+        + EvalCommands.all
         + RegistryCommands.all
         + GenerateCommand.all
         + ModelCommands.all
