@@ -101,7 +101,7 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     /// OpenBLAS threads, fixed per run and recorded: 1 and 2 threads give different bits (DESIGN.md).
     public var blasThreads: Int
 
-    /// The training defaults are `TrainingDefaults`', shared with `adapt train`.
+    /// The training numbers default to `TrainingDefaults` (shared with `adapt train`); the rest are the pipeline's own.
     public init(steps: Int = TrainingDefaults.steps, rank: Int = TrainingDefaults.rank, alpha: Double = TrainingDefaults.alpha,
                 dropout: Double = TrainingDefaults.dropout, targets: [LoRATarget] = [.attnQ, .attnK, .attnV, .attnOutput],
                 learningRate: Double = TrainingDefaults.learningRate, schedule: LearningRateSchedule = .cosine,
