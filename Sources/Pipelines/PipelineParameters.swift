@@ -1,3 +1,5 @@
+import AdaptCore
+
 /// Parameters of the prune step: how long an example is kept.
 public struct PruneParameters: Sendable, Equatable, Codable {
     /// Examples older than this many days are deleted before sampling (held-out examples are kept: the
@@ -65,7 +67,7 @@ public struct EarlyStopping: Sendable, Equatable, Codable {
     /// Stop after this many measurements in a row without a new best (P).
     public var patience: Int
 
-    public init(everySteps: Int = 25, patience: Int = 3) {
+    public init(everySteps: Int = TrainingDefaults.earlyStoppingEvery, patience: Int = TrainingDefaults.earlyStoppingPatience) {
         self.everySteps = everySteps
         self.patience = patience
     }
@@ -99,9 +101,11 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     /// OpenBLAS threads, fixed per run and recorded: 1 and 2 threads give different bits (DESIGN.md).
     public var blasThreads: Int
 
-    public init(steps: Int = 200, rank: Int = 8, alpha: Double = 16, dropout: Double = 0,
-                targets: [LoRATarget] = [.attnQ, .attnK, .attnV, .attnOutput], learningRate: Double = 1e-3,
-                schedule: LearningRateSchedule = .cosine, warmupSteps: Int = 10, batchSize: Int = 4,
+    /// The training numbers default to `TrainingDefaults` (shared with `adapt train`); the rest are the pipeline's own.
+    public init(steps: Int = TrainingDefaults.steps, rank: Int = TrainingDefaults.rank, alpha: Double = TrainingDefaults.alpha,
+                dropout: Double = TrainingDefaults.dropout, targets: [LoRATarget] = [.attnQ, .attnK, .attnV, .attnOutput],
+                learningRate: Double = TrainingDefaults.learningRate, schedule: LearningRateSchedule = .cosine,
+                warmupSteps: Int = TrainingDefaults.warmupSteps, batchSize: Int = TrainingDefaults.batchSize,
                 gradAccumulation: Int = 1, maxLength: Int = 256, checkpointInterval: Int = 10,
                 earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1) {
         self.steps = steps

@@ -23,7 +23,8 @@ public struct EarlyStopping: Sendable, Equatable, Codable {
     public var patience: Int
     public var minDelta: Double
 
-    public init(every: Int = 10, patience: Int = 3, minDelta: Double = 0) {
+    public init(every: Int = TrainingDefaults.earlyStoppingEvery, patience: Int = TrainingDefaults.earlyStoppingPatience,
+                minDelta: Double = 0) {
         self.every = every
         self.patience = patience
         self.minDelta = minDelta

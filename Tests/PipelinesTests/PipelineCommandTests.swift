@@ -1,3 +1,4 @@
+import AdaptCore
 import Foundation
 import Pipelines
 import Testing
@@ -47,7 +48,7 @@ import TestSupport
     let result = try Executables.run("adapt", ["pipeline", "show", file.path, "--json"])
     #expect(result.status == 0)
     let shown = try Pipeline.parse(Data(result.stdout.utf8), source: "shown")
-    #expect(shown.name == "mine" && shown.train.rank == 4 && shown.train.steps == 200)
+    #expect(shown.name == "mine" && shown.train.rank == 4 && shown.train.steps == TrainingDefaults.steps)
     #expect(result.stdout.contains("\"learning_rate\""))
     let builtIn = try Executables.run("adapt", ["pipeline", "show", "--json"])
     #expect(try Pipeline.parse(Data(builtIn.stdout.utf8), source: "built-in") == .nightly)

@@ -24,12 +24,12 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     #expect(p.prune.ttlDays == 30)
     #expect(p.privacy.maxUsesPerExample == 8 && p.privacy.maxTokensPerNight == 65_536)
     #expect(p.sample.sampleSize == 128 && p.sample.heldOutFraction == 0.25)
-    #expect(p.train.steps == 200 && p.train.rank == 8 && p.train.alpha == 16 && p.train.dropout == 0)
+    #expect(p.train.steps == 100 && p.train.rank == 8 && p.train.alpha == 16 && p.train.dropout == 0.05)
     #expect(p.train.targets == [.attnQ, .attnK, .attnV, .attnOutput])
-    #expect(p.train.learningRate == 1e-3 && p.train.schedule == .cosine && p.train.warmupSteps == 10)
+    #expect(p.train.learningRate == 5e-4 && p.train.schedule == .cosine && p.train.warmupSteps == 10)
     #expect(p.train.batchSize == 4 && p.train.gradAccumulation == 1 && p.train.maxLength == 256)
     #expect(p.train.checkpointInterval == 10 && p.train.blasThreads == 1)
-    #expect(p.train.earlyStopping == EarlyStopping(everySteps: 25, patience: 3))
+    #expect(p.train.earlyStopping == EarlyStopping(everySteps: 10, patience: 3))
     #expect(p.eval == EvalParameters(alpha: 0.05, minPairs: 10, alternative: .less, zeroMethod: .wilcox))
     #expect(p.device == DevicePolicy(minBatteryPercent: 30, maxTemperatureCelsius: 85, minAvailableMemoryMB: 1024,
                                      retryAfterMinutes: 30))
@@ -41,6 +41,16 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     let file = try Pipeline.load(contentsOf: repositoryRoot.appendingPathComponent("pipelines/nightly.json"))
     #expect(file == .nightly)
     #expect(file.digest == Pipeline.nightly.digest)
+}
+
+@Test func bundledNightlyFileSpellsOutTheSharedTrainingDefaults() throws {
+    let train = try Pipeline.load(contentsOf: repositoryRoot.appendingPathComponent("pipelines/nightly.json")).train
+    #expect(train.steps == TrainingDefaults.steps && train.learningRate == TrainingDefaults.learningRate)
+    #expect(train.dropout == TrainingDefaults.dropout && train.batchSize == TrainingDefaults.batchSize)
+    #expect(train.warmupSteps == TrainingDefaults.warmupSteps)
+    #expect(train.rank == TrainingDefaults.rank && train.alpha == TrainingDefaults.alpha)
+    #expect(train.earlyStopping == EarlyStopping(everySteps: TrainingDefaults.earlyStoppingEvery,
+                                                 patience: TrainingDefaults.earlyStoppingPatience))
 }
 
 @Test func partialFileKeepsDefaultsForEverythingElse() throws {

@@ -51,7 +51,7 @@ let night = Night(year: 2026, month: 11, day: 30)!
     #expect(keys("promote") == common)
     let train = run.steps[2]
     #expect(train.input["rank"] == .int(8))
-    #expect(train.input["learning_rate"]?.doubleValue == 0.001)
+    #expect(train.input["learning_rate"]?.doubleValue == TrainingDefaults.learningRate)
     #expect(train.input["device"]?["min_battery_percent"] == .int(30))
     #expect(train.input["seed"] == .int(7) && train.input["night"] == .string("2026-11-30"))
     #expect(train.maxAttempts == 5 && train.leaseSeconds == 120 && train.dependsOn == ["sample"])

@@ -22,20 +22,20 @@ enum TrainCommands {
             OptionSpec("data", value: "FILE", help: "JSON Lines of {\"prompt\", \"completion\"[, \"weight\"]}"),
             OptionSpec("model", value: "GGUF", help: "base model file (or a name in the state's models/)"),
             OptionSpec("out", value: "ADAPTER", help: "where to write the adapter file (replaced if it exists; never the --model, --data or --held-out file)"),
-            OptionSpec("steps", value: "N", help: "optimizer steps (default 100)"),
-            OptionSpec("rank", value: "R", help: "LoRA rank (default 8)"),
-            OptionSpec("alpha", value: "A", help: "LoRA alpha (default 16)"),
-            OptionSpec("dropout", value: "P", help: "LoRA dropout (default 0.05)"),
+            OptionSpec("steps", value: "N", help: "optimizer steps (default \(TrainingDefaults.steps))"),
+            OptionSpec("rank", value: "R", help: "LoRA rank (default \(TrainingDefaults.rank))"),
+            OptionSpec("alpha", value: "A", help: "LoRA alpha (default \(number(TrainingDefaults.alpha)))"),
+            OptionSpec("dropout", value: "P", help: "LoRA dropout (default \(number(TrainingDefaults.dropout)))"),
             OptionSpec("targets", value: "q,k,v,o", help: "projections to adapt: q,k,v,o,gate,up,down (default q,k,v,o)"),
-            OptionSpec("lr", value: "LR", help: "peak learning rate (default 2e-4, cosine with 10% warm-up)"),
-            OptionSpec("batch-size", value: "B", help: "sequences per micro-batch (default 1)"),
+            OptionSpec("lr", value: "LR", help: "peak learning rate (default \(number(TrainingDefaults.learningRate)), cosine with 10% warm-up)"),
+            OptionSpec("batch-size", value: "B", help: "sequences per micro-batch (default \(TrainingDefaults.batchSize))"),
             OptionSpec("grad-accum", value: "N", help: "micro-batches per optimizer step (default 1)"),
             OptionSpec("max-length", value: "L", help: "truncate sequences to L tokens (default 512)"),
             OptionSpec("checkpoint-every", value: "N", help: "checkpoint every N steps (default 10)"),
             OptionSpec("checkpoint-dir", value: "DIR", help: "checkpoint directory (default ADAPTER.checkpoints)"),
             OptionSpec("held-out", value: "FILE", help: "JSON Lines never trained on: held-out loss for early stopping"),
-            OptionSpec("eval-every", value: "M", help: "with --held-out: evaluate every M steps (default 10)"),
-            OptionSpec("patience", value: "P", help: "with --held-out: stop after P evaluations without improvement (default 3); the best weights are kept"),
+            OptionSpec("eval-every", value: "M", help: "with --held-out: evaluate every M steps (default \(TrainingDefaults.earlyStoppingEvery))"),
+            OptionSpec("patience", value: "P", help: "with --held-out: stop after P evaluations without improvement (default \(TrainingDefaults.earlyStoppingPatience)); the best weights are kept"),
             OptionSpec("seed", value: "S", help: "seed of data order, dropout and initialisation (default 0)"),
             OptionSpec("threads", value: "T", help: "threads that compute each step; 1 and 2 differ in the last bits (default 1; on --resume, the checkpoint's)"),
             .flag("resume", help: "continue from the newest valid checkpoint"),
@@ -44,6 +44,9 @@ enum TrainCommands {
     ) { invocation in
         try run(invocation)
     }
+
+    /// A default as the help shows it: 16, 0.05, 0.0005.
+    static func number(_ value: Double) -> String { String(format: "%g", value) }
 
     static func run(_ invocation: Invocation) throws {
         let args = invocation.arguments
@@ -78,8 +81,9 @@ enum TrainCommands {
                 throw TrainingError.io("cannot read \(URL(fileURLWithPath: path).lastPathComponent); check the path")
             }
             heldOut = try TrainingExample.parseJSONLines(text, name: URL(fileURLWithPath: path).lastPathComponent)
-            configuration.earlyStopping = EarlyStopping(every: try args.int("eval-every", default: 10, in: 1...10_000_000),
-                                                        patience: try args.int("patience", default: 3, in: 1...1_000_000))
+            configuration.earlyStopping = EarlyStopping(
+                every: try args.int("eval-every", default: TrainingDefaults.earlyStoppingEvery, in: 1...10_000_000),
+                patience: try args.int("patience", default: TrainingDefaults.earlyStoppingPatience, in: 1...1_000_000))
         } else if args.has("eval-every") || args.has("patience") {
             throw UsageError("--eval-every and --patience need --held-out FILE")
         }
@@ -148,9 +152,9 @@ enum TrainCommands {
 
     static func loraConfig(_ args: ParsedArguments) throws -> LoRAConfig {
         var config = LoRAConfig()
-        config.rank = try args.int("rank", default: 8, in: 1...1024)
-        config.alpha = Float(try args.double("alpha") ?? 16)
-        config.dropout = Float(try args.double("dropout") ?? 0.05)
+        config.rank = try args.int("rank", default: TrainingDefaults.rank, in: 1...1024)
+        config.alpha = Float(try args.double("alpha") ?? TrainingDefaults.alpha)
+        config.dropout = Float(try args.double("dropout") ?? TrainingDefaults.dropout)
         guard config.dropout >= 0, config.dropout < 1 else { throw UsageError("--dropout must be in [0, 1), got \(config.dropout)") }
         guard config.alpha > 0 else { throw UsageError("--alpha must be positive, got \(config.alpha)") }
         if let names = args.list("targets") {
@@ -171,17 +175,17 @@ enum TrainCommands {
     }
 
     static func trainingConfiguration(_ args: ParsedArguments) throws -> TrainingConfiguration {
-        let steps = try args.int("steps", default: 100, in: 1...10_000_000)
-        let rate = try args.double("lr") ?? 2e-4
+        let steps = try args.int("steps", default: TrainingDefaults.steps, in: 1...10_000_000)
+        let rate = try args.double("lr") ?? TrainingDefaults.learningRate
         guard rate > 0 else { throw UsageError("--lr must be positive, got \(rate)") }
         let seedText = args.string("seed") ?? "0"
         guard let seed = UInt64(seedText) else { throw UsageError("--seed expects a non-negative integer, got '\(seedText)'") }
         return TrainingConfiguration(
             steps: steps,
-            batchSize: try args.int("batch-size", default: 1, in: 1...4096),
+            batchSize: try args.int("batch-size", default: TrainingDefaults.batchSize, in: 1...4096),
             gradientAccumulation: try args.int("grad-accum", default: 1, in: 1...4096),
             learningRate: rate,
-            schedule: .cosine(warmup: max(1, steps / 10), floor: 0.1),
+            schedule: .cosine(warmup: TrainingDefaults.warmupSteps(forSteps: steps), floor: 0.1),
             seed: seed,
             maxLength: try args.int("max-length", default: 512, in: 2...1_000_000),
             threads: try args.int("threads", default: 1, in: ModelCommands.threadRange),
