@@ -1,4 +1,5 @@
 import Foundation
+import JobQueue
 
 /// Extends the leases of a worker's running jobs, each every third of its own lease, from one dedicated thread.
 ///

@@ -3,6 +3,7 @@ import Foundation
 import JobQueue
 import Storage
 import Synchronization
+import WorkerRuntime
 import Testing
 import TestSupport
 

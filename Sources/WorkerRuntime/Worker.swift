@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import JobQueue
 import Storage
 import Synchronization
 

@@ -6,9 +6,10 @@ import Model
 import Steps
 import Storage
 import Synchronization
+import WorkerRuntime
 
 /// The shared `main` of the five worker executables (`adapt-prune-worker` …): each claims the steps of one
-/// kind from the state directory's job table with the JobQueue `Worker` loop (heartbeats, fenced writes,
+/// kind from the state directory's job table with the WorkerRuntime `Worker` loop (heartbeats, fenced writes,
 /// idle wait on `PRAGMA data_version`) and runs the matching step body.
 ///
 /// SIGINT/SIGTERM: the first lets the running step finish (train stops at its next checkpoint), the second
