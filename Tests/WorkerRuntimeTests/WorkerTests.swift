@@ -3,18 +3,27 @@ import Foundation
 import JobQueue
 import Storage
 import Synchronization
-import WorkerRuntime
 import Testing
 import TestSupport
+import WorkerRuntime
 
-/// The worker loop in this process, on the real clock; multi-process behaviour is in MultiProcessTests.
-@Suite struct WorkerTests {
+/// The worker loop in this process. Tests of what a job's attempt does turn the loop one job at a time
+/// (`runOnce`) on a manual clock, so nothing in them waits for time to pass; tests of `run` (slots, stopping,
+/// group commit, the idle wait) use bodies that wait for each other rather than for a number of milliseconds.
+/// Multi-process behaviour is in MultiProcessTests.
+@Suite(.timeLimit(.minutes(1))) struct WorkerTests {
     let directory = TemporaryDirectory("worker-test")
+    let clock = ManualClock()
     var path: String { directory.file("adapt.sqlite").path }
 
-    /// Another connection to the same database, as another process would have.
+    /// Another connection to the same database, as another process would have, on the real clock.
     func connection(retry: RetryPolicy = .standard) throws -> JobQueue {
         try JobQueue(database: try Database(path: path, durability: .normal), retryPolicy: retry)
+    }
+
+    /// A connection on this test's manual clock.
+    func manualConnection(retry: RetryPolicy = .standard) throws -> JobQueue {
+        try JobQueue(database: try Database(path: path, durability: .normal), clock: clock, retryPolicy: retry)
     }
 
     func noops(_ count: Int, sleep: Int = 0, chain: Bool = false) -> RunDescription {
@@ -24,13 +33,150 @@ import TestSupport
         })
     }
 
-    func waitUntil(_ timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async throws {
+    func waitUntil(_ timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while try !condition() {
             if ContinuousClock.now > deadline { Issue.record("timed out"); return }
             try await Task.sleep(for: .milliseconds(2))
         }
     }
+
+    // MARK: One turn at a time, on a manual clock
+
+    @Test func eachTurnRunsOneJobOfTheChainInOrderThenReportsIdle() async throws {
+        let queue = try manualConnection()
+        let run = try queue.enqueue(noops(3, chain: true))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
+        for id in run.jobIDs {
+            #expect(try await worker.runOnce() == .ran(id, .succeeded))
+        }
+        #expect(try await worker.runOnce() == .idle(nextWakeAt: nil))
+        #expect(try queue.jobs(matching: .init(run: run.runID)).allSatisfy { $0.state == .succeeded })
+    }
+
+    /// A database written before run_at was bounded may hold a job due in a billion years: it must not keep
+    /// the worker from other work, and the idle turn names it as the next thing due.
+    @Test func aJobDueFarInTheFutureDoesNotStopTheWorkerFromOtherWork() async throws {
+        let queue = try manualConnection()
+        let later = try queue.enqueue(RunDescription(kind: "noop", steps: [.init(name: "later", kind: "noop")]))
+        try queue.database.run("UPDATE jobs SET run_at = ? WHERE id = ?", Int64.max / 2, later.jobIDs[0].value)
+        let now = try queue.enqueue(noops(1))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
+        #expect(try await worker.runOnce() == .ran(now.jobIDs[0], .succeeded))
+        #expect(try await worker.runOnce() == .idle(nextWakeAt: Int64.max / 2))
+        #expect(try queue.job(later.jobIDs[0]).state == .ready)
+    }
+
+    @Test func aThrowingBodyIsRetriedAfterItsBackoffUntilItSucceeds() async throws {
+        let queue = try manualConnection(retry: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 8_000))
+        let run = try queue.enqueue(RunDescription(kind: "t", steps: [.init(name: "a", kind: "flaky", maxAttempts: 3)]))
+        let id = run.jobIDs[0]
+        struct Flaky: Error, CustomStringConvertible { var description: String { "flaky failure" } }
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["flaky"])) { claim, _ in
+            if claim.attempt < 3 { throw Flaky() }
+            return .completed(.int(claim.attempt))
+        }
+        for attempt in 1...2 {
+            #expect(try await worker.runOnce() == .ran(id, .failed))
+            let retryAt = try queue.job(id).runAt
+            #expect(retryAt > clock.nowMilliseconds(), "attempt \(attempt) waits for its backoff")
+            #expect(try await worker.runOnce() == .idle(nextWakeAt: retryAt))
+            clock.set(retryAt)
+        }
+        #expect(try await worker.runOnce() == .ran(id, .succeeded))
+        let job = try queue.job(id)
+        #expect(job.state == .succeeded && job.output == .int(3))
+        #expect(try queue.events(job: id).filter { $0.to == .failed }.allSatisfy { $0.message?.contains("flaky failure") == true })
+    }
+
+    @Test func aLeaseThatExpiredIsRescuedAndItsJobRunByTheNextTurn() async throws {
+        let queue = try manualConnection()
+        let run = try queue.enqueue(noops(1))
+        let lost = try #require(try queue.claim(kinds: ["noop"], owner: "gone", leaseMilliseconds: 1_000))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
+        #expect(try await worker.runOnce() == .idle(nextWakeAt: lost.leaseExpiresAt + 1))
+        clock.set(lost.leaseExpiresAt + 1)
+        #expect(try await worker.runOnce() == .ran(run.jobIDs[0], .succeeded))
+        #expect(try queue.job(run.jobIDs[0]).attempt == 2)
+    }
+
+    @Test func cancellingTheRunStopsTheBodyAtItsNextHeartbeat() async throws {
+        let queue = try manualConnection()
+        let run = try queue.enqueue(noops(1))
+        let started = Signal()
+        let sawCancellation = Mutex(false)
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], leaseMilliseconds: 300)) { _, context in
+            started.fire()
+            do { try await Task.sleep(for: .seconds(3_600)) } catch {
+                sawCancellation.withLock { $0 = context.isRunCancelled }
+                throw error
+            }
+            return .completed(.null)
+        }
+        let turn = Task { try await worker.runOnce() }
+        await started.wait()
+        try queue.cancel(run: run.runID)
+        worker.beatDueLeases()  // none is due before a third of the lease
+        #expect(try queue.job(run.jobIDs[0]).state == .running)
+        clock.advance(milliseconds: 100)
+        worker.beatDueLeases()
+        #expect(try await turn.value == .ran(run.jobIDs[0], .cancelled))
+        #expect(sawCancellation.withLock { $0 })
+        #expect(try queue.job(run.jobIDs[0]).state == .cancelled)
+    }
+
+    @Test func aJobWithAShortLeaseOfItsOwnIsKeptAliveByHeartbeatsAtItsOwnPace() async throws {
+        let queue = try manualConnection()
+        // The worker's lease (60 s) would need no heartbeat in 1.2 s; the job's own 300 ms needs one every 100 ms.
+        let run = try queue.enqueue(RunDescription(kind: "noop", steps: [
+            .init(name: "a", kind: "noop", leaseMilliseconds: 300)]))
+        let id = run.jobIDs[0]
+        let started = Signal(), finish = Signal()
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], leaseMilliseconds: 60_000)) { _, _ in
+            started.fire()
+            await finish.wait()
+            return .completed(.null)
+        }
+        let turn = Task { try await worker.runOnce() }
+        await started.wait()
+        func lease() throws -> Int64? {
+            try queue.database.queryOne("SELECT lease_expires_at FROM jobs WHERE id = ?", id)?.int64("lease_expires_at")
+        }
+        #expect(try lease() == clock.nowMilliseconds() + 300)
+        for _ in 0..<12 {
+            clock.advance(milliseconds: 99)
+            worker.beatDueLeases()
+            clock.advance(milliseconds: 1)
+            worker.beatDueLeases()
+            #expect(try lease() == clock.nowMilliseconds() + 300, "extended by the job's own lease, every third of it")
+        }
+        finish.fire()
+        #expect(try await turn.value == .ran(id, .succeeded))
+        #expect(try queue.job(id).attempt == 1)
+    }
+
+    @Test func theBodyReportsProgressAsEvents() async throws {
+        let queue = try manualConnection()
+        let run = try queue.enqueue(RunDescription(kind: "t", steps: [.init(name: "a", kind: "train")]))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["train"])) { _, context in
+            for step in [10, 20] { try context.progress("step \(step)") }
+            return .completed(.object([:]))
+        }
+        #expect(try await worker.runOnce() == .ran(run.jobIDs[0], .succeeded))
+        let notes = try queue.events(job: run.jobIDs[0]).filter { $0.from == $0.to }.compactMap(\.message)
+        #expect(notes == ["step 10", "step 20"])
+    }
+
+    @Test func aStoppingWorkerClaimsNothing() async throws {
+        let queue = try manualConnection()
+        let run = try queue.enqueue(noops(1))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
+        worker.requestStop()
+        #expect(try await worker.runOnce() == .stopping)
+        #expect(try queue.job(run.jobIDs[0]).state == .ready)
+    }
+
+    // MARK: The running loop
 
     @Test func workerRunsAChainInOrderAndExitsWhenIdle() async throws {
         let queue = try connection()
@@ -42,158 +188,86 @@ import TestSupport
         #expect(starts == run.jobIDs)
     }
 
-    /// A database written before run_at was bounded may hold a job due in a billion years; waiting for it
-    /// must neither overflow nor keep the worker from other work.
-    @Test func aJobDueFarInTheFutureDoesNotStopTheWorkerFromOtherWork() async throws {
-        let queue = try connection()
-        let later = try queue.enqueue(RunDescription(kind: "noop", steps: [.init(name: "later", kind: "noop")]))
-        let raw = try Database(path: path, durability: .normal)
-        try raw.run("UPDATE jobs SET run_at = ? WHERE id = ?", Int64.max / 2, later.jobIDs[0].value)
+    /// The clock never moves, so no timer can fire: only the notice of another connection's commit can start
+    /// the job. (How soon is a benchmark's business: `scripts/bench/queue`, BENCHMARKS.md.)
+    @Test func anIdleWorkerIsWokenByAnotherConnectionsCommit() async throws {
+        let queue = try manualConnection()
         let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
         let running = Task { try await worker.run() }
-        try await Task.sleep(for: .milliseconds(50))
-        let now = try connection().enqueue(noops(1))
-        try await waitUntil { try queue.job(now.jobIDs[0]).state == .succeeded }
-        #expect(try queue.job(later.jobIDs[0]).state == .ready)
-        worker.requestStop()
-        _ = try await running.value
-    }
-
-    @Test func aThrowingBodyIsRetriedUntilItSucceeds() async throws {
-        let queue = try connection(retry: RetryPolicy(baseMilliseconds: 5, capMilliseconds: 20))
-        let run = try queue.enqueue(RunDescription(kind: "t", steps: [.init(name: "a", kind: "flaky", maxAttempts: 3)]))
-        struct Flaky: Error, CustomStringConvertible { var description: String { "flaky failure" } }
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["flaky"], exitWhenIdle: true)) { claim, _ in
-            if claim.attempt < 3 { throw Flaky() }
-            return .completed(.int(claim.attempt))
-        }
-        let summary = try await worker.run()
-        #expect(summary.failed == 2 && summary.succeeded == 1)
-        let job = try queue.job(run.jobIDs[0])
-        #expect(job.state == .succeeded && job.output == .int(3))
-        #expect(try queue.events(job: job.id).filter { $0.to == .failed }.allSatisfy { $0.message?.contains("flaky failure") == true })
-    }
-
-    @Test func anIdleWorkerStartsNewWorkWithinAFewMilliseconds() async throws {
-        let workerQueue = try connection()
-        let worker = Worker(queue: workerQueue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
-        let running = Task { try await worker.run() }
-        let producer = try connection()
-        try await Task.sleep(for: .milliseconds(50))
-        var latencies: [Int64] = []
-        for _ in 0..<20 {
+        let producer = try manualConnection()
+        for _ in 0..<3 {
             let run = try producer.enqueue(noops(1))
             try await waitUntil { try producer.job(run.jobIDs[0]).state == .succeeded }
-            let events = try producer.events(job: run.jobIDs[0])
-            let created = try #require(events.first { $0.from == nil }?.at)
-            let started = try #require(events.first { $0.to == .running }?.at)
-            latencies.append(started - created)
-            try await Task.sleep(for: .milliseconds(5))
         }
         worker.requestStop()
-        _ = try await running.value
-        latencies.sort()
-        // DESIGN.md asks for a few milliseconds; the bound leaves room for a loaded 2-core machine.
-        #expect(latencies[latencies.count / 2] <= 10, "enqueue→start latencies (ms): \(latencies)")
+        #expect(try await running.value.succeeded == 3)
     }
 
     @Test func aStopRequestLetsTheRunningJobFinish() async throws {
         let queue = try connection()
-        let run = try queue.enqueue(noops(2, sleep: 300))
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
+        let run = try queue.enqueue(noops(2))
+        let started = Signal(), finish = Signal()
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"])) { _, _ in
+            started.fire()
+            await finish.wait()
+            return .completed(.null)
+        }
         let running = Task { try await worker.run() }
-        try await waitUntil { try queue.job(run.jobIDs[0]).state == .running }
+        await started.wait()
         worker.requestStop()
+        finish.fire()
         let summary = try await running.value
         #expect(summary.succeeded == 1 && summary.released == 0)
         #expect(try queue.job(run.jobIDs[0]).state == .succeeded)
         #expect(try queue.job(run.jobIDs[1]).state == .ready)
     }
 
+    /// The body would wait an hour: the suite's time limit fails the test if the release does not interrupt it.
     @Test func aSecondStopRequestReleasesTheRunningJobAtOnce() async throws {
         let queue = try connection()
-        let run = try queue.enqueue(noops(1, sleep: 60_000))
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"]), body: NoopJob.body)
-        let started = ContinuousClock.now
+        let run = try queue.enqueue(noops(1))
+        let started = Signal()
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"])) { _, _ in
+            started.fire()
+            try await Task.sleep(for: .seconds(3_600))
+            return .completed(.null)
+        }
         let running = Task { try await worker.run() }
-        try await waitUntil { try queue.job(run.jobIDs[0]).state == .running }
+        await started.wait()
         worker.requestStop()
         worker.requestStop()
         let summary = try await running.value
-        #expect(ContinuousClock.now - started < .seconds(10))
         #expect(summary.released == 1)
         let job = try queue.job(run.jobIDs[0])
         #expect(job.state == .ready && job.maxAttempts == RunDescription.defaultMaxAttempts + 1)
     }
 
-    @Test func cancellingTheRunStopsTheBodyAtItsNextHeartbeat() async throws {
-        let queue = try connection()
-        let run = try queue.enqueue(noops(1, sleep: 60_000))
-        let seen = Mutex(false)
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], leaseMilliseconds: 300, exitWhenIdle: true)) { claim, context in
-            do { return try await NoopJob.body(claim, context) } catch {
-                seen.withLock { $0 = context.isRunCancelled }
-                throw error
-            }
-        }
-        let running = Task { try await worker.run() }
-        try await waitUntil { try queue.job(run.jobIDs[0]).state == .running }
-        let cancelledAt = ContinuousClock.now
-        try connection().cancel(run: run.runID)
-        let summary = try await running.value
-        // The body would sleep 60 s; ending far sooner proves the heartbeat delivered the cancellation. The bound
-        // is loose because the heartbeat thread may be starved on a loaded machine.
-        #expect(ContinuousClock.now - cancelledAt < .seconds(20))
-        #expect(summary.cancelled == 1 && seen.withLock { $0 })
-        #expect(try queue.job(run.jobIDs[0]).state == .cancelled)
-    }
-
-    @Test func aJobWithAShortLeaseOfItsOwnIsKeptAliveByHeartbeatsAtItsOwnPace() async throws {
-        let queue = try connection()
-        // The worker's default lease (60 s) would never need a heartbeat in 1.2 s; the job's 300 ms needs four.
-        let run = try queue.enqueue(RunDescription(kind: "noop", steps: [
-            .init(name: "a", kind: "noop", input: NoopJob.input(sleepMilliseconds: 1_200), leaseMilliseconds: 300)]))
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], leaseMilliseconds: 60_000, exitWhenIdle: true),
-                            body: NoopJob.body)
-        let summary = try await worker.run()
-        #expect(summary.succeeded == 1 && summary.leaseLost == 0)
-        let job = try queue.job(run.jobIDs[0])
-        #expect(job.state == .succeeded && job.attempt == 1)
-        let heartbeat = try #require(try queue.database.queryOne("SELECT heartbeat_at, created_at FROM jobs WHERE id = ?", run.jobIDs[0]))
-        #expect((heartbeat.int64("heartbeat_at") ?? 0) - (heartbeat.int64("created_at") ?? 0) >= 900, "the lease was extended")
-    }
-
-    @Test func theBodyReportsProgressAsEvents() async throws {
-        let queue = try connection()
-        let run = try queue.enqueue(RunDescription(kind: "t", steps: [.init(name: "a", kind: "train")]))
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["train"], exitWhenIdle: true)) { _, context in
-            for step in [10, 20] { try context.progress("step \(step)") }
-            return .completed(.object([:]))
-        }
-        _ = try await worker.run()
-        let notes = try queue.events(job: run.jobIDs[0]).filter { $0.from == $0.to }.compactMap(\.message)
-        #expect(notes == ["step 10", "step 20"])
-    }
-
+    /// Each body waits until all three have started: they can only finish if they run at once (otherwise the
+    /// suite's time limit fails the test).
     @Test func aWorkerWithConcurrencyThreeRunsThreeJobsAtOnce() async throws {
         let queue = try connection()
-        let run = try queue.enqueue(noops(3, sleep: 400))
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 3, exitWhenIdle: true),
-                            body: NoopJob.body)
+        try queue.enqueue(noops(3))
+        let arrivals = Arrivals()
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 3, exitWhenIdle: true)) { _, _ in
+            arrivals.arrive()
+            await arrivals.wait(until: 3)
+            return .completed(.null)
+        }
         let summary = try await worker.run()
         #expect(summary.succeeded == 3)
-        let events = try queue.events(run: run.runID)
-        let lastStart = try #require(events.filter { $0.to == .running }.map(\.at).max())
-        let firstEnd = try #require(events.filter { $0.to == .succeeded }.map(\.at).min())
-        #expect(lastStart < firstEnd, "the three jobs overlapped")
     }
 
+    /// Bodies leave in groups of eight (each waits until the eight of its group have started), so the eight
+    /// slots finish together and their completions share a transaction.
     @Test func jobsFinishingTogetherShareOneCommit() async throws {
         let queue = try connection()
-        // Jobs of 5 ms, so that the eight slots are all busy at once however the machine schedules them.
-        let run = try queue.enqueue(noops(64, sleep: 5))
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 8, exitWhenIdle: true),
-                            body: NoopJob.body)
+        let run = try queue.enqueue(noops(64))
+        let arrivals = Arrivals()
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 8, exitWhenIdle: true)) { _, _ in
+            let ordinal = arrivals.arrive()
+            await arrivals.wait(until: (ordinal + 7) / 8 * 8)
+            return .completed(.null)
+        }
         let summary = try await worker.run()
         #expect(summary.succeeded == 64)
         #expect(summary.commits <= 32, "\(summary.commits) commits for 64 jobs run eight at a time")
@@ -208,5 +282,60 @@ import TestSupport
         let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], exitWhenIdle: true), body: NoopJob.body)
         let summary = try await worker.run()
         #expect(summary.succeeded == 10 && summary.commits == 10)
+    }
+}
+
+/// A one-shot event a task can wait for, fired from anywhere.
+final class Signal: Sendable {
+    private let state = Mutex<(fired: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func fire() {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.fired = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let fired = state.withLock { state -> Bool in
+                if !state.fired { state.waiting.append(continuation) }
+                return state.fired
+            }
+            if fired { continuation.resume() }
+        }
+    }
+}
+
+/// Counts bodies as they start, so a body can wait for its siblings; the arrival that completes a group
+/// resumes all of its waiters at once.
+final class Arrivals: Sendable {
+    private let state = Mutex<(count: Int, waiting: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
+
+    /// Counts one more arrival; returns its ordinal (1 for the first).
+    @discardableResult
+    func arrive() -> Int {
+        let (ordinal, ready) = state.withLock { state -> (Int, [CheckedContinuation<Void, Never>]) in
+            state.count += 1
+            let count = state.count
+            let ready = state.waiting.filter { $0.target <= count }.map(\.continuation)
+            state.waiting.removeAll { $0.target <= count }
+            return (count, ready)
+        }
+        for continuation in ready { continuation.resume() }
+        return ordinal
+    }
+
+    /// Returns once `target` bodies have arrived (the suite's time limit ends a wait that never does).
+    func wait(until target: Int) async {
+        await withCheckedContinuation { continuation in
+            let arrived = state.withLock { state -> Bool in
+                if state.count < target { state.waiting.append((target, continuation)) }
+                return state.count >= target
+            }
+            if arrived { continuation.resume() }
+        }
     }
 }
