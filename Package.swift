@@ -45,7 +45,7 @@ let package = Package(
         ]),
         // The worker executables' shared main: the runtime's loop running the step bodies.
         .target(name: "WorkerMain", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "JobQueue", "WorkerRuntime", "Steps", "Model",
+            "AdaptCore", "Storage", "CommandLineKit", "JobQueue", "WorkerRuntime", "Steps",
         ]),
 
         .executableTarget(name: "adapt", dependencies: [

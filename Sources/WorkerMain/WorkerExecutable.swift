@@ -2,7 +2,6 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import JobQueue
-import Model
 import Steps
 import Storage
 import Synchronization
@@ -32,7 +31,7 @@ public enum WorkerExecutable {
 
     /// Runs the worker for `kind` with the process's arguments; returns the exit code.
     public static func main(kind: String, arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Int32 {
-        BLAS.stopIdleThreads()
+        StepProcess.prepare()
         let command = Command("", summary: "claim and run the pipeline's \(kind) steps until stopped") { invocation in
             try await run(kind: kind, invocation.global)
         }
