@@ -20,7 +20,7 @@ let package = Package(
         .systemLibrary(name: "CZstd", path: "Sources/CZstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
 
-        .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
+        .target(name: "AdaptCore", dependencies: ["CCrypto"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
         // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
@@ -36,7 +36,8 @@ let package = Package(
         .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "JobQueue"]),
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
-        .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
+        // The only module that compresses (checkpoints), so the only one that links zstd.
+        .target(name: "Training", dependencies: ["AdaptCore", "Model", "CZstd"]),
         // Reads adapter files through Training's AdapterFile, hence the extra import beside Model and Registry.
         .target(name: "Inference", dependencies: ["AdaptCore", "Model", "Training", "Registry"]),
         // The only module that sees both the job engine and the ML code: the five step bodies.
