@@ -274,8 +274,8 @@ public final class Worker: Sendable {
         return true
     }
 
-    /// Runs one job and records its result; returns the next job when the completion could claim it in the
-    /// same transaction.
+    /// Runs one job and records its result; returns how it ended, and the next job when the completion could
+    /// claim it in the same transaction.
     ///
     /// The body runs in this slot's own task rather than a new one: a task per job cost a thread hand-off (a
     /// futex wake, and on a busy machine a wait for the scheduler) on every job. To interrupt the body, the
