@@ -20,7 +20,7 @@ let package = Package(
         .systemLibrary(name: "CZstd", path: "Sources/CZstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
 
-        .target(name: "AdaptCore", dependencies: ["CCrypto", "CZstd"]),
+        .target(name: "AdaptCore", dependencies: ["CCrypto"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
         // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
@@ -29,28 +29,35 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
+        // The job store: schema, migrations, the SQL of each table, and the contract a job body is written to.
         .target(name: "JobQueue", dependencies: ["AdaptCore", "Storage"]),
+        // The worker loop over the store (claim, heartbeat, group commit, idle wait, signals) and the supervisor
+        // that runs worker processes; no ML code, so the engine runs and is tested without it.
+        .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "JobQueue"]),
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
-        .target(name: "Training", dependencies: ["AdaptCore", "Model"]),
+        // The only module that compresses (checkpoints), so the only one that links zstd.
+        .target(name: "Training", dependencies: ["AdaptCore", "Model", "CZstd"]),
         // Reads adapter files through Training's AdapterFile, hence the extra import beside Model and Registry.
         .target(name: "Inference", dependencies: ["AdaptCore", "Model", "Training", "Registry"]),
         // The only module that sees both the job engine and the ML code: the five step bodies.
         .target(name: "Steps", dependencies: [
             "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Model", "Training", "Evaluation", "Registry",
         ]),
-        // The worker executables' shared main and the supervisor that runs them as separate processes.
-        .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "CommandLineKit", "JobQueue", "Steps", "Model"]),
+        // The worker executables' shared main: the runtime's loop running the step bodies.
+        .target(name: "WorkerMain", dependencies: [
+            "AdaptCore", "Storage", "CommandLineKit", "JobQueue", "WorkerRuntime", "Steps",
+        ]),
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
             "Evaluation", "Registry", "Training", "Inference", "Steps", "WorkerRuntime",
         ]),
-        .executableTarget(name: "PruneWorker", dependencies: ["WorkerRuntime"], path: "workers/prune"),
-        .executableTarget(name: "SampleWorker", dependencies: ["WorkerRuntime"], path: "workers/sample"),
-        .executableTarget(name: "TrainWorker", dependencies: ["WorkerRuntime"], path: "workers/train"),
-        .executableTarget(name: "EvalWorker", dependencies: ["WorkerRuntime"], path: "workers/eval"),
-        .executableTarget(name: "PromoteWorker", dependencies: ["WorkerRuntime"], path: "workers/promote"),
+        .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
+        .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
+        .executableTarget(name: "TrainWorker", dependencies: ["WorkerMain"], path: "workers/train"),
+        .executableTarget(name: "EvalWorker", dependencies: ["WorkerMain"], path: "workers/eval"),
+        .executableTarget(name: "PromoteWorker", dependencies: ["WorkerMain"], path: "workers/promote"),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -59,8 +66,9 @@ let package = Package(
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),
-        // Links only the job engine (and test support): proof that it needs no ML code.
+        // Link only the job store or the worker runtime (and test support): proof that neither needs ML code.
         .testTarget(name: "JobQueueTests", dependencies: ["JobQueue", "TestSupport"]),
+        .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "JobQueue", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
                     exclude: ["Fixtures"]),
         // Training only to write real adapter files: `adapt registry add` refuses anything else.

@@ -1,12 +1,11 @@
 import Foundation
 
-/// Failures of the shared foundations: files, blobs, compression, JSON.
+/// Failures of the shared foundations: files, blobs, JSON.
 public enum CoreError: Error, Equatable, CustomStringConvertible {
     case fileUnreadable(path: String, reason: String)
     case fileUnwritable(path: String, reason: String)
     case blobMissing(Digest)
     case blobCorrupt(expected: Digest, actual: Digest)
-    case compression(reason: String)
     case invalidJSON(context: String, reason: String)
 
     public var description: String {
@@ -19,8 +18,6 @@ public enum CoreError: Error, Equatable, CustomStringConvertible {
             return "blob \(digest.short) is not in the blob store; it was pruned or the state directory is incomplete"
         case let .blobCorrupt(expected, actual):
             return "blob \(expected.short) is corrupt (its content hashes to \(actual.short)); restore it or re-run the step that made it"
-        case let .compression(reason):
-            return "zstd: \(reason)"
         case let .invalidJSON(context, reason):
             return "\(context) is not valid JSON: \(reason)"
         }

@@ -33,13 +33,13 @@ public final class JobContext: Sendable {
     let queue: JobQueue
     private let flags = Mutex(Flags())
 
-    struct Flags {
-        var runCancelled = false
-        var leaseLost = false
-        var stopNow = false
+    package struct Flags {
+        package var runCancelled = false
+        package var leaseLost = false
+        package var stopNow = false
     }
 
-    init(claim: Claim, queue: JobQueue) {
+    package init(claim: Claim, queue: JobQueue) {
         self.claim = claim
         self.queue = queue
     }
@@ -56,8 +56,9 @@ public final class JobContext: Sendable {
         try queue.progress(claim, message: message)
     }
 
-    func markRunCancelled() { flags.withLock { $0.runCancelled = true } }
-    func markLeaseLost() { flags.withLock { $0.leaseLost = true } }
-    func markStopNow() { flags.withLock { $0.stopNow = true } }
-    var snapshot: Flags { flags.withLock { $0 } }
+    // The worker loop's side (WorkerRuntime): what its heartbeats and stop requests learned.
+    package func markRunCancelled() { flags.withLock { $0.runCancelled = true } }
+    package func markLeaseLost() { flags.withLock { $0.leaseLost = true } }
+    package func markStopNow() { flags.withLock { $0.stopNow = true } }
+    package var snapshot: Flags { flags.withLock { $0 } }
 }

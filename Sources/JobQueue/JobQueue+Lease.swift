@@ -2,8 +2,8 @@ import AdaptCore
 import Storage
 
 /// The worker's side: claim a job, keep its lease, and report how it ended. Every write after the claim is
-/// conditioned on (job id, token, state running, lease not expired), so a worker that lost its lease gets
-/// `JobQueueError.leaseLost` and changes nothing.
+/// conditioned on `LeaseFence` (job id, token, state running, lease not expired), so a worker that lost its
+/// lease gets `JobQueueError.leaseLost` and changes nothing.
 extension JobQueue {
     /// Takes the next due job of one of `kinds` (lowest priority, then earliest run_at, then oldest) and leases
     /// it to `owner` for the job's own lease, or `leaseMilliseconds` when it has none. Its attempt becomes the
@@ -56,9 +56,9 @@ extension JobQueue {
         return try database.transaction {
             let rows = try database.query("""
                 UPDATE jobs SET lease_expires_at = ?, heartbeat_at = ?
-                WHERE id = ? AND attempt = ? AND state = 'running' AND lease_expires_at >= ?
+                WHERE \(LeaseFence.sql())
                 RETURNING (SELECT cancelled_at FROM job_runs r WHERE r.id = jobs.run_id) AS cancelled_at
-                """, now + leaseMilliseconds, now, claim.jobID, claim.token, now)
+                """, arguments: [now + leaseMilliseconds, now] + LeaseFence(claim: claim, now: now).arguments)
             guard let row = rows.first else { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
             return row.int64("cancelled_at") != nil ? .cancelled : .extended(until: now + leaseMilliseconds)
         }
@@ -139,8 +139,9 @@ extension JobQueue {
         let changed = try database.run("""
             UPDATE jobs SET state = 'succeeded', output = ?, error = NULL, lease_owner = NULL,
                             lease_expires_at = NULL, finished_at = ?, updated_at = ?, transition_note = ?
-            WHERE id = ? AND attempt = ? AND state = 'running' AND lease_expires_at >= ?
-            """, JobJSON.canonicalString(output), now, now, "completed by \(claim.owner)", claim.jobID, claim.token, now)
+            WHERE \(LeaseFence.sql())
+            """, arguments: [JobJSON.canonicalString(output), now, now, "completed by \(claim.owner)"]
+                + LeaseFence(claim: claim, now: now).arguments)
         guard changed == 1 else { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
         if claim.hasDependents {
             try database.run("""
@@ -209,8 +210,8 @@ extension JobQueue {
             let added = try database.run("""
                 INSERT INTO job_events (job_id, run_id, previous_id, attempt, from_state, to_state, at, message)
                 SELECT id, run_id, last_event_id, attempt, 'running', 'running', ?, ? FROM jobs
-                WHERE id = ? AND attempt = ? AND state = 'running' AND lease_expires_at >= ?
-                """, now, message, claim.jobID, claim.token, now)
+                WHERE \(LeaseFence.sql())
+                """, arguments: [now, message] + LeaseFence(claim: claim, now: now).arguments)
             guard added == 1 else { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
         }
     }
@@ -235,10 +236,10 @@ extension JobQueue {
 
     /// The job as the claim's holder sees it, or `leaseLost` when the token no longer holds.
     private func heldJob(_ claim: Claim, now: Int64) throws -> (maxAttempts: Int, cancelled: Bool) {
-        guard let row = try database.queryOne("""
+        guard let row = try database.query("""
             SELECT j.max_attempts, r.cancelled_at FROM jobs j JOIN job_runs r ON r.id = j.run_id
-            WHERE j.id = ? AND j.attempt = ? AND j.state = 'running' AND j.lease_expires_at >= ?
-            """, claim.jobID, claim.token, now) else {
+            WHERE \(LeaseFence.sql("j"))
+            """, arguments: LeaseFence(claim: claim, now: now).arguments).first else {
             throw JobQueueError.leaseLost(claim.jobID, token: claim.token)
         }
         return (row.int("max_attempts") ?? 1, row.int64("cancelled_at") != nil)

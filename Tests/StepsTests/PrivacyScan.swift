@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import TestSupport
+import Training
 #if canImport(Glibc)
 import Glibc
 #endif

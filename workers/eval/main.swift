@@ -1,5 +1,5 @@
 import Foundation
-import WorkerRuntime
+import WorkerMain
 
 // adapt-eval-worker: claims the pipeline's eval steps (see WorkerExecutable for options and signals).
 exit(await WorkerExecutable.main(kind: "eval"))

@@ -1,5 +1,5 @@
 import Foundation
-import WorkerRuntime
+import WorkerMain
 
 // adapt-promote-worker: claims the pipeline's promote steps (see WorkerExecutable for options and signals).
 exit(await WorkerExecutable.main(kind: "promote"))

@@ -1,5 +1,5 @@
 import Foundation
-import WorkerRuntime
+import WorkerMain
 
 // adapt-prune-worker: claims the pipeline's prune steps (see WorkerExecutable for options and signals).
 exit(await WorkerExecutable.main(kind: "prune"))

@@ -1,5 +1,5 @@
 import Foundation
-import WorkerRuntime
+import WorkerMain
 
 // adapt-sample-worker: claims the pipeline's sample steps (see WorkerExecutable for options and signals).
 exit(await WorkerExecutable.main(kind: "sample"))

@@ -4,6 +4,7 @@ import Foundation
 import JobQueue
 import Steps
 import Storage
+import WorkerRuntime
 
 /// `adapt enqueue noop|run`, `worker`, `cancel`, `retry`, `rescue`, `prune-history`: the commands that change
 /// the job table. The read-only ones (`runs`, `jobs`, `show`, `events`) are in JobCommands+Listing.swift.

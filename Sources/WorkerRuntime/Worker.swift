@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import JobQueue
 import Storage
 import Synchronization
 
@@ -64,7 +65,36 @@ public struct WorkerSummary: Sendable, Equatable, Encodable {
     }
 }
 
+/// What one turn of the worker loop did (`Worker.runOnce`).
+public enum WorkerTurn: Sendable, Equatable {
+    /// A job was claimed, its body run, and its end recorded as `outcome`.
+    case ran(JobID, JobOutcome)
+    /// Nothing was due. `nextWakeAt` (clock milliseconds) is when something will be (a `run_at`, a lease
+    /// expiry), if anything is.
+    case idle(nextWakeAt: Int64?)
+    /// A stop was requested: nothing was claimed.
+    case stopping
+}
+
+/// How a job's attempt ended, as the worker recorded it.
+public enum JobOutcome: Sendable, Equatable {
+    case succeeded
+    /// Failed with attempts left: claimable again after the backoff.
+    case failed
+    case discarded
+    case cancelled
+    case snoozed
+    /// Given back unfinished (an immediate stop), the attempt returned.
+    case released
+    /// The lease was gone before the end was written: nothing was recorded.
+    case leaseLost
+}
+
 /// The reusable worker loop: claim → run the body with a heartbeat beside it → complete or fail with the token.
+///
+/// `run` turns it in one task per slot, with a heartbeat thread and an idle wait; `runOnce` turns it once, on
+/// the caller's task and the queue's clock alone (`beatDueLeases` sends the heartbeats that clock says are
+/// due), so tests drive it step by step on a manual clock.
 ///
 /// Stopping (`requestStop`, or SIGINT/SIGTERM after `stopOnSignals()`): the first request stops claiming and
 /// lets running jobs finish; a second releases them at once (back to ready, the attempt given back) and
@@ -119,6 +149,21 @@ public final class Worker: Sendable {
         }
     }
 
+    /// One turn of the loop: claims at most one job (rescuing expired leases first when nothing is claimable),
+    /// runs it, records how it ended, and says what happened. No heartbeat thread runs and nothing waits: time
+    /// is the queue's clock, and heartbeats are sent by `beatDueLeases`, from another task while the body runs.
+    /// The body runs on the calling task: interrupting it (a cancelled run, a lost lease, an immediate stop)
+    /// cancels that task, as it would end a slot of `run`.
+    public func runOnce() async throws -> WorkerTurn {
+        try await turn(nil, claimNext: false).turn
+    }
+
+    /// Sends, now, every heartbeat of a running job that the queue's clock says is due: the heartbeat thread's
+    /// work for callers of `runOnce`, which has none.
+    public func beatDueLeases() {
+        monitor.beatDue()
+    }
+
     /// First call: finish running jobs, claim no more. Second call: release running jobs now.
     public func requestStop() {
         let requests = state.withLock { s -> Int in
@@ -147,41 +192,31 @@ public final class Worker: Sendable {
         var failures = 0
         var lastRescueLook: Int64 = 0
         while !isStopping || next != nil {
+            let carried = next
+            next = nil
             do {
-                if let claim = next {
-                    next = nil
-                    let following: Claim?, interrupted: Bool
-                    do {
-                        (following, interrupted) = try await process(claim)
-                    } catch {
-                        commits.slotIsFree()
-                        throw error
-                    }
-                    if following == nil { commits.slotIsFree() }
-                    if interrupted { return true }
-                    next = following
-                    failures = 0
-                    continue
-                }
                 // Expired leases are looked for when idle, and every lease/3 while busy, so a dead worker's
                 // job does not wait behind a backlog.
                 let now = queue.clock.nowMilliseconds()
-                if now - lastRescueLook >= options.leaseMilliseconds / 3 {
+                if carried == nil, now - lastRescueLook >= options.leaseMilliseconds / 3 {
                     lastRescueLook = now
                     _ = try rescueExpiredLeases()
                 }
                 // Read the versions before looking for work, so a commit landing after the look still wakes us.
                 let seen = waiter.current
-                if try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(options.claimRequest) {
-                    waiter.noteLocalWrite()
-                    next = claim
-                    commits.slotTookJob()
-                    continue
+                let step = try await turn(carried, claimNext: true)
+                next = step.next
+                switch step.turn {
+                case .ran:
+                    if step.interrupted { return true }
+                    failures = 0
+                case .stopping:
+                    return false
+                case let .idle(nextWakeAt):
+                    if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return false }
+                    _ = await waiter.wait(since: seen, until: nextWakeAt)
+                    failures = 0
                 }
-                if try rescueExpiredLeases() { continue }
-                if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return false }
-                _ = await waiter.wait(since: seen, until: try queue.nextWakeTime(kinds: options.kinds))
-                failures = 0
             } catch {
                 // A database error (busy past its timeout, a full disk): say so and try again with backoff. A job
                 // whose result could not be written keeps its lease until it expires, and is then rescued.
@@ -194,6 +229,41 @@ public final class Worker: Sendable {
         return false
     }
 
+    /// One turn: runs `carried` (claimed by the previous completion) or a job claimed now, and records it.
+    /// `next` is the job the completion claimed in the same transaction, when `claimNext` asked for one;
+    /// `interrupted` says the body's task was cancelled (see `process`).
+    private func turn(_ carried: Claim?, claimNext: Bool) async throws -> (turn: WorkerTurn, next: Claim?, interrupted: Bool) {
+        let claim: Claim
+        if let carried {
+            claim = carried
+        } else {
+            guard !isStopping else { return (.stopping, nil, false) }
+            var claimed = try claimOne()
+            if claimed == nil, try rescueExpiredLeases() { claimed = try claimOne() }
+            guard let claimed else { return (.idle(nextWakeAt: try queue.nextWakeTime(kinds: options.kinds)), nil, false) }
+            claim = claimed
+            commits.slotTookJob()
+        }
+        let outcome: JobOutcome, next: Claim?, interrupted: Bool
+        do {
+            (outcome, next, interrupted) = try await process(claim, mayClaimNext: claimNext)
+        } catch {
+            commits.slotIsFree()
+            throw error
+        }
+        if next == nil { commits.slotIsFree() }
+        return (.ran(claim.jobID, outcome), next, interrupted)
+    }
+
+    /// Claims a due job of the worker's kinds, if there is one (a cheap read first).
+    private func claimOne() throws -> Claim? {
+        guard try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(options.claimRequest) else {
+            return nil
+        }
+        waiter.noteLocalWrite()
+        return claim
+    }
+
     /// Rescues expired leases if there are any (a cheap read first); true when it did.
     private func rescueExpiredLeases() throws -> Bool {
         guard try queue.hasExpiredLeases() else { return false }
@@ -204,14 +274,14 @@ public final class Worker: Sendable {
         return true
     }
 
-    /// Runs one job and records its result; returns the next job when the completion could claim it in the
-    /// same transaction.
+    /// Runs one job and records its result; returns how it ended, and the next job when the completion could
+    /// claim it in the same transaction.
     ///
     /// The body runs in this slot's own task rather than a new one: a task per job cost a thread hand-off (a
     /// futex wake, and on a busy machine a wait for the scheduler) on every job. To interrupt the body, the
     /// heartbeat or a stop request cancels this task, which then stays cancelled; the slot ends after recording
     /// and `run` starts a fresh one (`interrupted` in the result).
-    private func process(_ claim: Claim) async throws -> (next: Claim?, interrupted: Bool) {
+    private func process(_ claim: Claim, mayClaimNext: Bool) async throws -> (JobOutcome, next: Claim?, interrupted: Bool) {
         let context = JobContext(claim: claim, queue: queue)
         options.log?("claimed \(claim.jobID) (\(claim.kind) '\(claim.name)', attempt \(claim.attempt))")
         let interrupter = Interrupter()
@@ -227,17 +297,18 @@ public final class Worker: Sendable {
         state.withLock { _ = $0.interrupters.removeValue(forKey: claim.jobID) }
         defer { waiter.noteLocalWrite() }
         do {
-            return (try await record(result, of: claim, context: context, mayClaimNext: !interrupted), interrupted)
+            let (outcome, next) = try await record(result, of: claim, context: context, mayClaimNext: mayClaimNext && !interrupted)
+            return (outcome, next, interrupted)
         } catch JobQueueError.leaseLost {
             count { $0.leaseLost += 1 }
             options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
-            return (nil, interrupted)
+            return (.leaseLost, nil, interrupted)
         }
     }
 
     /// Turns the body's result into the one fenced write it calls for.
     private func record(_ result: Result<JobResult, Error>, of claim: Claim, context: JobContext,
-                        mayClaimNext: Bool) async throws -> Claim? {
+                        mayClaimNext: Bool) async throws -> (JobOutcome, next: Claim?) {
         let flags = context.snapshot
         if flags.leaseLost { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
         if case let .success(.completed(output, hook, afterCommit)) = result {
@@ -260,50 +331,51 @@ public final class Worker: Sendable {
                 // The body's own writes refused the completion (its inputs changed meanwhile): a failed attempt,
                 // retried after the backoff, rather than a job left running until its lease runs out.
                 guard let reason = refusal.withLock({ $0 }) else { throw error }
-                try failed(claim, error: "\(reason)", retryable: true, after: nil)
-                return nil
+                return (try failed(claim, error: "\(reason)", retryable: true, after: nil), nil)
             }
             afterCommit?()
             count { $0.succeeded += 1 }
             options.log?("completed \(claim.jobID)")
-            return next
+            return (.succeeded, next)
         }
         if flags.runCancelled {
             try queue.acknowledgeCancellation(claim, reason: "run cancelled while attempt \(claim.attempt) ran")
             count { $0.cancelled += 1 }
             options.log?("cancelled \(claim.jobID): its run was cancelled")
-            return nil
+            return (.cancelled, nil)
         }
         if flags.stopNow {
             try queue.release(claim, reason: "worker \(options.owner) stopped")
             count { $0.released += 1 }
             options.log?("released \(claim.jobID)")
-            return nil
+            return (.released, nil)
         }
         switch result {
         case .success(.completed):
             preconditionFailure("handled above")
         case let .success(.retry(error, after)):
-            try failed(claim, error: error, retryable: true, after: after)
+            return (try failed(claim, error: error, retryable: true, after: after), nil)
         case let .success(.discard(error)):
-            try failed(claim, error: error, retryable: false, after: nil)
+            return (try failed(claim, error: error, retryable: false, after: nil), nil)
         case let .success(.snooze(until)):
             try queue.snooze(claim, until: until)
             count { $0.snoozed += 1 }
+            return (.snoozed, nil)
         case let .success(.cancel(reason)):
             try queue.acknowledgeCancellation(claim, reason: reason)
             count { $0.cancelled += 1 }
+            return (.cancelled, nil)
         case let .failure(error):
-            try failed(claim, error: "\(error)",
-                       retryable: !(error is CancellationError), after: nil)
+            return (try failed(claim, error: "\(error)", retryable: !(error is CancellationError), after: nil), nil)
         }
-        return nil
     }
 
-    private func failed(_ claim: Claim, error: String, retryable: Bool, after: Int64?) throws {
+    private func failed(_ claim: Claim, error: String, retryable: Bool, after: Int64?) throws -> JobOutcome {
         let state = try queue.fail(claim, error: error, retryable: retryable, retryAfter: after)
-        count { state == .discarded ? ($0.discarded += 1) : state == .cancelled ? ($0.cancelled += 1) : ($0.failed += 1) }
+        let outcome: JobOutcome = state == .discarded ? .discarded : state == .cancelled ? .cancelled : .failed
+        count { outcome == .discarded ? ($0.discarded += 1) : outcome == .cancelled ? ($0.cancelled += 1) : ($0.failed += 1) }
         options.log?("\(claim.jobID) attempt \(claim.attempt) failed → \(state)")
+        return outcome
     }
 
     private func count(_ change: (inout WorkerSummary) -> Void) {

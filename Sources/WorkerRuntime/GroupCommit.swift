@@ -1,3 +1,4 @@
+import JobQueue
 import Storage
 import Synchronization
 

@@ -1,7 +1,8 @@
 import CZstd
 import Foundation
 
-/// zstd compression for checkpoints and snapshots; the only code that calls libzstd.
+/// zstd compression of checkpoints (their payload is one frame); the only code that calls libzstd, so Training
+/// is the only module that links it.
 public enum Zstd {
     public static func compress(_ data: Data, level: Int32 = 3) throws -> Data {
         let bound = ZSTD_compressBound(data.count)
@@ -12,7 +13,7 @@ public enum Zstd {
             }
         }
         if ZSTD_isError(written) != 0 {
-            throw CoreError.compression(reason: String(cString: ZSTD_getErrorName(written)))
+            throw TrainingError.io("zstd: \(String(cString: ZSTD_getErrorName(written)))")
         }
         out.count = written
         return out
@@ -23,10 +24,10 @@ public enum Zstd {
         let declared = data.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
         // ZSTD_CONTENTSIZE_ERROR and ZSTD_CONTENTSIZE_UNKNOWN are the two largest UInt64 values.
         guard declared < UInt64.max - 1 else {
-            throw CoreError.compression(reason: "not a zstd frame with a known size")
+            throw TrainingError.io("zstd: not a zstd frame with a known size")
         }
         guard declared <= UInt64(limit) else {
-            throw CoreError.compression(reason: "frame declares \(declared) bytes, more than the \(limit) allowed")
+            throw TrainingError.io("zstd: frame declares \(declared) bytes, more than the \(limit) allowed")
         }
         let size = Int(declared)
         var out = Data(count: size)
@@ -36,10 +37,10 @@ public enum Zstd {
             }
         }
         if ZSTD_isError(produced) != 0 {
-            throw CoreError.compression(reason: String(cString: ZSTD_getErrorName(produced)))
+            throw TrainingError.io("zstd: \(String(cString: ZSTD_getErrorName(produced)))")
         }
         guard produced == size else {
-            throw CoreError.compression(reason: "frame decoded to \(produced) bytes, header said \(size)")
+            throw TrainingError.io("zstd: frame decoded to \(produced) bytes, header said \(size)")
         }
         return out
     }

@@ -1,4 +1,5 @@
 import Foundation
+import JobQueue
 
 /// Extends the leases of a worker's running jobs, each every third of its own lease, from one dedicated thread.
 ///
@@ -58,13 +59,29 @@ final class HeartbeatMonitor: @unchecked Sendable {
     /// The contexts being watched now (to release them all on an immediate stop).
     var watched: [JobContext] { condition.withLock { entries.values.map(\.context) } }
 
+    /// Sends every heartbeat due by the clock now, on the calling thread (`Worker.beatDueLeases`, for a worker
+    /// turned by `runOnce`, which starts no thread).
+    func beatDue() {
+        let due = condition.withLock { takeDue(now: queue.clock.nowMilliseconds()) }
+        for entry in due { beat(entry) }
+    }
+
+    /// The entries due at `now`, each rescheduled a third of its lease later. Call with `condition` locked.
+    private func takeDue(now: Int64) -> [Entry] {
+        let due = entries.values.filter { $0.due <= now }
+        for entry in due {
+            entries[entry.context.claim.jobID]?.due = now + Self.interval(entry.context.claim)
+        }
+        return due
+    }
+
     private func loop() {
         while true {
             var due: [Entry] = []
             condition.lock()
             while !stopped {
                 let now = queue.clock.nowMilliseconds()
-                due = entries.values.filter { $0.due <= now }
+                due = takeDue(now: now)
                 if !due.isEmpty { break }
                 let next = entries.values.map(\.due).min()
                 // Real time: the clock may be a test's manual clock, so never wait long without a look.
@@ -74,9 +91,6 @@ final class HeartbeatMonitor: @unchecked Sendable {
                 wakeAt = .max
             }
             if stopped { condition.unlock(); return }
-            for entry in due {
-                entries[entry.context.claim.jobID]?.due = queue.clock.nowMilliseconds() + Self.interval(entry.context.claim)
-            }
             condition.unlock()
             for entry in due { beat(entry) }
         }

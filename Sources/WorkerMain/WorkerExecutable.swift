@@ -2,13 +2,13 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import JobQueue
-import Model
 import Steps
 import Storage
 import Synchronization
+import WorkerRuntime
 
 /// The shared `main` of the five worker executables (`adapt-prune-worker` …): each claims the steps of one
-/// kind from the state directory's job table with the JobQueue `Worker` loop (heartbeats, fenced writes,
+/// kind from the state directory's job table with the WorkerRuntime `Worker` loop (heartbeats, fenced writes,
 /// idle wait on `PRAGMA data_version`) and runs the matching step body.
 ///
 /// SIGINT/SIGTERM: the first lets the running step finish (train stops at its next checkpoint), the second
@@ -31,7 +31,7 @@ public enum WorkerExecutable {
 
     /// Runs the worker for `kind` with the process's arguments; returns the exit code.
     public static func main(kind: String, arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Int32 {
-        BLAS.stopIdleThreads()
+        StepProcess.prepare()
         let command = Command("", summary: "claim and run the pipeline's \(kind) steps until stopped") { invocation in
             try await run(kind: kind, invocation.global)
         }
