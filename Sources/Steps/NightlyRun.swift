@@ -15,9 +15,6 @@ public enum NightlyRun {
     /// The manifest section the steps' digests go to.
     public static let digestsSection = "step_digests"
 
-    /// The default base model, by its file name in the state's models/ directory.
-    public static let defaultModel = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
     public static func description(_ planned: PlannedRun, baseModel name: String, baseModelDigest: Digest,
                                    runAt: Int64? = nil) -> RunDescription {
         var manifest = planned.manifest.objectValue ?? [:]
@@ -39,7 +36,7 @@ public enum NightlyRun {
     /// The base model is resolved and digested before anything is stored, so a missing model is an error
     /// with nothing enqueued.
     public static func enqueue(queue: JobQueue, environment: StepEnvironment, pipeline: Pipeline, lineage: String,
-                               night: Night, seed: UInt64? = nil, model: String = defaultModel,
+                               night: Night, seed: UInt64? = nil, model: String = DefaultModel.fileName,
                                runAt: Int64? = nil) throws -> EnqueueResult {
         let planned = try plan(pipeline: pipeline, lineage: lineage, night: night, seed: seed)
         // Refused now rather than by the train step hours later: OpenBLAS would run fewer threads than recorded.

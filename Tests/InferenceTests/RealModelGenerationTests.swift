@@ -2,14 +2,13 @@ import AdaptCore
 import Foundation
 import Model
 import Testing
+import TestSupport
 @testable import Inference
 
-/// SmolLM2-135M-Instruct, when `scripts/fetch-model` has fetched it; tests that need it skip otherwise.
+/// SmolLM2-135M-Instruct, when `scripts/fetch-model` has fetched it; tests that need it are disabled otherwise.
 enum SmolLM2 {
-    static let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("state/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-
-    static let isPresent = FileManager.default.fileExists(atPath: url.path)
+    static let url = CheckoutModel.url
+    static let isPresent = CheckoutModel.isPresent
     static let absentReason: Comment = "the real model is absent; run scripts/fetch-model to fetch it"
 
     /// Loaded once for every test here (they are enabled only when the file is present).

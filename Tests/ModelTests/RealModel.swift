@@ -1,12 +1,11 @@
 import Foundation
 import Model
 import Testing
+import TestSupport
 
 /// The default model, when it has been fetched (scripts/fetch-model); tests that need it are disabled otherwise, with the reason.
 enum RealModel {
-    static let path = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("state/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+    static let path = CheckoutModel.url
 
     /// For `@Test(.enabled(if: RealModel.isPresent, RealModel.absentReason))`.
     static let isPresent = FileManager.default.fileExists(atPath: path.path)

@@ -78,15 +78,8 @@ import Testing
     }
 }
 
-/// The default model, when `scripts/fetch-model` has fetched it.
-enum DefaultModel {
-    static let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("state/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-    static let isPresent = FileManager.default.fileExists(atPath: url.path)
-}
-
 @Suite struct RealModelTrainingTests {
-    @Test(.enabled(if: DefaultModel.isPresent, "the real model is absent; run scripts/fetch-model"))
+    @Test(.enabled(if: CheckoutModel.isPresent, "the real model is absent; run scripts/fetch-model"))
     func theLossFallsOnTheRealModelForAStyleDataset() throws {
         // Four examples in one voice, all in every batch, so each step measures the same loss.
         let examples = [("Why is the sky blue?", "air scatters blue light most"), ("What do bees make?", "bees make honey"),
@@ -94,7 +87,7 @@ enum DefaultModel {
             .map { TrainingExample(prompt: $0.0, completion: "Ahoy from the galley! \($0.1). Fair winds!") }
         let configuration = TrainingConfiguration(steps: 4, batchSize: 4, learningRate: 2e-3, schedule: .constant, seed: 1,
                                                   maxLength: 64, threads: 1)
-        let run = try LoRATrainingRun(modelURL: DefaultModel.url, examples: examples, lora: LoRAConfig(rank: 8, dropout: 0),
+        let run = try LoRATrainingRun(modelURL: CheckoutModel.url, examples: examples, lora: LoRAConfig(rank: 8, dropout: 0),
                                       configuration: configuration)
         let trainer = try run.trainer(store: nil)
         let state = try trainer.run(from: trainer.freshState())

@@ -30,7 +30,7 @@ enum EvalCommands {
             """,
         options: [
             OptionSpec("lineage", value: "L", help: "the lineage to check"),
-            OptionSpec("model", value: "M", help: "base model GGUF file (default state/models/\(GenerateCommand.defaultModelName))"),
+            OptionSpec("model", value: "M", help: "base model GGUF file (default state/models/\(DefaultModel.fileName))"),
             OptionSpec("max-tokens", value: "N", help: "most new tokens per reply (default \(defaultMaxTokens))"),
             OptionSpec("min-completions", value: "K",
                        help: "training replies a phrase must occur in (default: one in ten, at least 2)"),
@@ -75,7 +75,7 @@ enum EvalCommands {
         let registry = try AdapterRegistry(database: database, blobs: state.blobs)
         guard let version = try registry.active(lineage: identifier) else { throw VoiceCheckError.noActiveAdapter(lineage) }
         let modelURL = args.string("model").map { URL(fileURLWithPath: $0) }
-            ?? state.models.appendingPathComponent(GenerateCommand.defaultModelName)
+            ?? state.defaultModel
         guard FileManager.default.fileExists(atPath: modelURL.path) else {
             throw VoiceCheckError.missingModel(path: modelURL.path, isDefault: args.string("model") == nil)
         }

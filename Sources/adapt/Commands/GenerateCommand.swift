@@ -10,13 +10,12 @@ import Training
 enum GenerateCommand {
     static let all: [Command] = [generate]
 
-    static let defaultModelName = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
     static let generate = Command(
         "generate",
         summary: "answer a prompt with the base model or an adapter, streaming the text",
         discussion: """
-            Give --model (a GGUF file; default state/models/\(defaultModelName)) and/or --lineage (its active \
+            Give --model (a GGUF file; default state/models/\(DefaultModel.fileName)) and/or --lineage (its active \
             adapter from the registry; the base model when it has none). Sampling follows llama.cpp's default \
             chain: penalties, top-k, top-p, min-p, temperature, then a draw seeded by --seed. --compare answers \
             with the adapter first, then with the base model limited to as many tokens as the adapter used, and \
@@ -64,7 +63,7 @@ enum GenerateCommand {
 
         let state = try GlobalOptions.stateDirectory(invocation)
         let modelURL = args.string("model").map { URL(fileURLWithPath: $0) }
-            ?? state.models.appendingPathComponent(defaultModelName)
+            ?? state.defaultModel
         let base = try BaseModel.load(modelURL)
         var catalog: RegistryAdapterCatalog?
         if lineage != nil {

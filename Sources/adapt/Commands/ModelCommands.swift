@@ -9,7 +9,7 @@ enum ModelCommands {
     static let all: [Command] = [tiny, logits, score, bench]
 
     static let modelOption = OptionSpec("model", value: "FILE",
-                                        help: "GGUF model (default: models/\(TokenizeCommands.defaultModelName) in the state directory)")
+                                        help: "GGUF model (default: models/\(DefaultModel.fileName) in the state directory)")
     static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
     /// What --threads accepts wherever it is given (train's range).
     static let threadRange = 1...BLAS.maximumThreads
@@ -257,7 +257,7 @@ enum ModelCommands {
     }
 
     static func modelURL(_ invocation: Invocation) throws -> URL {
-        let defaultModel = try GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(TokenizeCommands.defaultModelName)
+        let defaultModel = try GlobalOptions.stateDirectory(invocation).defaultModel
         let url = invocation.arguments.string("model").map { URL(fileURLWithPath: $0) } ?? defaultModel
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ModelError.fileUnreadable(path: url.path, reason: "no such file")

@@ -29,7 +29,7 @@ enum NightlyCommands {
         options: [
             OptionSpec("lineage", value: "L", help: "the lineage (letters, digits, -, _)"),
             OptionSpec("pipeline", value: "FILE", help: "pipeline file (default: the built-in nightly pipeline)"),
-            OptionSpec("model", value: "NAME", help: "base model file or name in the state's models/ (default \(NightlyRun.defaultModel))"),
+            OptionSpec("model", value: "NAME", help: "base model file or name in the state's models/ (default \(DefaultModel.fileName))"),
             OptionSpec("at", value: "TIME", help: "not before this time: HH:MM (next occurrence) or YYYY-MM-DDTHH:MM[:SS][Z]"),
             OptionSpec("night", value: "YYYY-MM-DD", help: "the night the run belongs to (default: the local date of --at or now)"),
             OptionSpec("seed", value: "S", help: "the run's seed (default: the pipeline's, else derived from lineage and night)"),
@@ -60,7 +60,7 @@ enum NightlyCommands {
         }
         let (environment, queue) = try environment(invocation)
         let result = try NightlyRun.enqueue(queue: queue, environment: environment, pipeline: pipeline, lineage: lineage,
-                                            night: night, seed: seed, model: a.string("model") ?? NightlyRun.defaultModel,
+                                            night: night, seed: seed, model: a.string("model") ?? DefaultModel.fileName,
                                             runAt: runAt)
         JobCommands.printEnqueued(result, json: a.flag("json"))
     }

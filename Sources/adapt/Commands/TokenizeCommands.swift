@@ -7,7 +7,6 @@ import Model
 enum TokenizeCommands {
     static let all: [Command] = [tokenize]
 
-    static let defaultModelName = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
     static let tokenize = Command(
         "tokenize",
@@ -19,7 +18,7 @@ enum TokenizeCommands {
             """,
         options: [
             OptionSpec("model", value: "FILE",
-                       help: "GGUF model (default: STATE/models/\(defaultModelName), i.e. state/models/… in the default state directory)"),
+                       help: "GGUF model (default: STATE/models/\(DefaultModel.fileName), i.e. state/models/… in the default state directory)"),
             .flag("special", help: "match control tokens such as <|im_start|> in TEXT"),
             .json,
         ],
@@ -48,7 +47,7 @@ enum TokenizeCommands {
         if let given {
             url = URL(fileURLWithPath: given)
         } else {
-            url = try GlobalOptions.stateDirectory(invocation).models.appendingPathComponent(defaultModelName)
+            url = try GlobalOptions.stateDirectory(invocation).defaultModel
         }
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ModelError.fileUnreadable(
