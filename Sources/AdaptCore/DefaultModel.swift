@@ -1,3 +1,5 @@
+import Foundation
+
 /// The model a night personalises when nobody names one: what `scripts/fetch-model` puts in the state's
 /// `models/` folder. Every command's default and help text read it from here.
 public enum DefaultModel {
