@@ -36,13 +36,17 @@ let package = Package(
         .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "JobQueue"]),
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
+        // The adapter file format and the LoRA settings it records: what training writes and inference, the
+        // steps and the command line read. Below the model, so a module that only moves adapters links no BLAS.
+        .target(name: "Adapters", dependencies: ["AdaptCore"]),
         // The only module that compresses (checkpoints), so the only one that links zstd.
-        .target(name: "Training", dependencies: ["AdaptCore", "Model", "CZstd"]),
-        // Reads adapter files through Training's AdapterFile, hence the extra import beside Model and Registry.
-        .target(name: "Inference", dependencies: ["AdaptCore", "Model", "Training", "Registry"]),
+        .target(name: "Training", dependencies: ["AdaptCore", "Adapters", "Model", "CZstd"]),
+        // Reads adapter files through Adapters; knows nothing of training.
+        .target(name: "Inference", dependencies: ["AdaptCore", "Adapters", "Model", "Registry"]),
         // The only module that sees both the job engine and the ML code: the five step bodies.
         .target(name: "Steps", dependencies: [
-            "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Model", "Training", "Evaluation", "Registry",
+            "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Adapters", "Model", "Training", "Evaluation",
+            "Registry",
         ]),
         // The worker executables' shared main: the runtime's loop running the step bodies.
         .target(name: "WorkerMain", dependencies: [
@@ -51,7 +55,7 @@ let package = Package(
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
-            "Evaluation", "Registry", "Training", "Inference", "Steps", "WorkerRuntime",
+            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime",
         ]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
@@ -71,14 +75,16 @@ let package = Package(
         .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "JobQueue", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
                     exclude: ["Fixtures"]),
-        // Training only to write real adapter files: `adapt registry add` refuses anything else.
-        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Training", "TestSupport"]),
+        // Adapters only to write real adapter files: `adapt registry add` refuses anything else.
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Adapters", "TestSupport"]),
+        .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StepsTests", dependencies: [
-            "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Training", "TestSupport",
+            "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",
         ]),
-        .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "Training", "Registry", "Storage", "TestSupport"],
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "Adapters", "Model", "TestSupport"], exclude: ["Reference"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Adapters", "Model", "Training", "Registry", "Storage",
+                                                           "TestSupport"],
                     exclude: ["Fixtures"]),
     ]
 )

@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Model
 import Pipelines
 import Training
