@@ -23,9 +23,13 @@ let package = Package(
         .target(name: "AdaptCore", dependencies: ["CCrypto"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
+        // The adapter file format and the LoRA settings it records: training writes it; inference, the steps and
+        // the command line read it. Below the model (which applies the settings), so a module that only stores or
+        // moves adapters links no BLAS.
+        .target(name: "Adapters", dependencies: ["AdaptCore"]),
         // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
         // many times slower (BENCHMARKS.md, code choices), which would make every real-model test take minutes.
-        .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"],
+        .target(name: "Model", dependencies: ["AdaptCore", "Adapters", "CBLAS"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
@@ -36,9 +40,6 @@ let package = Package(
         .target(name: "WorkerRuntime", dependencies: ["AdaptCore", "Storage", "JobQueue"]),
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
-        // The adapter file format and the LoRA settings it records: what training writes and inference, the
-        // steps and the command line read. Below the model, so a module that only moves adapters links no BLAS.
-        .target(name: "Adapters", dependencies: ["AdaptCore"]),
         // The only module that compresses (checkpoints), so the only one that links zstd.
         .target(name: "Training", dependencies: ["AdaptCore", "Adapters", "Model", "CZstd"]),
         // Reads adapter files through Adapters; knows nothing of training.
@@ -78,7 +79,7 @@ let package = Package(
         // Adapters only to write real adapter files: `adapt registry add` refuses anything else.
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Adapters", "TestSupport"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ModelTests", dependencies: ["Model", "Adapters", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StepsTests", dependencies: [
             "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",
         ]),

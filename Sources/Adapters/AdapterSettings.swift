@@ -2,7 +2,7 @@
 /// checkpoints, and (all but dropout, which only exists in training) what an adapter file's header says.
 ///
 /// Targets are projection names (`q`, `k`, … as the Model module names them) kept as text: this module sits
-/// below the model, and a reader that applies the adapter checks that each name is a projection it knows.
+/// below the model, whose `LoRAConfig(settings)` checks that each name is a projection.
 public struct AdapterSettings: Sendable, Equatable, Codable {
     public var rank: Int
     public var alpha: Float

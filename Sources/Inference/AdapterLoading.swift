@@ -7,16 +7,12 @@ import Registry
 extension AdapterBundle where Weights == LoRAParameters {
     /// An adapter file (verified by its trailing digest) as LoRA weights.
     public init(file: AdapterFile, digest: Digest, name: String, lineage: String? = nil, version: Int? = nil) throws {
-        let metadata = file.metadata, settings = metadata.settings
-        var targets: [Projection] = []
-        for target in settings.targets {
-            guard let projection = Projection(rawValue: target) else {
-                throw InferenceError.adapterShapeMismatch(adapter: name, reason: "it targets \(target), which is no llama projection")
-            }
-            targets.append(projection)
-        }
+        let metadata = file.metadata
         // The file's settings carry no dropout: inference applies the adapter in full.
-        let config = LoRAConfig(rank: settings.rank, alpha: settings.alpha, dropout: settings.dropout, targets: targets)
+        let config: LoRAConfig
+        do { config = try LoRAConfig(metadata.settings) } catch {
+            throw InferenceError.adapterShapeMismatch(adapter: name, reason: "it targets \(error.name), which is no llama projection")
+        }
         let weights = LoRAParameters(config: config, names: file.tensors.names, shapes: file.tensors.shapes,
                                      values: file.tensors.values)
         self.init(weights: weights, name: name, digest: digest, baseModelDigest: metadata.baseModelDigest,

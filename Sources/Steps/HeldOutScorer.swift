@@ -102,17 +102,13 @@ struct HeldOutScorer {
     /// The LoRA weights of an adapter file, checked against this base model.
     func adapter(_ data: Data, name: String, baseModelDigest: Digest) throws -> LoRAParameters {
         let (file, _) = try AdapterFile.decode(data, name: name)
-        let settings = file.metadata.settings
-        let targets = try settings.targets.map { text -> Projection in
-            guard let projection = Projection(rawValue: text) else {
-                throw StepError.malformedOutput(step: name, field: "targets")
-            }
-            return projection
+        let config: LoRAConfig
+        do { config = try LoRAConfig(file.metadata.settings) } catch {
+            throw StepError.malformedOutput(step: name, field: "targets")
         }
         if file.metadata.baseModelDigest != baseModelDigest {
             throw StepError.adapterForAnotherModel(adapter: name, expected: baseModelDigest, actual: file.metadata.baseModelDigest)
         }
-        let config = LoRAConfig(rank: settings.rank, alpha: settings.alpha, dropout: settings.dropout, targets: targets)
         return LoRAParameters(config: config, names: file.tensors.names, shapes: file.tensors.shapes, values: file.tensors.values)
     }
 }

@@ -20,11 +20,6 @@ public struct LoRAGradientSource: GradientSource {
         self.seed = seed
     }
 
-    /// Settings as the training configuration records them.
-    public static func settings(_ config: LoRAConfig) -> AdapterSettings {
-        AdapterSettings(rank: config.rank, alpha: config.alpha, dropout: config.dropout, targets: config.targets.map(\.rawValue))
-    }
-
     /// A fresh adapter for `model` (A from the seeded RNG, B zero) as the loop's named tensors.
     public static func initialParameters(for model: LlamaModel, config: LoRAConfig, seed: UInt64) -> NamedTensors {
         let lora = LoRAParameters.initialized(for: model, config: config, seed: seed)
