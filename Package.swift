@@ -23,9 +23,13 @@ let package = Package(
         .target(name: "AdaptCore", dependencies: ["CCrypto"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         .target(name: "CommandLineKit"),
+        // The adapter file format and the LoRA settings it records: training writes it; inference, the steps and
+        // the command line read it. Below the model (which applies the settings), so a module that only stores or
+        // moves adapters links no BLAS.
+        .target(name: "Adapters", dependencies: ["AdaptCore"]),
         // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
         // many times slower (BENCHMARKS.md, code choices), which would make every real-model test take minutes.
-        .target(name: "Model", dependencies: ["AdaptCore", "CBLAS"],
+        .target(name: "Model", dependencies: ["AdaptCore", "Adapters", "CBLAS"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
@@ -37,12 +41,13 @@ let package = Package(
         .target(name: "Evaluation", dependencies: ["AdaptCore"]),
         .target(name: "Registry", dependencies: ["AdaptCore", "Storage"]),
         // The only module that compresses (checkpoints), so the only one that links zstd.
-        .target(name: "Training", dependencies: ["AdaptCore", "Model", "CZstd"]),
-        // Reads adapter files through Training's AdapterFile, hence the extra import beside Model and Registry.
-        .target(name: "Inference", dependencies: ["AdaptCore", "Model", "Training", "Registry"]),
+        .target(name: "Training", dependencies: ["AdaptCore", "Adapters", "Model", "CZstd"]),
+        // Reads adapter files through Adapters; knows nothing of training.
+        .target(name: "Inference", dependencies: ["AdaptCore", "Adapters", "Model", "Registry"]),
         // The only module that sees both the job engine and the ML code: the five step bodies.
         .target(name: "Steps", dependencies: [
-            "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Model", "Training", "Evaluation", "Registry",
+            "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Adapters", "Model", "Training", "Evaluation",
+            "Registry",
         ]),
         // The worker executables' shared main: the runtime's loop running the step bodies.
         .target(name: "WorkerMain", dependencies: [
@@ -51,7 +56,7 @@ let package = Package(
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
-            "Evaluation", "Registry", "Training", "Inference", "Steps", "WorkerRuntime",
+            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime",
         ]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
@@ -71,14 +76,16 @@ let package = Package(
         .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "JobQueue", "Storage", "AdaptCore", "TestSupport"]),
         .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
                     exclude: ["Fixtures"]),
-        // Training only to write real adapter files: `adapt registry add` refuses anything else.
-        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Training", "TestSupport"]),
-        .testTarget(name: "ModelTests", dependencies: ["Model", "TestSupport"], exclude: ["Fixtures"]),
+        // Adapters only to write real adapter files: `adapt registry add` refuses anything else.
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Adapters", "TestSupport"]),
+        .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ModelTests", dependencies: ["Model", "Adapters", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StepsTests", dependencies: [
-            "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Training", "TestSupport",
+            "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",
         ]),
-        .testTarget(name: "TrainingTests", dependencies: ["Training", "Model", "TestSupport"], exclude: ["Reference"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Model", "Training", "Registry", "Storage", "TestSupport"],
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "Adapters", "Model", "TestSupport"], exclude: ["Reference"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "Adapters", "Model", "Training", "Registry", "Storage",
+                                                           "TestSupport"],
                     exclude: ["Fixtures"]),
     ]
 )

@@ -1,22 +1,18 @@
 import AdaptCore
+import Adapters
 import Foundation
 import Model
 import Registry
-import Training
 
 extension AdapterBundle where Weights == LoRAParameters {
-    /// An adapter file (Training's `AdapterFile`, verified by its trailing digest) as LoRA weights.
+    /// An adapter file (verified by its trailing digest) as LoRA weights.
     public init(file: AdapterFile, digest: Digest, name: String, lineage: String? = nil, version: Int? = nil) throws {
         let metadata = file.metadata
-        var targets: [Projection] = []
-        for target in metadata.targets {
-            guard let projection = Projection(rawValue: target) else {
-                throw InferenceError.adapterShapeMismatch(adapter: name, reason: "it targets \(target), which is no llama projection")
-            }
-            targets.append(projection)
+        // The file's settings carry no dropout: inference applies the adapter in full.
+        let config: LoRAConfig
+        do { config = try LoRAConfig(metadata.settings) } catch {
+            throw InferenceError.adapterShapeMismatch(adapter: name, reason: "it targets \(error.name), which is no llama projection")
         }
-        // Dropout only exists in training; inference applies the adapter in full.
-        let config = LoRAConfig(rank: metadata.rank, alpha: metadata.alpha, dropout: 0, targets: targets)
         let weights = LoRAParameters(config: config, names: file.tensors.names, shapes: file.tensors.shapes,
                                      values: file.tensors.values)
         self.init(weights: weights, name: name, digest: digest, baseModelDigest: metadata.baseModelDigest,
@@ -54,7 +50,7 @@ public struct RegistryAdapterCatalog: AdapterCatalog {
         let verified: VerifiedAdapterBytes
         do {
             verified = try AdapterFile.verify(data, name: name, expectedDigest: version.adapterDigest)
-        } catch let error as TrainingError {
+        } catch let error as AdapterFileError {
             // Bytes that no longer hash to their name: the same refusal as the blob store's own check.
             throw RegistryError.adapterUnavailable(lineage: lineage, version: version.name, reason: error.description)
         }

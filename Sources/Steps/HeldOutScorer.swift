@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Evaluation
 import Foundation
 import Model
@@ -101,16 +102,13 @@ struct HeldOutScorer {
     /// The LoRA weights of an adapter file, checked against this base model.
     func adapter(_ data: Data, name: String, baseModelDigest: Digest) throws -> LoRAParameters {
         let (file, _) = try AdapterFile.decode(data, name: name)
-        let targets = try file.metadata.targets.map { text -> Projection in
-            guard let projection = Projection(rawValue: text) else {
-                throw StepError.malformedOutput(step: name, field: "targets")
-            }
-            return projection
+        let config: LoRAConfig
+        do { config = try LoRAConfig(file.metadata.settings) } catch {
+            throw StepError.malformedOutput(step: name, field: "targets")
         }
         if file.metadata.baseModelDigest != baseModelDigest {
             throw StepError.adapterForAnotherModel(adapter: name, expected: baseModelDigest, actual: file.metadata.baseModelDigest)
         }
-        let config = LoRAConfig(rank: file.metadata.rank, alpha: file.metadata.alpha, dropout: 0, targets: targets)
         return LoRAParameters(config: config, names: file.tensors.names, shapes: file.tensors.shapes, values: file.tensors.values)
     }
 }

@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Model
 import Pipelines
 import Training
@@ -33,7 +34,7 @@ public struct TrainingPlan: Sendable {
             earlyStopping: parameters.earlyStopping.map { Training.EarlyStopping(every: $0.everySteps, patience: $0.patience) },
             checkpointEvery: parameters.checkpointInterval)
         var check = configuration
-        check.adapter = LoRAGradientSource.settings(lora)
+        check.adapter = lora.settings
         try check.validate()
     }
 

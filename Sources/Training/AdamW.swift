@@ -1,3 +1,4 @@
+import Adapters
 import Foundation
 
 /// AdamW (Loshchilov & Hutter, "Decoupled Weight Decay Regularization", ICLR 2019), in the form PyTorch's

@@ -1,7 +1,8 @@
+import Adapters
 import Foundation
 
-// Little-endian binary encoding shared by checkpoints and adapter files. Floats are stored as their IEEE-754
-// bit patterns, so what is read back is bit for bit what was written.
+// Little-endian binary encoding of checkpoints (adapter files write their few fields themselves). Floats are
+// stored as their IEEE-754 bit patterns, so what is read back is bit for bit what was written.
 
 struct BinaryWriter {
     private(set) var data = Data()

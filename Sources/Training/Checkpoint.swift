@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Foundation
 
 /// A training checkpoint: the configuration and digests a run must match, and the whole `TrainingState`.

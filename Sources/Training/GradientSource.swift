@@ -1,3 +1,4 @@
+import Adapters
 import Model
 /// The one thing the training loop needs from a model: a loss and its gradient for a batch.
 ///

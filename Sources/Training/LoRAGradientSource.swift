@@ -1,3 +1,4 @@
+import Adapters
 import Foundation
 import Model
 
@@ -17,11 +18,6 @@ public struct LoRAGradientSource: GradientSource {
         self.model = model
         self.config = config
         self.seed = seed
-    }
-
-    /// Settings as the training configuration records them.
-    public static func settings(_ config: LoRAConfig) -> AdapterSettings {
-        AdapterSettings(rank: config.rank, alpha: config.alpha, dropout: config.dropout, targets: config.targets.map(\.rawValue))
     }
 
     /// A fresh adapter for `model` (A from the seeded RNG, B zero) as the loop's named tensors.

@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Foundation
 import Model
 
@@ -28,7 +29,7 @@ public struct LoRATrainingRun: Sendable {
         let formatter = try ChatFormatter(gguf: file)
         try formatter.validate(against: tokenizer)
         var configuration = configuration
-        configuration.adapter = LoRAGradientSource.settings(lora)
+        configuration.adapter = lora.settings
         try configuration.validate()
         var builder = SequenceBuilder(maxLength: min(configuration.maxLength, model.hyperparameters.contextLength))
         let training = try Self.sequences(examples, tokenizer: tokenizer, formatter: formatter, builder: &builder)

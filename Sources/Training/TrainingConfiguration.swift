@@ -1,20 +1,5 @@
 import AdaptCore
-
-/// The LoRA settings a run trains with; recorded in checkpoints and adapters.
-public struct AdapterSettings: Sendable, Equatable, Codable {
-    public var rank: Int
-    public var alpha: Float
-    public var dropout: Float
-    /// Projection names, e.g. ["q", "k", "v", "o"].
-    public var targets: [String]
-
-    public init(rank: Int = 8, alpha: Float = 16, dropout: Float = 0, targets: [String] = ["q", "k", "v", "o"]) {
-        self.rank = rank
-        self.alpha = alpha
-        self.dropout = dropout
-        self.targets = targets
-    }
-}
+import Adapters
 
 /// Early stopping on held-out loss: evaluate every `every` steps, stop after `patience` evaluations in a row
 /// that did not improve the best loss by more than `minDelta`, and keep the best weights.

@@ -1,3 +1,5 @@
+import Adapters
+
 /// One held-out evaluation: after which optimizer step, and the mean weighted loss.
 public struct Evaluation: Sendable, Equatable, Codable {
     public var step: Int

@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Foundation
 import Model
 import Registry
@@ -151,8 +152,8 @@ private let fields: Set<String> = ["text", "token_ids", "prompt_tokens", "cached
         flipped[position] ^= 0x10
         let copy = GenerateFixtures.directory.file("flipped-\(position).lora")
         try flipped.write(to: copy)
-        #expect(throws: TrainingError.self) { try AdapterBundle.load(copy) }
-        #expect(throws: TrainingError.self) { try AdapterFile.verify(flipped, name: "f") }
+        #expect(throws: AdapterFileError.self) { try AdapterBundle.load(copy) }
+        #expect(throws: AdapterFileError.self) { try AdapterFile.verify(flipped, name: "f") }
     }
 }
 

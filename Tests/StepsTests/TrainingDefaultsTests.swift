@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Foundation
 import Model
 import Pipelines
@@ -16,7 +17,7 @@ import Training
         let train = try #require(run.steps.first { $0.kind == "train" })
         let plan = try TrainingPlan(input: train.input)
         var configuration = plan.configuration
-        configuration.adapter = LoRAGradientSource.settings(plan.lora)
+        configuration.adapter = plan.lora.settings
         return configuration
     }
 

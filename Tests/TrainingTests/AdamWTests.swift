@@ -1,3 +1,4 @@
+import Adapters
 import Foundation
 import Testing
 @testable import Training

@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Foundation
 import Model
 @testable import Training

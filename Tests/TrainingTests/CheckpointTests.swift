@@ -1,4 +1,5 @@
 import AdaptCore
+import Adapters
 import Foundation
 import TestSupport
 import Testing

@@ -1,10 +1,10 @@
 import AdaptCore
+import Adapters
 import CommandLineKit
 import Foundation
 import Inference
 import Model
 import Registry
-import Training
 
 /// `adapt generate`: answer a prompt with the base model or a lineage's active adapter, streaming the text.
 enum GenerateCommand {

@@ -47,6 +47,10 @@ public struct AdapterFileMetadata: Sendable, Equatable, Codable {
         self.trainingConfigurationDigest = trainingConfigurationDigest
     }
 
+    /// The LoRA settings the adapter applies with; dropout is 0 because it only exists in training (the
+    /// dropout a run used is in `trainingConfiguration`).
+    public var settings: AdapterSettings { AdapterSettings(rank: rank, alpha: alpha, dropout: 0, targets: targets) }
+
     enum CodingKeys: String, CodingKey {
         case baseModelDigest = "base_model_digest", chatConvention = "chat_convention", templateDigest = "template_digest"
         case targets, rank, alpha, steps, metrics
@@ -94,27 +98,34 @@ public struct AdapterFile: Sendable, Equatable {
         let header = Header(metadata: metadata,
                             tensors: zip(tensors.names, tensors.shapes).map { Header.Tensor(name: $0, shape: $1) })
         let json = JSON.canonical(header)
-        var writer = BinaryWriter()
-        writer.bytes(AdapterFile.magic)
-        writer.u32(AdapterFile.version)
-        writer.u32(UInt32(json.count))
-        writer.bytes(json)
-        for values in tensors.values { writer.floats(values) }
+        var data = Data()
+        data.reserveCapacity(Self.fixedHeaderSize + json.count + 4 * tensors.scalarCount + Self.trailerSize)
+        data.append(contentsOf: AdapterFile.magic)
+        withUnsafeBytes(of: AdapterFile.version.littleEndian) { data.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(json.count).littleEndian) { data.append(contentsOf: $0) }
+        data.append(json)
+        for values in tensors.values {
+            #if _endian(little)
+            values.withUnsafeBytes { data.append(contentsOf: $0) }
+            #else
+            for v in values { withUnsafeBytes(of: v.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
+            #endif
+        }
         // One pass: the body's digest is the trailer, and the same state fed the trailer gives the file's.
         var hasher = SHA256()
-        hasher.update(writer.data)
+        hasher.update(data)
         var whole = hasher.fork()
         let trailer = hasher.finalize().bytes
-        writer.bytes(trailer)
+        data.append(contentsOf: trailer)
         whole.update(Data(trailer))
-        return (writer.data, whole.finalize())
+        return (data, whole.finalize())
     }
 
     /// Writes the file atomically and returns its digest.
     @discardableResult
     public func write(to url: URL) throws -> Digest {
         let (data, digest) = encoded()
-        do { try AtomicFile.write(data, to: url) } catch { throw TrainingError.io("\(error)") }
+        do { try AtomicFile.write(data, to: url) } catch { throw AdapterFileError.io("\(error)") }
         return digest
     }
 

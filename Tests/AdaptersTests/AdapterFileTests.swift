@@ -1,43 +1,33 @@
 import AdaptCore
+import Adapters
 import Foundation
 import TestSupport
 import Testing
-@testable import Training
 
 @Suite struct AdapterFileTests {
-    func adapter(_ tensors: NamedTensors) -> AdapterFile {
-        let configuration = TrainingConfiguration(steps: 30)
-        let metadata = AdapterFileMetadata(baseModelDigest: baseDigest, chatConvention: "chatml", templateDigest: Digest.sha256("template"),
-                                       targets: ["q", "v"], rank: 3, alpha: 6, steps: 30, trainingExamples: 10,
-                                       heldOutExamples: 2, truncatedExamples: 0, trainingTokens: 1440,
-                                       metrics: ["final_loss": 0.25], trainingConfiguration: configuration.numericSettings,
-                                       trainingConfigurationDigest: configuration.digest)
-        return AdapterFile(metadata: metadata, tensors: tensors)
-    }
-
     @Test func roundTripsTensorsAndMetadata() throws {
-        let file = adapter(BigramLoRA().initialParameters())
+        let file = sampleAdapter()
         let (data, digest) = file.encoded()
         let (decoded, decodedDigest) = try AdapterFile.decode(data, name: "a")
         #expect(decoded.tensors.bitwiseEqual(file.tensors) && decoded.metadata == file.metadata)
         #expect(decodedDigest == digest)
         #expect(Digest.sha256(data) == digest)   // the name the blob store gives it
-        #expect(Data(data.suffix(32)) == Data(hexBytes: Digest.sha256(data.prefix(data.count - 32)).hex))
+        #expect(Data(data.suffix(32)) == Data(Digest.sha256(data.prefix(data.count - 32)).bytes))
     }
 
     @Test func equalWeightsGiveEqualDigestsAndAnyChangeAnother() {
-        let tensors = BigramLoRA().initialParameters()
-        #expect(adapter(tensors).encoded().digest == adapter(tensors).encoded().digest)
+        let tensors = sampleTensors()
+        #expect(sampleAdapter(tensors).encoded().digest == sampleAdapter(tensors).encoded().digest)
         var changed = tensors
         changed.values[0][0] = changed.values[0][0].nextUp
-        #expect(adapter(changed).encoded().digest != adapter(tensors).encoded().digest)
-        var otherConfig = adapter(tensors)
+        #expect(sampleAdapter(changed).encoded().digest != sampleAdapter(tensors).encoded().digest)
+        var otherConfig = sampleAdapter(tensors)
         otherConfig.metadata.trainingConfigurationDigest = Digest.sha256("x")
-        #expect(otherConfig.encoded().digest != adapter(tensors).encoded().digest)
+        #expect(otherConfig.encoded().digest != sampleAdapter(tensors).encoded().digest)
     }
 
     @Test func corruptAndTruncatedFilesAreTypedErrors() throws {
-        let data = adapter(BigramLoRA().initialParameters()).encoded().data
+        let data = sampleAdapter().encoded().data
         var flipped = data
         flipped[data.count - 60] ^= 0x01
         guard case .digestMismatch = try #require(thrown { try AdapterFile.decode(flipped, name: "a") }) else {
@@ -54,7 +44,20 @@ import Testing
     @Test func writesAtomicallyAndReadsBack() throws {
         let directory = TemporaryDirectory()
         let url = directory.file("out/adapter.lora")
-        let digest = try adapter(BigramLoRA().initialParameters()).write(to: url)
+        let digest = try sampleAdapter().write(to: url)
         #expect(try AdapterFile.read(from: url).digest == digest)
+    }
+
+    /// A rank-1 adapter on `q` that `adapt train` wrote before the format moved into its own module: it still
+    /// reads, and written again it gives the same bytes, so files and digests from before stay valid.
+    @Test func readsAFileWrittenEarlierAndWritesItBackByteForByte() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/rank1-q.lora")
+        let data = try Data(contentsOf: url)
+        let (file, digest) = try AdapterFile.decode(data, name: "rank1-q.lora")
+        #expect(digest.hex == "1d032dd9ada83c8cee6abd8676959c68bd9531059695da51349fc8a8a35e3c70")
+        #expect(file.metadata.settings == AdapterSettings(rank: 1, alpha: file.metadata.alpha, dropout: 0, targets: ["q"]))
+        let (written, writtenDigest) = file.encoded()
+        #expect(written == data)
+        #expect(writtenDigest == digest)
     }
 }

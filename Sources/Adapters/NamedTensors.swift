@@ -1,4 +1,5 @@
-/// An ordered list of named float tensors: the trainable parameters, their gradients or an optimizer moment.
+/// An ordered list of named float tensors: an adapter file's weights, and in training the trainable parameters,
+/// their gradients or an optimizer moment.
 ///
 /// Order is part of the value (names are never looked up through a dictionary), so every loop over the
 /// tensors visits them in the same order in every run, and sums over them are reproducible to the bit.

@@ -36,21 +36,21 @@ extension AdapterFile {
     public static func readBytes(from url: URL) throws -> Data {
         let data: Data?
         do { data = try AtomicFile.read(url) } catch let error as CoreError {
-            throw TrainingError.io("adapter file: \(error); check the path and its permissions")
+            throw AdapterFileError.io("adapter file: \(error); check the path and its permissions")
         }
         guard let data else {
-            throw TrainingError.io("adapter \(url.lastPathComponent) does not exist; check the path")
+            throw AdapterFileError.io("adapter \(url.lastPathComponent) does not exist; check the path")
         }
         return data
     }
 
     /// Checks the magic, the version and the trailing SHA-256 of `data`, hashing it once. When `expectedDigest`
     /// is given (the name the bytes were stored under), the whole file's digest must equal it too, checked in
-    /// the same pass. Throws `TrainingError` (`notThisFormat`, `unsupportedVersion`, `truncated`,
+    /// the same pass. Throws `AdapterFileError` (`notThisFormat`, `unsupportedVersion`, `truncated`,
     /// `digestMismatch`); `name` only labels errors.
     public static func verify(_ data: Data, name: String, expectedDigest: Digest? = nil) throws -> VerifiedAdapterBytes {
         let minimum = fixedHeaderSize + trailerSize
-        guard data.count >= minimum else { throw TrainingError.truncated(file: name, expected: minimum, actual: data.count) }
+        guard data.count >= minimum else { throw AdapterFileError.truncated(file: name, expected: minimum, actual: data.count) }
         let count = data.count
         let (magicMatches, version, headerLength, body, whole, trailer) = data.withUnsafeBytes { raw in
             let magicMatches = raw.prefix(8).elementsEqual(magic)
@@ -63,22 +63,22 @@ extension AdapterFile {
             whole.update(trailer)
             return (magicMatches, version, headerLength, hasher.finalize(), whole.finalize(), Array(trailer))
         }
-        guard magicMatches else { throw TrainingError.notThisFormat(file: name, expected: "an adapt adapter file") }
+        guard magicMatches else { throw AdapterFileError.notThisFormat(file: name, expected: "an adapt adapter file") }
         guard version >= 1, version <= AdapterFile.version else {
-            throw TrainingError.unsupportedVersion(file: name, version: version, supported: AdapterFile.version)
+            throw AdapterFileError.unsupportedVersion(file: name, version: version, supported: AdapterFile.version)
         }
         guard headerLength <= count - minimum else {
-            throw TrainingError.truncated(file: name, expected: minimum + headerLength, actual: count)
+            throw AdapterFileError.truncated(file: name, expected: minimum + headerLength, actual: count)
         }
         if let expectedDigest, whole != expectedDigest {
-            throw TrainingError.digestMismatch(file: name, expected: expectedDigest.hex, actual: whole.hex)
+            throw AdapterFileError.digestMismatch(file: name, expected: expectedDigest.hex, actual: whole.hex)
         }
         guard body.bytes == trailer else {
             // A cut-short file is reported as truncated when its header still says how long it should be.
             if let declared = declaredSize(data, headerLength: headerLength), declared > count {
-                throw TrainingError.truncated(file: name, expected: declared, actual: count)
+                throw AdapterFileError.truncated(file: name, expected: declared, actual: count)
             }
-            throw TrainingError.digestMismatch(file: name, expected: Digest.hex(trailer), actual: body.hex)
+            throw AdapterFileError.digestMismatch(file: name, expected: Digest.hex(trailer), actual: body.hex)
         }
         return VerifiedAdapterBytes(data: data, digest: whole, name: name, headerLength: headerLength)
     }
@@ -87,14 +87,14 @@ extension AdapterFile {
     public static func decode(_ verified: VerifiedAdapterBytes) throws -> AdapterFile {
         let data = verified.data, name = verified.name, headerLength = verified.headerLength
         guard let header = header(data, headerLength: headerLength) else {
-            throw TrainingError.malformed(file: name, field: "header", reason: "is not the expected JSON")
+            throw AdapterFileError.malformed(file: name, field: "header", reason: "is not the expected JSON")
         }
         // Alpha scales every adapted projection: zero, negative or non-finite makes the adapter meaningless.
         guard header.metadata.alpha.isFinite, header.metadata.alpha > 0 else {
-            throw TrainingError.malformed(file: name, field: "alpha", reason: "is \(header.metadata.alpha), not a positive finite number")
+            throw AdapterFileError.malformed(file: name, field: "alpha", reason: "is \(header.metadata.alpha), not a positive finite number")
         }
         guard header.metadata.rank > 0 else {
-            throw TrainingError.malformed(file: name, field: "rank", reason: "is \(header.metadata.rank), not a positive number")
+            throw AdapterFileError.malformed(file: name, field: "rank", reason: "is \(header.metadata.rank), not a positive number")
         }
         // Every count is bounded by the bytes the file has, checked without overflow: the header is text
         // anyone can edit, and its digest only proves the file was not changed after it was written.
@@ -104,13 +104,13 @@ extension AdapterFile {
         var seen = Set<String>()
         for tensor in header.tensors {
             guard !tensor.shape.isEmpty, tensor.shape.count <= 4, tensor.shape.allSatisfy({ $0 > 0 && $0 < 1 << 24 }) else {
-                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "has an impossible shape \(tensor.shape)")
+                throw AdapterFileError.malformed(file: name, field: "tensor \(tensor.name)", reason: "has an impossible shape \(tensor.shape)")
             }
             guard seen.insert(tensor.name).inserted else {
-                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "appears twice")
+                throw AdapterFileError.malformed(file: name, field: "tensor \(tensor.name)", reason: "appears twice")
             }
             guard let count = NamedTensors.elementCount(of: tensor.shape), count <= capacity - total else {
-                throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)",
+                throw AdapterFileError.malformed(file: name, field: "tensor \(tensor.name)",
                                               reason: "has shape \(tensor.shape), more values than the file holds")
             }
             total += count
@@ -118,7 +118,7 @@ extension AdapterFile {
         }
         let expected = fixedHeaderSize + headerLength + total * 4 + trailerSize
         guard expected == data.count else {
-            throw TrainingError.malformed(file: name, field: "tensors", reason: "leave \(data.count - expected) unexplained bytes")
+            throw AdapterFileError.malformed(file: name, field: "tensors", reason: "leave \(data.count - expected) unexplained bytes")
         }
         let values: [[Float]] = data.withUnsafeBytes { raw in
             var offset = fixedHeaderSize + headerLength
@@ -137,7 +137,7 @@ extension AdapterFile {
         // A NaN or an infinity would turn every logit the adapter touches into NaN; an adapter is a few MB,
         // so one pass over its values is cheap next to the hash that was already taken.
         for (tensor, tensorValues) in zip(header.tensors, values) where !tensorValues.allSatisfy({ $0.isFinite }) {
-            throw TrainingError.malformed(file: name, field: "tensor \(tensor.name)", reason: "holds a non-finite value")
+            throw AdapterFileError.malformed(file: name, field: "tensor \(tensor.name)", reason: "holds a non-finite value")
         }
         let tensors = NamedTensors(names: header.tensors.map(\.name), shapes: header.tensors.map(\.shape), values: values)
         return AdapterFile(metadata: header.metadata, tensors: tensors)
