@@ -1,4 +1,5 @@
 import Foundation
+import AdaptCore
 
 /// The systemd user timer and service that enqueue a lineage's nightly run and work it off, and the
 /// equivalent crontab line for machines without systemd.
@@ -138,7 +139,8 @@ public struct NightlySchedule: Sendable, Equatable {
             throw PipelineError.unitUnwritable(path: directory.path, reason: "cannot create the directory")
         }
         for (url, text) in [(files.service, serviceUnit), (files.timer, timerUnit)] {
-            do { try Data(text.utf8).write(to: url, options: .atomic) } catch {
+            // Not `Data.write(options: .atomic)`: on Linux, Foundation leaves an empty directory in /tmp per write.
+            do { try AtomicFile.write(Data(text.utf8), to: url) } catch {
                 throw PipelineError.unitUnwritable(path: url.path, reason: "the write failed")
             }
         }

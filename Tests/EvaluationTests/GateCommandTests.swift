@@ -8,7 +8,7 @@ struct GateCommand {
     let dir = TemporaryDirectory("gate-cli")
 
     func write(_ name: String, _ text: String) throws -> String {
-        try text.write(to: dir.file(name), atomically: true, encoding: .utf8)
+        try text.write(to: dir.file(name), atomically: false, encoding: .utf8)
         return dir.file(name).path
     }
 

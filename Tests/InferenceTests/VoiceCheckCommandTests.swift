@@ -32,12 +32,12 @@ enum VoiceFixtures {
         try expectSuccess(adapt(state, ["data", "policy", "--lineage", "voice", "--held-out-fraction", "0", "--min-held-out", "0"]))
         if heldOut {
             let file = state.file("held_out.jsonl")
-            try lines(Self.heldOut).write(to: file, atomically: true, encoding: .utf8)
+            try lines(Self.heldOut).write(to: file, atomically: false, encoding: .utf8)
             try expectSuccess(adapt(state, ["data", "import", file.path, "--lineage", "voice", "--held-out"]))
         }
         if training {
             let file = state.file("train.jsonl")
-            try lines(Self.training).write(to: file, atomically: true, encoding: .utf8)
+            try lines(Self.training).write(to: file, atomically: false, encoding: .utf8)
             try expectSuccess(adapt(state, ["data", "import", file.path, "--lineage", "voice"]))
         }
         if adapter {
