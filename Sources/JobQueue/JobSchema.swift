@@ -12,7 +12,7 @@ import Storage
 /// - a job lies in its run's id range and an event continues its job's chain (`version3` says why these
 ///   replaced two indexes).
 public enum JobSchema {
-    public static let schema = Schema(component: "jobqueue", migrations: [version1, version2, version3])
+    public static let schema = Schema(component: "jobqueue", migrations: [version1, version2, version3, version4])
 
     static let states = "'pending','ready','running','succeeded','failed','discarded','cancelled'"
 
