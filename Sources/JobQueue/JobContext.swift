@@ -56,6 +56,11 @@ public final class JobContext: Sendable {
         try queue.progress(claim, message: message)
     }
 
+    /// Replaces the job's checkpoint pointer (`JobQueue.recordCheckpointPointer`), fenced by the claim's token.
+    public func recordCheckpointPointer(_ pointer: JSONValue) throws {
+        try queue.recordCheckpointPointer(claim, pointer)
+    }
+
     // The worker loop's side (WorkerRuntime): what its heartbeats and stop requests learned.
     package func markRunCancelled() { flags.withLock { $0.runCancelled = true } }
     package func markLeaseLost() { flags.withLock { $0.leaseLost = true } }

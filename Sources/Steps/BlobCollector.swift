@@ -9,12 +9,12 @@ import Storage
 ///
 /// Owners: a run (any digest its jobs' inputs and outputs or its manifest name: snapshots, adapters), a
 /// registry version (its adapter file, retired versions included: adapter files are never rewritten), and a
-/// checkpoint pointer (the newest `checkpoints:` event of every unfinished job: what a resumed train step
+/// checkpoint pointer (of every unfinished job: what a resumed train step
 /// reads). Score-cache rows name adapters by digest but never read the file, so they own nothing. An erased
 /// blob is deleted whoever names it: its text must go (`show` and `replay` say why it is missing).
 ///
 /// A step stores a blob before it records it (the sample step's snapshots commit with its uses, the train
-/// step's adapter with its completion, a checkpoint just before its pointer event), so an unowned blob may
+/// step's adapter with its completion, a checkpoint just before its pointer), so an unowned blob may
 /// be one a running step is about to record. Such a blob is younger than the step's lease: the record
 /// lands within the claim that stored it, or the claim is lost and the next attempt stores the same bytes
 /// again, which refreshes the file's access time (`BlobStore.put`). So blobs younger than the longest lease in
@@ -76,14 +76,7 @@ public struct BlobCollector {
             collect(row.string("output"))
         }
         for row in try database.query("SELECT manifest FROM job_runs") { collect(row.string("manifest")) }
-        let pointers = try database.query("""
-            SELECT e.message FROM job_events e
-            WHERE e.id IN (SELECT max(p.id) FROM job_events p JOIN jobs j ON j.id = p.job_id
-                           WHERE j.state IN ('pending', 'ready', 'running', 'failed') AND p.message LIKE ? GROUP BY p.job_id)
-            """, JobCheckpointPointer.prefix + "%")
-        for row in pointers {
-            collect(row.string("message").map { String($0.dropFirst(JobCheckpointPointer.prefix.count)) })
-        }
+        for pointer in try JobQueue.unfinishedCheckpointPointers(in: database).values { Self.digests(in: pointer, into: &found) }
         return found.union(try registryDigests())
     }
 

@@ -3,27 +3,23 @@ import JobQueue
 import Synchronization
 import Training
 
-/// The train step's checkpoint pointer kept in its job's history: each save appends a progress event
-/// `checkpoints: [{"digest", "step"}, …]` (written with the claim's fencing token, so a worker that lost
-/// its lease cannot move it), and the newest such event of the job, from any attempt, is the pointer.
-/// A worker claiming a step another worker lost reads it to resume.
+/// The train step's checkpoint pointer kept in its job's row (`JobQueue.recordCheckpointPointer`): written with
+/// the claim's fencing token, so a worker that lost its lease cannot move it, and read by whichever attempt
+/// runs the job next, to resume. A database whose pointers were still progress events is migrated when opened
+/// (`JobSchema.version4`).
 struct JobCheckpointPointer: CheckpointPointer {
-    static let prefix = "checkpoints: "
-
     let queue: JobQueue
     let job: JobID
-    let append: @Sendable (String) throws -> Void
+    let record: @Sendable (JSONValue) throws -> Void
 
     func read() throws -> [CheckpointPointerEntry] {
-        let events = try queue.events(job: job)
-        guard let latest = events.last(where: { $0.message?.hasPrefix(Self.prefix) == true })?.message else { return [] }
-        return try JSON.decode([CheckpointPointerEntry].self, from: String(latest.dropFirst(Self.prefix.count)),
-                               context: "the checkpoint pointer of \(job)")
+        guard let pointer = try queue.checkpointPointer(job: job) else { return [] }
+        return try JSON.decode([CheckpointPointerEntry].self, from: JSON.canonical(pointer), context: "the checkpoint pointer of \(job)")
     }
 
     func write(_ entries: [CheckpointPointerEntry]) throws {
         PausePoint.reach("train.before-checkpoint-pointer")
-        try append(Self.prefix + JSON.canonicalString(entries))
+        try record(try JSON.decode(JSONValue.self, from: JSON.canonical(entries), context: "a checkpoint pointer"))
     }
 }
 

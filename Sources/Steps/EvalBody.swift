@@ -16,7 +16,7 @@ import Training
 /// decides `better` / `not_enough_evidence` / `worse` from both one-sided tests whatever the alternative;
 /// the alternative only chooses which test the report carries.
 ///
-/// The output holds the whole gate report (`gate`), its `outcome`, both sides' per-example scores in
+/// The output (`EvalOutput`) holds the whole gate report (`gate`), its `outcome`, both sides' per-example scores in
 /// example-id order and their means, and which incumbent was compared (`incumbent`: `{version, adapter_blob}`
 /// or null for the base model) so the promote step can check it is still the active one. Scores are cached
 /// (Registry's `ScoreCache`): a promoted candidate's scores serve as the next night's incumbent scores. New
@@ -29,8 +29,8 @@ public enum EvalBody {
         let maxLength = context.input["max_length"]?.intValue ?? 256
         try BLAS.setThreads(context.input["blas_threads"]?.intValue ?? 1)
 
-        let heldOutSnapshot = try context.digest("held_out_snapshot", of: "sample")
-        let candidateBlob = try context.digest("adapter_blob", of: "train")
+        let heldOutSnapshot = try context.output(of: SampleOutput.self).heldOutSnapshot
+        let candidateBlob = try context.output(of: TrainOutput.self).adapterBlob
         let incumbent = try self.incumbent(context, lineage: common.lineage)
 
         let modelName = try context.manifestString("base_model", "name")
@@ -46,11 +46,11 @@ public enum EvalBody {
         let candidateWeights = try scorer.adapter(try environment.blobs.get(candidateBlob), name: "candidate \(candidateBlob.short)",
                                                   baseModelDigest: baseDigest)
         let incumbentWeights = try incumbent.map {
-            try scorer.adapter(try environment.blobs.get($0.blob), name: $0.version, baseModelDigest: baseDigest)
+            try scorer.adapter(try environment.blobs.get($0.adapterBlob), name: $0.version, baseModelDigest: baseDigest)
         }
         let cache = try ScoreCache(database: environment.database, clock: environment.clock)
         let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)")
-        let incumbentKey: ScoreCache.Weights = incumbent.map { .adapter($0.blob) } ?? .base
+        let incumbentKey: ScoreCache.Weights = incumbent.map { .adapter($0.adapterBlob) } ?? .base
         let (candidateScores, _, candidateFresh) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
                                                                     cache: cache, modelKey: modelKey)
         let (incumbentScores, cached, incumbentFresh) = try scorer.score(sequences, adapter: incumbentWeights, weights: incumbentKey,
@@ -60,16 +60,11 @@ public enum EvalBody {
                                      options: WilcoxonOptions(alternative: .init(rawValue: parameters.alternative.rawValue) ?? .less,
                                                               zeroMethod: .init(rawValue: parameters.zeroMethod.rawValue) ?? .wilcox))
         let report = try gate.evaluate(comparison)
-        var reportJSON = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "gate report")
         // Under the fill-first rule each example imported while the held-out set is short is held out, so the
         // pairs missing are the examples to import. A run recorded before that rule keeps its report's shape,
         // so that it replays equal.
         let readiness = GateReadiness(heldOut: report.pairs, minPairs: report.minPairs)
         let current = try context.heldOutRule() != .halfCapped
-        if !current, case var .object(fields) = reportJSON {
-            fields["more_pairs_needed"] = nil
-            reportJSON = .object(fields)
-        }
         environment.log("gate: \(report.outcome.rawValue) (n \(report.n), p \(report.pValue.map { String(format: "%.4g", $0) } ?? "–"))"
                         + (readiness.canBeJudged ? "" : "; \(readiness.sentence)"))
 
@@ -103,32 +98,19 @@ public enum EvalBody {
         }
         let seconds = Double(environment.clock.nowMilliseconds() - start) / 1000
 
-        func mean(_ values: [Double]) -> JSONValue { values.isEmpty ? .null : .double(values.reduce(0, +) / Double(values.count)) }
-        var result: [String: JSONValue] = [
-            "outcome": .string(report.outcome.rawValue),
-            "gate": reportJSON,
-            "held_out_examples": .int(comparison.pairs.count),
-            "examples_digest": .string(comparison.examplesDigest.hex),
-            "candidate_scores": .array(comparison.candidateScores.map(JSONValue.double)),
-            "incumbent_scores": .array(comparison.baselineScores.map(JSONValue.double)),
-            "candidate_mean_nll": mean(comparison.candidateScores),
-            "incumbent_mean_nll": mean(comparison.baselineScores),
-            "incumbent": incumbent.map { .object(["version": .string($0.version), "adapter_blob": .string($0.blob.hex)]) } ?? .null,
-        ]
-        if attributes {
-            result["on_worse"] = .string(parameters.onWorse.rawValue)
-            result["attribution"] = attribution?.json ?? .null
-            result["quarantined_sources"] = .array(quarantine.map(JSONValue.string))
-        }
-        if current {
-            result["gate_readiness"] = try JSON.decode(JSONValue.self, from: JSON.canonical(readiness), context: "gate readiness")
-        }
+        func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
+        let output = EvalOutput(
+            outcome: report.outcome, gate: RecordedGateReport(report, includesMorePairsNeeded: current),
+            heldOutExamples: comparison.pairs.count, examplesDigest: comparison.examplesDigest,
+            candidateScores: comparison.candidateScores, incumbentScores: comparison.baselineScores,
+            candidateMeanNLL: mean(comparison.candidateScores), incumbentMeanNLL: mean(comparison.baselineScores),
+            incumbent: incumbent,
+            worse: attributes ? EvalOutput.WorseHandling(onWorse: parameters.onWorse, attribution: attribution, quarantinedSources: quarantine) : nil,
+            gateReadiness: current ? readiness : nil,
+            inputs: EvalOutput.Inputs(baseModel: baseDigest, heldOutSnapshot: heldOutSnapshot, candidateAdapter: candidateBlob,
+                                      incumbentAdapter: ComparedAdapter(incumbent?.adapterBlob)))
         return .completed(StepOutput(
-            result: result,
-            inputs: [
-                "base_model": .string(baseDigest.hex), "held_out_snapshot": .string(heldOutSnapshot.hex),
-                "candidate_adapter": .string(candidateBlob.hex), "incumbent_adapter": .string(incumbent?.blob.hex ?? "base"),
-            ],
+            output,
             timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]
                 .merging(attribution == nil ? [:] : ["attribution_seconds": .double(attributionSeconds)]) { a, _ in a },
             finalize: finalize))
@@ -137,43 +119,40 @@ public enum EvalBody {
     /// The attribution of a worse candidate (`SourceAttribution`): the window runs from the incumbent's
     /// registration (in a replay, the one recorded) to the prune step's clock reading; the examples measured
     /// are those tonight's train step trained on (its sample without the early-stopping tail).
-    static func attribution(_ context: StepContext, lineage: String, incumbent: (version: String, blob: Digest)?,
+    static func attribution(_ context: StepContext, lineage: String, incumbent: EvalOutput.Incumbent?,
                             scorer: HeldOutScorer, candidate: LoRAParameters,
                             heldOut: [(id: String, sequence: TrainingSequence)]) throws -> SourceAttribution {
         let since: Int64?
-        if let recorded = context.recorded {
-            since = recorded["attribution"]?["since_ms"]?.intValue.map(Int64.init)
+        if let recorded = try context.recordedOutput(EvalOutput.self) {
+            since = recorded.worse?.attribution?.since
         } else if incumbent != nil, let name = ShortIdentifier(lineage) {
             let registry = try AdapterRegistry(database: context.environment.database, blobs: context.environment.blobs)
-            since = try registry.active(lineage: name).flatMap { $0.adapterDigest == incumbent?.blob ? $0.createdAt : nil }
+            since = try registry.active(lineage: name).flatMap { $0.adapterDigest == incumbent?.adapterBlob ? $0.createdAt : nil }
         } else {
             since = nil
         }
-        let until = context.ancestors["prune"]?["now"]?.intValue.map(Int64.init)
-        let trainInput = try context.ancestor("train")["input"] ?? .null
-        guard let learningRate = trainInput["learning_rate"]?.doubleValue else {
-            throw StepError.malformedOutput(step: "train", field: "input.learning_rate")
+        let until = try context.outputIfAny(of: PruneOutput.self)?.now
+        // What the train step ran with: the job input its output recorded.
+        let trained: TrainParameters
+        do {
+            trained = try PlannedInput.parameters(TrainParameters.self,
+                                                  from: StepRecord.recordedInput(of: try context.ancestor(StepKind.train.rawValue)) ?? .null)
+        } catch is CoreError {
+            throw StepError.malformedOutput(step: StepKind.train.rawValue, field: "input")
         }
-        let sample = try context.snapshot(try context.digest("train_snapshot", of: "sample"), field: "train_snapshot")
-        let validation = TrainingPlan.validationCount(examples: sample.count,
-                                                      earlyStopping: (trainInput["early_stopping"] ?? .null) != .null)
+        let sample = try context.snapshot(try context.output(of: SampleOutput.self).trainSnapshot, field: "train_snapshot")
+        let validation = TrainingPlan.validationCount(examples: sample.count, earlyStopping: trained.earlyStopping != nil)
         return try SourceAttribution.measure(scorer: scorer, candidate: candidate, heldOut: heldOut,
                                              training: Array(sample.dropLast(validation)), lineage: lineage, since: since,
-                                             until: until, learningRate: learningRate, database: context.environment.database)
+                                             until: until, learningRate: trained.learningRate, database: context.environment.database)
     }
 
     /// The adapter to beat: in a live run the lineage's active version; in a replay the one recorded.
-    static func incumbent(_ context: StepContext, lineage: String) throws -> (version: String, blob: Digest)? {
-        if let recorded = context.recorded {
-            guard case let .object(fields) = recorded["incumbent"] ?? .null else { return nil }
-            guard let version = fields["version"]?.stringValue, let blob = fields["adapter_blob"]?.stringValue.flatMap(Digest.init(hex:)) else {
-                throw StepError.malformedOutput(step: context.name, field: "incumbent")
-            }
-            return (version, blob)
-        }
+    static func incumbent(_ context: StepContext, lineage: String) throws -> EvalOutput.Incumbent? {
+        if let recorded = try context.recordedOutput(EvalOutput.self) { return recorded.incumbent }
         guard let name = ShortIdentifier(lineage) else { return nil }
         let registry = try AdapterRegistry(database: context.environment.database, blobs: context.environment.blobs)
         guard let active = try registry.active(lineage: name) else { return nil }
-        return (active.reference.description, active.adapterDigest)
+        return EvalOutput.Incumbent(version: active.reference.description, adapterBlob: active.adapterDigest)
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Points: `<kind>.before-finalize` (prune, sample, train, eval, promote: the body has finished, nothing of
 /// its completion is written yet) and `train.before-checkpoint-pointer` (a checkpoint blob is written, the
-/// job event that points at it is not).
+/// job's pointer to it is not).
 enum PausePoint {
     static let variable = "ADAPT_TEST_PAUSE_AT"
 

@@ -21,29 +21,26 @@ public enum PromoteBody {
         let environment = context.environment
         let common = try PlannedInput(context.input)
         let lineage = try ShortIdentifier(validating: common.lineage, field: "the lineage")
-        let eval = try context.ancestor("eval")
-        let train = try context.ancestor("train")
-        let sample = try context.ancestor("sample")
-        guard let outcome = eval["outcome"]?.stringValue else { throw StepError.malformedOutput(step: "eval", field: "outcome") }
-        let blob = try context.digest("adapter_blob", of: "train")
-        let comparedBlob = eval["incumbent"]?["adapter_blob"]?.stringValue ?? "base"
+        let eval = try context.output(of: EvalOutput.self)
+        let train = try context.output(of: TrainOutput.self)
+        let sample = try context.output(of: SampleOutput.self)
+        let blob = train.adapterBlob
 
         // A candidate whose training snapshot was erased after it trained is trained on erased text: it is not
         // registered, so no version escapes the list `data forget` gave its user.
-        if let dataset = sample["train_snapshot"]?.stringValue.flatMap(Digest.init(hex:)),
-           let erasure = try ReplayStore.erasures(of: [dataset], in: environment.database)[dataset] {
+        if let erasure = try ReplayStore.erasures(of: [sample.trainSnapshot], in: environment.database)[sample.trainSnapshot] {
             throw StepError.inputErased(run: "this run", step: "train", field: "inputs.train_snapshot",
                                         sentence: erasure.reason.sentence(at: erasure.at))
         }
         let registry = try AdapterRegistry(database: environment.database, blobs: environment.blobs, clock: environment.clock)
         let activeBefore = try registry.active(lineage: lineage)
-        let stillCompared = (activeBefore?.adapterDigest.hex ?? "base") == comparedBlob
-        let promote = outcome == "better" && stillCompared
+        let stillCompared = ComparedAdapter(activeBefore?.adapterDigest) == ComparedAdapter(eval.incumbent?.adapterBlob)
+        let promote = eval.outcome == .better && stillCompared
         let number = (try registry.versions(lineage: lineage).map(\.number).max() ?? 0) + 1
         let data = try environment.blobs.get(blob)
         let metadata = try self.metadata(context, train: train, sample: sample)
         let metrics = try self.metrics(train: train, eval: eval)
-        let reason = promote ? "gate_better" : (outcome == "better" ? "incumbent_moved" : "gate_\(outcome)")
+        let reason = promote ? "gate_better" : (eval.outcome == .better ? "incumbent_moved" : "gate_\(eval.outcome.rawValue)")
 
         let finalize: @Sendable (Database) throws -> Void = { db in
             let registry = registry.on(db)
@@ -60,9 +57,8 @@ public enum PromoteBody {
         }
         environment.log("candidate \(lineage)/v\(number): \(promote ? "promoted" : "kept inactive") (\(reason))")
         return .completed(StepOutput(
-            result: ["outcome": .string(outcome), "promoted": .bool(promote), "reason": .string(reason),
-                     "adapter_blob": .string(blob.hex)],
-            inputs: ["active_adapter": .string(activeBefore?.adapterDigest.hex ?? "base")],
+            PromoteOutput(outcome: eval.outcome, promoted: promote, reason: reason, adapterBlob: blob,
+                          inputs: PromoteOutput.Inputs(activeAdapter: ComparedAdapter(activeBefore?.adapterDigest))),
             registry: [
                 "version": .string("v\(number)"),
                 "active_before": activeBefore.map { .string($0.name) } ?? .null,
@@ -71,7 +67,7 @@ public enum PromoteBody {
             finalize: finalize))
     }
 
-    static func metadata(_ context: StepContext, train: JSONValue, sample: JSONValue) throws -> AdapterMetadata {
+    static func metadata(_ context: StepContext, train: TrainOutput, sample: SampleOutput) throws -> AdapterMetadata {
         // The promote job's input holds no training parameters; the run's resolved pipeline does.
         guard let definition = context.manifest["definition"]?["train"] else {
             throw StepError.notAPipelineRun(run: "this run", field: "definition.train")
@@ -80,28 +76,21 @@ public enum PromoteBody {
         let common = try PlannedInput(context.input)
         let base = Digest(hex: try context.manifestString("base_model", "digest"))
         return AdapterMetadata(
-            baseModel: base, chatConvention: train["chat_convention"]?.stringValue.flatMap(ShortIdentifier.init),
-            trainingExamples: train["training_examples"]?.intValue ?? 0,
-            heldOutExamples: sample["held_out_examples"]?.intValue ?? 0,
-            trainingTokens: train["training_tokens"]?.intValue ?? 0,
-            dataset: sample["train_snapshot"]?.stringValue.flatMap(Digest.init(hex:)),
+            baseModel: base, chatConvention: ShortIdentifier(train.chatConvention),
+            trainingExamples: train.trainingExamples, heldOutExamples: sample.heldOutExamples,
+            trainingTokens: train.trainingTokens, dataset: sample.trainSnapshot,
             training: TrainingSummary(
                 rank: parameters.rank, loraAlpha: parameters.alpha, learningRate: parameters.learningRate,
-                steps: train["steps"]?.intValue ?? parameters.steps, batchSize: parameters.batchSize, seed: common.seed,
+                steps: train.steps, batchSize: parameters.batchSize, seed: common.seed,
                 blasThreads: parameters.blasThreads,
                 targetModules: parameters.targets.compactMap { ShortIdentifier($0.rawValue) },
-                config: train["config_digest"]?.stringValue.flatMap(Digest.init(hex:))))
+                config: train.configDigest))
     }
 
-    static func metrics(train: JSONValue, eval: JSONValue) throws -> VersionMetrics {
-        var gate: GateSummary?
-        if let report = eval["gate"] {
-            var summary = try JSON.decode(GateSummary.self, from: JSON.canonical(report), context: "the eval step's gate report")
-            summary.examples = eval["examples_digest"]?.stringValue.flatMap(Digest.init(hex:))
-            gate = summary
-        }
-        return VersionMetrics(finalTrainLoss: train["losses"]?.arrayValue?.last?.doubleValue,
-                              heldOutMeanNLL: eval["candidate_mean_nll"]?.doubleValue,
-                              baselineHeldOutMeanNLL: eval["incumbent_mean_nll"]?.doubleValue, gate: gate)
+    static func metrics(train: TrainOutput, eval: EvalOutput) throws -> VersionMetrics {
+        var gate = try JSON.decode(GateSummary.self, from: JSON.canonical(eval.gate), context: "the eval step's gate report")
+        gate.examples = eval.examplesDigest
+        return VersionMetrics(finalTrainLoss: train.losses.last, heldOutMeanNLL: eval.candidateMeanNLL,
+                              baselineHeldOutMeanNLL: eval.incumbentMeanNLL, gate: gate)
     }
 }

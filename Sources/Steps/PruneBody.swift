@@ -24,7 +24,7 @@ public enum PruneBody {
         let common = try PlannedInput(context.input)
         let parameters = try PlannedInput.parameters(PruneParameters.self, from: context.input)
         let store = try ReplayStore(database: environment.database, clock: environment.clock)
-        let now = context.recorded?["now"].flatMap { $0.intValue.map(Int64.init) } ?? environment.clock.nowMilliseconds()
+        let now = try context.recordedOutput(PruneOutput.self)?.now ?? environment.clock.nowMilliseconds()
 
         let (dump, report, effectiveTTL) = try environment.database.transaction {
             let dump = try store.dump(lineage: common.lineage)
@@ -54,12 +54,9 @@ public enum PruneBody {
                             + "erased \(erasedBlobs) snapshot blob(s) that held them, \(freed) bytes")
         }
         return .completed(StepOutput(
-            result: [
-                "lineage": .string(common.lineage), "now": .int(Int(now)), "ttl_days": .int(effectiveTTL),
-                "deleted": .int(report.deleted), "remaining_train": .int(report.remainingTrain),
-                "remaining_held_out": .int(report.remainingHeldOut),
-            ],
-            inputs: ["buffer_snapshot": .string(snapshot.hex)],
+            PruneOutput(lineage: common.lineage, now: now, ttlDays: effectiveTTL, deleted: report.deleted,
+                        remainingTrain: report.remainingTrain, remainingHeldOut: report.remainingHeldOut,
+                        inputs: PruneOutput.Inputs(bufferSnapshot: snapshot)),
             // Snapshots erased with the expired examples (this step's own included): they depend on earlier
             // nights' snapshots, so shown, not compared.
             timing: ["erased_blobs": .int(erasedBlobs)],

@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Pipelines
 import Registry
 import ReplayBuffer
 import Storage
@@ -11,7 +12,7 @@ import Storage
 /// The scratch directory receives exactly the inputs the run's records name: the replay-buffer snapshot the
 /// prune step took (restored as the lineage's buffer), the incumbent adapter the eval step compared against
 /// and the adapter that was active when promote ran (registered and made active there), and the base model by
-/// path (its digest is compared). Each succeeded step then runs through the same body code as a worker, in
+/// path (its digest is compared), each read from the step's typed recorded output. Each succeeded step then runs through the same body code as a worker, in
 /// the run's order, with its recorded job input and the replayed outputs of the steps before it; prune reuses
 /// the recorded clock reading. Before a step runs, the job input it will replay with is compared field by
 /// field with the copy its output recorded (a changed learning rate is named `input.learning_rate`, not by
@@ -128,16 +129,16 @@ public struct RunReplay {
     /// Copies what `job` reads from outside the job table into the scratch state.
     private func prepare(_ job: JobRecord, recorded: JSONValue, environment: StepEnvironment) throws {
         let lineage = job.input["lineage"]?.stringValue ?? ""
-        switch job.kind {
-        case "prune":
-            let digest = try recordedDigest(recorded, "inputs", "buffer_snapshot", step: job.name)
+        switch StepKind(rawValue: job.kind) {
+        case .prune:
+            let digest = try PruneOutput(jobOutput: recorded).inputs.bufferSnapshot
             let dump = try LineageDump.decode(try copy(digest), context: "buffer snapshot \(digest.short)")
             try ReplayStore(database: environment.database, clock: environment.clock).restore(dump)
-        case "eval":
-            if let text = recorded["incumbent"]?["adapter_blob"]?.stringValue, let digest = Digest(hex: text) { _ = try copy(digest) }
-        case "promote":
-            let active = recorded["inputs"]?["active_adapter"]?.stringValue ?? "base"
-            guard active != "base", let digest = Digest(hex: active), let name = ShortIdentifier(lineage) else { return }
+        case .eval:
+            if let incumbent = try EvalOutput(jobOutput: recorded).incumbent { _ = try copy(incumbent.adapterBlob) }
+        case .promote:
+            guard let digest = try PromoteOutput(jobOutput: recorded).inputs.activeAdapter.digest,
+                  let name = ShortIdentifier(lineage) else { return }
             let registry = try AdapterRegistry(database: environment.database, blobs: environment.blobs, clock: environment.clock)
             guard try registry.active(lineage: name)?.adapterDigest != digest else { return }
             let version = try registry.register(adapterData: try copy(digest), lineage: name, metadata: AdapterMetadata())
@@ -151,13 +152,6 @@ public struct RunReplay {
         let data = try original.blobs.get(digest)
         _ = try scratch.blobs.put(data)
         return data
-    }
-
-    private func recordedDigest(_ output: JSONValue, _ section: String, _ field: String, step: String) throws -> Digest {
-        guard let text = output[section]?[field]?.stringValue, let digest = Digest(hex: text) else {
-            throw StepError.malformedOutput(step: step, field: "\(section).\(field)")
-        }
-        return digest
     }
 
     /// The first field of the job input that differs from the one the step ran with: `input.<field>`, the

@@ -36,9 +36,6 @@ public enum SampleBody {
             }
             environment.log("sampled \(report.trainExamples) training and \(report.heldOutExamples) held-out example(s)")
         }
-        guard case let .object(fields) = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "sample report") else {
-            preconditionFailure("a sample report encodes as an object")
-        }
-        return .completed(StepOutput(result: fields, finalize: finalize))
+        return .completed(StepOutput(report as SampleOutput, finalize: finalize))
     }
 }

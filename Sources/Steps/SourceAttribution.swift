@@ -26,47 +26,94 @@ import Training
 /// Limits: it is a local, first-order estimate at the end of training, not what leaving S out of the whole run
 /// would have changed; it ignores AdamW's per-parameter scaling, the steps already taken and how sources
 /// interact; a source with no example in tonight's sample gets no number and is never blamed.
-struct SourceAttribution {
-    struct Source {
-        let name: String
+public struct SourceAttribution: Sendable, Equatable, Codable {
+    public struct Source: Sendable, Equatable, Codable {
+        public let name: String
         /// Training examples of the source in the window.
-        let examples: Int
+        public let examples: Int
         /// Of those, quarantined before tonight.
-        let quarantined: Int
+        public let quarantined: Int
         /// Of those, in tonight's training sample (the ones the estimate uses).
-        let trained: Int
+        public let trained: Int
         /// nil when none was trained tonight.
-        let nllChange: Double?
+        public let nllChange: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case name = "source", examples, quarantined = "quarantined_before", trained = "trained_examples"
+            case nllChange = "nll_change"
+        }
+
+        init(name: String, examples: Int, quarantined: Int, trained: Int, nllChange: Double?) {
+            self.name = name
+            self.examples = examples
+            self.quarantined = quarantined
+            self.trained = trained
+            self.nllChange = nllChange
+        }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(name: try c.decode(String.self, forKey: .name), examples: try c.decode(Int.self, forKey: .examples),
+                      quarantined: try c.decode(Int.self, forKey: .quarantined), trained: try c.decode(Int.self, forKey: .trained),
+                      nllChange: try c.decode(Double?.self, forKey: .nllChange))
+        }
+
+        // By hand so that a source with nothing trained tonight has an explicit null.
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(name, forKey: .name)
+            try c.encode(examples, forKey: .examples)
+            try c.encode(quarantined, forKey: .quarantined)
+            try c.encode(trained, forKey: .trained)
+            try c.encode(nllChange, forKey: .nllChange)
+        }
     }
 
     static let method = "gradient_alignment"
 
     /// The incumbent's registration time: examples imported after it are "since the active version".
-    let since: Int64?
+    public let since: Int64?
     /// The prune step's clock reading: the latest import the window takes.
-    let until: Int64?
-    let learningRate: Double
-    let heldOutExamples: Int
-    let sources: [Source]
+    public let until: Int64?
+    public let learningRate: Double
+    public let heldOutExamples: Int
+    public let sources: [Source]
 
     /// Sources whose training raises held-out NLL, by name.
-    var blamed: [String] { sources.filter { ($0.nllChange ?? 0) > 0 }.map(\.name) }
+    public var blamed: [String] { sources.filter { ($0.nllChange ?? 0) > 0 }.map(\.name) }
 
-    var json: JSONValue {
-        .object([
-            "method": .string(Self.method),
-            "since": since.map { .string(Timestamp.iso8601($0)) } ?? .null,
-            "since_ms": since.map { .int(Int($0)) } ?? .null,
-            "until_ms": until.map { .int(Int($0)) } ?? .null,
-            "learning_rate": .double(learningRate),
-            "held_out_examples": .int(heldOutExamples),
-            "sources": .array(sources.map { source in
-                .object(["source": .string(source.name), "examples": .int(source.examples),
-                         "quarantined_before": .int(source.quarantined), "trained_examples": .int(source.trained),
-                         "nll_change": source.nllChange.map(JSONValue.double) ?? .null])
-            }),
-            "blamed": .array(blamed.map(JSONValue.string)),
-        ])
+    init(since: Int64?, until: Int64?, learningRate: Double, heldOutExamples: Int, sources: [Source]) {
+        self.since = since
+        self.until = until
+        self.learningRate = learningRate
+        self.heldOutExamples = heldOutExamples
+        self.sources = sources
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case method, since, sources, blamed
+        case sinceMilliseconds = "since_ms", untilMilliseconds = "until_ms", learningRate = "learning_rate"
+        case heldOutExamples = "held_out_examples"
+    }
+
+    // `method`, `since` (the time as text) and `blamed` follow from the other fields: written, not read back.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(since: try c.decode(Int64?.self, forKey: .sinceMilliseconds), until: try c.decode(Int64?.self, forKey: .untilMilliseconds),
+                  learningRate: try c.decode(Double.self, forKey: .learningRate),
+                  heldOutExamples: try c.decode(Int.self, forKey: .heldOutExamples), sources: try c.decode([Source].self, forKey: .sources))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(Self.method, forKey: .method)
+        try c.encode(since.map(Timestamp.iso8601), forKey: .since)
+        try c.encode(since, forKey: .sinceMilliseconds)
+        try c.encode(until, forKey: .untilMilliseconds)
+        try c.encode(learningRate, forKey: .learningRate)
+        try c.encode(heldOutExamples, forKey: .heldOutExamples)
+        try c.encode(sources, forKey: .sources)
+        try c.encode(blamed, forKey: .blamed)
     }
 
     /// Measures the window's sources on `database` (the step's connection, after the sample step's writes).

@@ -24,7 +24,7 @@ public struct StepContext: Sendable {
     public let isCancelled: @Sendable () -> Bool
     /// True once the worker was asked to stop: a long step yields at its next safe point (a checkpoint).
     public let isStopping: @Sendable () -> Bool
-    /// Where the train step keeps its checkpoint pointer (the job's progress events in a live run).
+    /// Where the train step keeps its checkpoint pointer (its job's row in a live run).
     public let checkpointPointer: any CheckpointPointer
 
     public init(environment: StepEnvironment, name: String, input: JSONValue, manifest: JSONValue,
@@ -45,18 +45,11 @@ public struct StepContext: Sendable {
         self.checkpointPointer = checkpointPointer
     }
 
-    /// The output of the earlier step of `kind`, or `StepError.missingAncestor`.
+    /// The job output of the earlier step of `kind`, or `StepError.missingAncestor`; its typed output is
+    /// `output(of:)`.
     public func ancestor(_ kind: String) throws -> JSONValue {
         guard let output = ancestors[kind] else { throw StepError.missingAncestor(step: name, kind: kind) }
         return output
-    }
-
-    /// A digest field of an earlier step's output.
-    func digest(_ field: String, of kind: String) throws -> Digest {
-        guard let text = try ancestor(kind)[field]?.stringValue, let digest = Digest(hex: text) else {
-            throw StepError.malformedOutput(step: kind, field: field)
-        }
-        return digest
     }
 
     /// A string field of the run's manifest.

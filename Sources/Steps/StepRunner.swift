@@ -42,7 +42,7 @@ public enum StepRunner {
                 ancestors: ancestors, recorded: nil,
                 progress: { try job.progress($0) },
                 isCancelled: { job.isCancelled }, isStopping: isStopping,
-                checkpointPointer: JobCheckpointPointer(queue: queue, job: claim.jobID, append: { try job.progress($0) }))
+                checkpointPointer: JobCheckpointPointer(queue: queue, job: claim.jobID, record: { try job.recordCheckpointPointer($0) }))
             let outcome: StepOutcome
             do {
                 outcome = try StepRunner.run(kind: claim.kind, context)

@@ -11,12 +11,12 @@ import Training
 /// - Device policy (issue 7): asked before the model is loaded and again after every checkpoint. "Not now"
 ///   defers the step (a later run_at and an event saying why), never fails it; mid-run the checkpoint just
 ///   written is where the next claim resumes.
-/// - Checkpoints: `BlobCheckpointStore` over the context's pointer (in a live run, the job's own progress
-///   events, written with its fencing token, so a worker that lost its lease cannot move it). A worker that
+/// - Checkpoints: `BlobCheckpointStore` over the context's pointer (in a live run, the job's own row,
+///   written with its fencing token, so a worker that lost its lease cannot move it). A worker that
 ///   claims a step another worker lost resumes from the newest checkpoint that verifies; the Training
 ///   module guarantees the resumed run ends bit-identical to an uninterrupted one.
-/// - Output: the adapter (`adapter_digest`, as `adapt train` reports it, and `adapter_blob`, its name in the
-///   blob store: both the SHA-256 of the whole file), the loss curve and the validation losses. Nothing is registered here: the promote step
+/// - Output (`TrainOutput`): the adapter (`adapter_digest`, as `adapt train` reports it, and `adapter_blob`, its
+///   name in the blob store: both the SHA-256 of the whole file), the loss curve and the validation losses. Nothing is registered here: the promote step
 ///   registers the candidate in its completion transaction.
 public enum TrainBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
@@ -27,7 +27,7 @@ public enum TrainBody {
             return deferred(plan, reason: reason, at: "before starting")
         }
 
-        let snapshot = try context.digest("train_snapshot", of: "sample")
+        let snapshot = try context.output(of: SampleOutput.self).trainSnapshot
         let examples = try context.snapshot(snapshot, field: "train_snapshot")
         guard !examples.isEmpty else { throw StepError.nothingToTrain(lineage: try PlannedInput(context.input).lineage) }
         let validation = TrainingPlan.validationCount(examples: examples.count, earlyStopping: plan.configuration.earlyStopping != nil)
@@ -87,23 +87,14 @@ public enum TrainBody {
         let blob = try environment.blobs.put(data)
         environment.log("trained \(state.step) steps; adapter \(adapterDigest.short)")
         return .completed(StepOutput(
-            result: [
-                "adapter_digest": .string(adapterDigest.hex),
-                "adapter_blob": .string(blob.hex),
-                "steps": .int(state.step),
-                "losses": .array(state.losses.map(JSONValue.double)),
-                "stopped_early": .bool(state.stoppedEarly),
-                "validation_losses": .array(state.evaluations.map { .object(["step": .int($0.step), "loss": .double($0.loss)]) }),
-                "best_step": state.bestEvaluation.map { .int($0.step) } ?? .null,
-                "training_examples": .int(run.training.count),
-                "validation_examples": .int(run.heldOut.count),
-                "truncated_examples": .int(run.truncatedCount),
-                "dropped_examples": .int(run.droppedCount),
-                "training_tokens": .int(state.tokens),
-                "config_digest": .string(configuration.digest.hex),
-                "chat_convention": .string(run.formatter.convention.rawValue),
-            ],
-            inputs: ["base_model": .string(run.baseModelDigest.hex), "train_snapshot": .string(snapshot.hex)],
+            TrainOutput(
+                adapterDigest: adapterDigest, adapterBlob: blob, steps: state.step, losses: state.losses,
+                stoppedEarly: state.stoppedEarly,
+                validationLosses: state.evaluations.map { TrainOutput.ValidationLoss(step: $0.step, loss: $0.loss) },
+                bestStep: state.bestEvaluation?.step, trainingExamples: run.training.count, validationExamples: run.heldOut.count,
+                truncatedExamples: run.truncatedCount, droppedExamples: run.droppedCount, trainingTokens: state.tokens,
+                configDigest: configuration.digest, chatConvention: run.formatter.convention.rawValue,
+                inputs: TrainOutput.Inputs(baseModel: run.baseModelDigest, trainSnapshot: snapshot)),
             timing: [
                 "seconds": .double(seconds), "resumed_from_step": .int(resumedFrom),
                 "tokens_per_second": .double(seconds > 0 ? Double(state.tokens - startTokens) / seconds : 0),

@@ -54,7 +54,7 @@ import TestSupport
             if let train = try queue.jobs(matching: .init(run: RunID.parse(run), kind: "train")).first {
                 let events = try queue.events(job: train.id)
                 trainResumed = train.state == .succeeded || events.contains { $0.message?.hasPrefix("resumed from checkpoint") == true }
-                let checkpointed = events.contains { $0.message?.hasPrefix("checkpoints: ") == true }
+                let checkpointed = try queue.checkpointPointer(job: train.id) != nil
                 // Once the train step has a checkpoint and has not resumed yet, its worker is the one to kill.
                 // Before that, after a few kills it is spared: a dead worker's step is handed back at once, so
                 // random kills could otherwise use up the budget before the first checkpoint.

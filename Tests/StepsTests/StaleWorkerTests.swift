@@ -109,12 +109,14 @@ import TestSupport
         /// migrates into being is the same as an absent one while it is empty; schema versions are left out).
         var rows: [String: [String]]
         /// The blobs that some row names (a 64-hex digest of a file in blobs/, anywhere in any column) besides
-        /// the job events, where the train step's checkpoint pointers are written while its lease is held.
+        /// the job events and the train step's checkpoint pointer (`jobs.checkpoint_pointer`), which it writes
+        /// while its lease is held.
         var referencedBlobs: Set<String>
 
-        init(_ tables: [String: [String]], blobs: Set<String>) {
+        init(_ tables: [String: [String]], blobs: Set<String>, checkpoints: Set<String> = []) {
             rows = tables.filter { !$0.key.hasPrefix("job") && $0.key != "adapt_schema" && !$0.value.isEmpty }
-            referencedBlobs = StaleWorkerTests.referenced(in: tables.filter { $0.key != "job_events" }).intersection(blobs)
+            referencedBlobs = StaleWorkerTests.referenced(in: tables.filter { $0.key != "job_events" })
+                .intersection(blobs).subtracting(checkpoints)
         }
     }
 
@@ -131,7 +133,11 @@ import TestSupport
     }
 
     static func sideEffects(_ fixture: PipelineFixture) throws -> SideEffects {
-        SideEffects(try tables(fixture), blobs: try storedBlobs(fixture))
+        let db = try Database(path: fixture.directory.state.database.path, durability: .normal)
+        let pointers = try db.query("SELECT checkpoint_pointer FROM jobs WHERE checkpoint_pointer IS NOT NULL")
+            .compactMap { $0.string("checkpoint_pointer") }
+        return SideEffects(try tables(fixture), blobs: try storedBlobs(fixture),
+                           checkpoints: referenced(in: ["pointers": pointers]))
     }
 
     static func everything(_ fixture: PipelineFixture, run: String) async throws -> Everything {

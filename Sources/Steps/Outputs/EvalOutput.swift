@@ -1,0 +1,126 @@
+import AdaptCore
+import Evaluation
+import Pipelines
+import ReplayBuffer
+
+/// The eval step's verdict: the whole gate report and its outcome, both sides' per-example scores in
+/// example-id order and their means, which incumbent was compared, and (in a run planned with `on_worse`) the
+/// attribution of a worse candidate and the sources quarantined.
+public struct EvalOutput: StepResult, Equatable {
+    public static let kind = StepKind.eval
+
+    public struct Inputs: Codable, Sendable, Equatable {
+        public var baseModel: Digest
+        public var heldOutSnapshot: Digest
+        public var candidateAdapter: Digest
+        public var incumbentAdapter: ComparedAdapter
+
+        enum CodingKeys: String, CodingKey {
+            case baseModel = "base_model", heldOutSnapshot = "held_out_snapshot"
+            case candidateAdapter = "candidate_adapter", incumbentAdapter = "incumbent_adapter"
+        }
+    }
+
+    /// The active version the candidate was compared against (nil: the base model), so the promote step can
+    /// check it is still the active one.
+    public struct Incumbent: Codable, Sendable, Equatable {
+        /// `lineage/vN`.
+        public var version: String
+        public var adapterBlob: Digest
+
+        enum CodingKeys: String, CodingKey { case version, adapterBlob = "adapter_blob" }
+    }
+
+    /// What a run planned with `on_worse` records about a worse candidate.
+    public struct WorseHandling: Sendable, Equatable {
+        public var onWorse: OnWorse
+        /// Measured only when the gate said `worse`.
+        public var attribution: SourceAttribution?
+        /// The blamed sources, when `onWorse` is `quarantine`.
+        public var quarantinedSources: [String]
+    }
+
+    public var outcome: GateOutcome
+    public var gate: RecordedGateReport
+    public var heldOutExamples: Int
+    public var examplesDigest: Digest
+    public var candidateScores: [Double]
+    public var incumbentScores: [Double]
+    /// nil when there were no pairs.
+    public var candidateMeanNLL: Double?
+    public var incumbentMeanNLL: Double?
+    public var incumbent: Incumbent?
+    /// nil for a run planned before `on_worse` existed: it neither attributes nor quarantines.
+    public var worse: WorseHandling?
+    /// nil for a run planned under the half-capped held-out rule.
+    public var gateReadiness: GateReadiness?
+    public var inputs: Inputs
+
+    enum CodingKeys: String, CodingKey {
+        case outcome, gate, incumbent, attribution, inputs
+        case heldOutExamples = "held_out_examples", examplesDigest = "examples_digest"
+        case candidateScores = "candidate_scores", incumbentScores = "incumbent_scores"
+        case candidateMeanNLL = "candidate_mean_nll", incumbentMeanNLL = "incumbent_mean_nll"
+        case onWorse = "on_worse", quarantinedSources = "quarantined_sources", gateReadiness = "gate_readiness"
+    }
+
+    public init(outcome: GateOutcome, gate: RecordedGateReport, heldOutExamples: Int, examplesDigest: Digest,
+                candidateScores: [Double], incumbentScores: [Double], candidateMeanNLL: Double?, incumbentMeanNLL: Double?,
+                incumbent: Incumbent?, worse: WorseHandling?, gateReadiness: GateReadiness?, inputs: Inputs) {
+        self.outcome = outcome
+        self.gate = gate
+        self.heldOutExamples = heldOutExamples
+        self.examplesDigest = examplesDigest
+        self.candidateScores = candidateScores
+        self.incumbentScores = incumbentScores
+        self.candidateMeanNLL = candidateMeanNLL
+        self.incumbentMeanNLL = incumbentMeanNLL
+        self.incumbent = incumbent
+        self.worse = worse
+        self.gateReadiness = gateReadiness
+        self.inputs = inputs
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        var worse: WorseHandling?
+        if c.contains(.onWorse) {
+            worse = WorseHandling(onWorse: try c.decode(OnWorse.self, forKey: .onWorse),
+                                  attribution: try c.decode(SourceAttribution?.self, forKey: .attribution),
+                                  quarantinedSources: try c.decode([String].self, forKey: .quarantinedSources))
+        }
+        self.init(
+            outcome: try c.decode(GateOutcome.self, forKey: .outcome), gate: try c.decode(RecordedGateReport.self, forKey: .gate),
+            heldOutExamples: try c.decode(Int.self, forKey: .heldOutExamples),
+            examplesDigest: try c.decode(Digest.self, forKey: .examplesDigest),
+            candidateScores: try c.decode([Double].self, forKey: .candidateScores),
+            incumbentScores: try c.decode([Double].self, forKey: .incumbentScores),
+            candidateMeanNLL: try c.decode(Double?.self, forKey: .candidateMeanNLL),
+            incumbentMeanNLL: try c.decode(Double?.self, forKey: .incumbentMeanNLL),
+            incumbent: try c.decode(Incumbent?.self, forKey: .incumbent), worse: worse,
+            gateReadiness: try c.decodeIfPresent(GateReadiness.self, forKey: .gateReadiness),
+            inputs: try c.decode(Inputs.self, forKey: .inputs))
+    }
+
+    // By hand: absent means and the base-model incumbent are explicit nulls, as the step always wrote them;
+    // the `on_worse` fields and `gate_readiness` are left out for the runs planned without them.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(gate, forKey: .gate)
+        try c.encode(heldOutExamples, forKey: .heldOutExamples)
+        try c.encode(examplesDigest, forKey: .examplesDigest)
+        try c.encode(candidateScores, forKey: .candidateScores)
+        try c.encode(incumbentScores, forKey: .incumbentScores)
+        try c.encode(candidateMeanNLL, forKey: .candidateMeanNLL)
+        try c.encode(incumbentMeanNLL, forKey: .incumbentMeanNLL)
+        try c.encode(incumbent, forKey: .incumbent)
+        if let worse {
+            try c.encode(worse.onWorse, forKey: .onWorse)
+            try c.encode(worse.attribution, forKey: .attribution)
+            try c.encode(worse.quarantinedSources, forKey: .quarantinedSources)
+        }
+        try c.encodeIfPresent(gateReadiness, forKey: .gateReadiness)
+        try c.encode(inputs, forKey: .inputs)
+    }
+}
