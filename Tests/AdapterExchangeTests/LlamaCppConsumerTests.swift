@@ -102,3 +102,23 @@ func llamaCppAppliesTheExportedAdapterAsAdaptDoes(outtype: String) throws {
     #expect(effect > 10 * max(noise, adaptedGap), "adapter effect \(effect), noise \(noise)")
     #expect(ourTop1 != ourBaseTop1, "the adapter changes no next token")
 }
+
+// The PEFT and mlx exports checked with llama.cpp's own Python package (gguf-py reads the GGUF-LoRA export) and
+// the converter's q/k permutation: PEFT's B permuted as convert_hf_to_gguf.py permutes llama weights is the
+// GGUF's B, which llama.cpp applies as adapt does (the test above).
+@Test func peftAndMLXExportsAreTheGGUFExportInHuggingFaceOrder() throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 6, name: "tiny.gguf")
+    let base = try BaseModelShape(model: model)
+    try cli.register(randomAdapter(base: base, rank: 4, alpha: 6, targets: ["q", "k", "v", "o", "gate", "up", "down"], seed: 3),
+                     lineage: "mail", name: "a.bin")
+    for (format, out) in [("gguf-lora", "a.gguf"), ("peft", "peft"), ("mlx", "mlx")] {
+        #expect(try cli.run(["registry", "export", "mail", "--version", "1", "--format", format, "--out", cli.path(out), "--model", model.path]).status == 0)
+    }
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/check_exports_with_gguf_py.py")
+    let result = try Executables.run(executableAt: try llamaPeerPython(),
+                                     [script.path, cli.path("a.gguf"), cli.path("peft"), cli.path("mlx"), "\(base.headCount)", "\(base.kvHeadCount)"])
+    #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+    let summary = try JSONDecoder().decode(JSONValue.self, from: Data(result.stdout.utf8))
+    #expect(summary["ok"] == .bool(true) && summary["pairs"] == .int(base.blockCount * 7) && summary["permuted"] == .int(base.blockCount * 2))
+}
