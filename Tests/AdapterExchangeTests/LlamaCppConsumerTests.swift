@@ -55,19 +55,14 @@ let consumerPrompts = [
     "The meeting is moved to", "I will be out of office until",
 ]
 
-@Test(.enabled(if: CheckoutModel.isPresent, "scripts/fetch-model puts the model in state/models"),
-      arguments: ["f32", "f16", "q8_0"])
-func llamaCppAppliesTheExportedAdapterAsAdaptDoes(outtype: String) throws {
+@Test(.enabled(if: CheckoutModel.isPresent, "scripts/fetch-model puts the model in state/models"))
+func llamaCppAppliesTheExportedAdapterAsAdaptDoes() throws {
     let cli = ExchangeCLI()
     let base = try BaseModelShape(model: CheckoutModel.url)
-    let adapter = randomAdapter(base: base, rank: 8, alpha: 16, seed: 11, bScale: 0.08)
+    let adapter = randomAdapter(base: base, rank: 8, alpha: 16, seed: 11, bScale: 0.3)
     let adapterFile = cli.dir.file("adapter.bin")
     try adapter.write(to: adapterFile)
     #expect(try cli.run(["registry", "add", adapterFile.path, "--lineage", "mail"]).status == 0)
-    let gguf = cli.dir.file("mail.gguf")
-    let exported = try cli.run(["registry", "export", "mail", "--version", "1", "--format", "gguf-lora", "--outtype", outtype,
-                                "--out", gguf.path, "--model", CheckoutModel.url.path])
-    #expect(exported.status == 0, "\(exported.stderr)")
 
     var prompts: [[Int]] = [], wanted: [[Int]] = [], ours: [[Double]] = [], oursBase: [[Double]] = []
     var ourTop1: [Int] = [], ourBaseTop1: [Int] = []
@@ -75,32 +70,40 @@ func llamaCppAppliesTheExportedAdapterAsAdaptDoes(outtype: String) throws {
         let adapted = try adaptLogits(cli, prompt: prompt, adapter: adapterFile)
         let plain = try adaptLogits(cli, prompt: prompt, adapter: nil)
         prompts.append(adapted.ids)
-        // The logits compared: adapt's top 10 with the adapter, and with the base model.
-        let ids = adapted.top.map(\.id) + plain.top.map(\.id).filter { id in !adapted.top.contains { $0.id == id } }
-        wanted.append(ids)
+        // The logits compared: at adapt's top 10 with the adapter, then at its top 10 with the base model.
+        wanted.append(adapted.top.map(\.id) + plain.top.map(\.id))
         ourTop1.append(adapted.top[0].id)
         ourBaseTop1.append(plain.top[0].id)
         ours.append(adapted.top.map(\.logit))
         oursBase.append(plain.top.map(\.logit))
     }
-    let theirs = try llamaCpp(model: CheckoutModel.url, lora: gguf, prompts: prompts, ids: wanted, scratch: cli.dir)
-    let theirsBase = try llamaCpp(model: CheckoutModel.url, lora: nil, prompts: prompts, ids: wanted, scratch: cli.dir)
-
     func largestGap(_ a: [[Double]], _ b: [[Double]]) -> Double {
         zip(a, b).map { x, y in zip(x, y).map { abs($0 - $1) }.max() ?? 0 }.max() ?? 0
     }
-    // llama.cpp's own noise on this quantized model: its base logits against adapt's base logits.
-    let noise = largestGap(oursBase, theirsBase.logits.map { Array($0.prefix(10)) })
-    let adaptedGap = largestGap(ours, theirs.logits.map { Array($0.prefix(10)) })
-    // How far the adapter moves llama.cpp's logits: the effect that must be far above the noise.
-    let effect = largestGap(theirs.logits, theirsBase.logits)
-    print("llama.cpp consumer (\(outtype)): base noise \(noise), adapted gap \(adaptedGap), adapter effect \(effect), "
-          + "top-1 changed on \(zip(ourTop1, ourBaseTop1).filter { $0 != $1 }.count) of \(consumerPrompts.count) prompts")
-    #expect(theirs.top1 == ourTop1, "llama.cpp \(theirs.top1), adapt \(ourTop1)")
+    let theirsBase = try llamaCpp(model: CheckoutModel.url, lora: nil, prompts: prompts, ids: wanted, scratch: cli.dir)
     #expect(theirsBase.top1 == ourBaseTop1)
-    #expect(adaptedGap <= max(2 * noise, 0.05) + (outtype == "f32" ? 0 : 0.05), "adapted gap \(adaptedGap), base noise \(noise)")
-    #expect(effect > 10 * max(noise, adaptedGap), "adapter effect \(effect), noise \(noise)")
+    // llama.cpp's own noise on this quantized model (it quantizes activations for the Q4_1 matmuls): its base
+    // logits against adapt's.
+    let noise = largestGap(oursBase, theirsBase.logits.map { Array($0.suffix(10)) })
     #expect(ourTop1 != ourBaseTop1, "the adapter changes no next token")
+
+    for outtype in GGUFLoRA.Precision.allCases {
+        let gguf = cli.dir.file("mail-\(outtype.rawValue).gguf")
+        let exported = try cli.run(["registry", "export", "mail", "--version", "1", "--format", "gguf-lora", "--outtype", outtype.rawValue,
+                                    "--out", gguf.path, "--model", CheckoutModel.url.path])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let theirs = try llamaCpp(model: CheckoutModel.url, lora: gguf, prompts: prompts, ids: wanted, scratch: cli.dir)
+        let adaptedGap = largestGap(ours, theirs.logits.map { Array($0.prefix(10)) })
+        // How far the adapter moves llama.cpp's logits: the effect that must stand far above the noise.
+        let effect = largestGap(theirs.logits, theirsBase.logits)
+        print("llama.cpp consumer (\(outtype.rawValue)): base noise \(noise), adapted gap \(adaptedGap), adapter effect \(effect), "
+              + "top-1 changed on \(zip(ourTop1, ourBaseTop1).filter { $0 != $1 }.count) of \(consumerPrompts.count) prompts")
+        #expect(theirs.top1 == ourTop1, "\(outtype): llama.cpp \(theirs.top1), adapt \(ourTop1)")
+        // The adapter makes the activations the quantized matmuls see larger, and with them the noise: within
+        // three times the base model's.
+        #expect(adaptedGap <= 3 * noise, "\(outtype): adapted gap \(adaptedGap), base noise \(noise)")
+        #expect(effect > 10 * max(noise, adaptedGap), "\(outtype): adapter effect \(effect), noise \(noise)")
+    }
 }
 
 // The PEFT and mlx exports checked with llama.cpp's own Python package (gguf-py reads the GGUF-LoRA export) and

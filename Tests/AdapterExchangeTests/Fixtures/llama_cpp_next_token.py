@@ -7,6 +7,7 @@ The prompts are token ids, so both sides see the same tokens whatever their toke
 import json
 import sys
 
+import llama_cpp
 import numpy as np
 from llama_cpp import Llama
 
@@ -19,7 +20,8 @@ top1, logits = [], []
 for prompt, wanted in zip(request["prompts"], request["ids"]):
     llm.reset()
     llm.eval(prompt)
-    row = np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float64)
+    # The last position's logits straight from the context: Llama.scores is only filled with logits_all.
+    row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),)).astype(np.float64)
     top1.append(int(np.argmax(row)))
     logits.append([float(row[i]) for i in wanted])
 print(json.dumps({"top1": top1, "logits": logits}))
