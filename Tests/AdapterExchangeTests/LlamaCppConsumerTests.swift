@@ -96,7 +96,8 @@ func llamaCppAppliesTheExportedAdapterAsAdaptDoes() throws {
         let adaptedGap = largestGap(ours, theirs.logits.map { Array($0.prefix(10)) })
         // How far the adapter moves llama.cpp's logits: the effect that must stand far above the noise.
         let effect = largestGap(theirs.logits, theirsBase.logits)
-        print("llama.cpp consumer (\(outtype.rawValue)): base noise \(noise), adapted gap \(adaptedGap), adapter effect \(effect), "
+        let size = try FileManager.default.attributesOfItem(atPath: gguf.path)[.size] as? Int ?? 0
+        print("llama.cpp consumer (\(outtype.rawValue), \(size) bytes): base noise \(noise), adapted gap \(adaptedGap), adapter effect \(effect), "
               + "top-1 changed on \(zip(ourTop1, ourBaseTop1).filter { $0 != $1 }.count) of \(consumerPrompts.count) prompts")
         #expect(theirs.top1 == ourTop1, "\(outtype): llama.cpp \(theirs.top1), adapt \(ourTop1)")
         // The adapter makes the activations the quantized matmuls see larger, and with them the noise: within
