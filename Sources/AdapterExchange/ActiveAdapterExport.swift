@@ -19,8 +19,8 @@ public enum ActiveAdapterExport {
     public static func update(lineage: String, active: Data?, model: URL, state: StateDirectory) throws -> [String] {
         let directory = directory(lineage: lineage, state: state)
         let gguf = directory.appendingPathComponent("active.gguf"), modelfile = directory.appendingPathComponent("Modelfile")
-        let modelPath = model.standardizedFileURL.path
         guard let active else {
+            let modelPath = model.standardizedFileURL.path
             for url in [gguf, modelfile] where FileManager.default.fileExists(atPath: url.path) {
                 do { try FileManager.default.removeItem(at: url) } catch {
                     throw AdapterExchangeError.io("cannot remove \(url.path): \(error); remove it by hand")
@@ -29,10 +29,8 @@ public enum ActiveAdapterExport {
             return ["serve the base model: llama-server -m \(modelPath)"]
         }
         let (adapter, _) = try AdapterFile.decode(active, name: "the active adapter")
-        let base = try BaseModelShape(model: model)
-        guard adapter.metadata.baseModelDigest == base.digest else {
-            throw AdapterExchangeError.otherBaseModel(file: "the active adapter", expected: base.digest.hex, found: adapter.metadata.baseModelDigest.hex)
-        }
+        let (baseURL, base) = try baseModel(adapter.metadata.baseModelDigest, preferred: model, state: state)
+        let modelPath = baseURL.standardizedFileURL.path
         do { try PrivateFiles.createDirectory(directory) } catch {
             throw AdapterExchangeError.io("cannot create \(directory.path); check the state directory's permissions")
         }
@@ -47,6 +45,21 @@ public enum ActiveAdapterExport {
         }
         return ["llama-server -m \(modelPath) --lora \(gguf.path)",
                 "ollama create \(lineage) -f \(modelfile.path)"]
+    }
+
+    /// The base model the adapter was trained on: `preferred` when it is that file, else the GGUF in the state's
+    /// models/ that is (a lineage need not be on the default model).
+    static func baseModel(_ digest: Digest, preferred: URL, state: StateDirectory) throws -> (URL, BaseModelShape) {
+        let others = ((try? FileManager.default.contentsOfDirectory(at: state.models, includingPropertiesForKeys: nil)) ?? [])
+            .filter { $0.pathExtension == "gguf" && $0.standardizedFileURL != preferred.standardizedFileURL }
+            .sorted { $0.path < $1.path }
+        var given: Digest?
+        for candidate in [preferred] + others where FileManager.default.fileExists(atPath: candidate.path) {
+            guard let fileDigest = try? Digest.sha256(fileAt: candidate) else { continue }
+            given = given ?? fileDigest
+            if fileDigest == digest { return (candidate, try BaseModelShape(model: candidate)) }
+        }
+        throw AdapterExchangeError.modelIsNotTheBase(adapter: "the active adapter", model: given?.hex ?? "none", base: digest.hex)
     }
 
     /// `update` for whatever the registry says is active now.

@@ -24,7 +24,7 @@ public enum AdapterExport {
     public static func export(_ adapter: AdapterFile, base: BaseModelShape, format: ExchangeFormat,
                               precision: GGUFLoRA.Precision = .f32, to out: URL) throws -> Result {
         guard adapter.metadata.baseModelDigest == base.digest else {
-            throw AdapterExchangeError.otherBaseModel(file: "the adapter", expected: base.digest.hex, found: adapter.metadata.baseModelDigest.hex)
+            throw AdapterExchangeError.modelIsNotTheBase(adapter: "the adapter", model: base.digest.hex, base: adapter.metadata.baseModelDigest.hex)
         }
         let portable = PortableAdapter(file: adapter)
         let files: [(URL, Data)]

@@ -29,6 +29,8 @@ public enum AdapterExchangeError: Error, Equatable, CustomStringConvertible {
     case shapeMismatch(file: String, tensor: String, expected: [Int], actual: [Int])
     /// The adapter's rank is not the rank the lineage's adapters have, or differs between tensors.
     case rankMismatch(file: String, expected: Int, actual: Int)
+    /// The model given to an export is not the one the adapter was trained on.
+    case modelIsNotTheBase(adapter: String, model: String, base: String)
     /// A feature the adapt model does not apply (DoRA, rsLoRA, biases, per-module ranks).
     case unsupportedFeature(file: String, feature: String)
     /// The architecture has no tensor naming here.
@@ -62,6 +64,8 @@ public enum AdapterExchangeError: Error, Equatable, CustomStringConvertible {
             return "\(file): tensor \(tensor) has shape \(actual), the base model needs \(expected); it was made for another base model or another rank"
         case let .rankMismatch(file, expected, actual):
             return "\(file) has LoRA rank \(actual), the lineage's adapters have rank \(expected); train it with rank \(expected) or import it into another lineage"
+        case let .modelIsNotTheBase(adapter, model, base):
+            return "\(adapter) was trained on base model \(base.prefix(12)), the model given is \(model.prefix(12)); pass its base model with --model"
         case let .unsupportedFeature(file, feature):
             return "\(file) uses \(feature), which adapt does not apply; save a plain LoRA adapter"
         case let .unsupportedArchitecture(architecture):

@@ -37,3 +37,15 @@ import TestSupport
     #expect(toBase.stderr.contains("serve the base model"), "\(toBase.stderr)")
     #expect(!FileManager.default.fileExists(atPath: gguf.path) && !FileManager.default.fileExists(atPath: modelfile.path))
 }
+
+@Test func theActiveExportNamesTheLineagesOwnBaseModel() throws {
+    let cli = ExchangeCLI()
+    _ = try cli.tinyModel(seed: 4, name: DefaultModel.fileName)
+    let other = try cli.tinyModel(seed: 5, name: "other.gguf")
+    let base = try BaseModelShape(model: other)
+    try cli.register(randomAdapter(base: base, rank: 4, seed: 3), lineage: "notes", name: "n.bin")
+    let promoted = try cli.run(["registry", "promote", "notes/v1", "--force"])
+    #expect(promoted.status == 0 && promoted.stderr.contains("llama-server -m \(other.path) --lora"), "\(promoted.stderr)")
+    let modelfile = cli.dir.state.root.appendingPathComponent("exports/notes/Modelfile")
+    #expect(try String(contentsOf: modelfile, encoding: .utf8).hasPrefix("FROM \(other.path)\n"))
+}
