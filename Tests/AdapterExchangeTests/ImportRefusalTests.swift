@@ -100,3 +100,15 @@ func aTruncatedSafetensorsIsRefused(format: String) throws {
     let refused = try cli.run(["registry", "promote", "mail/v1"])
     #expect(refused.status == 1 && refused.stderr.contains("gate"), "\(refused.stderr)")
 }
+
+@Test func anExportWithTheWrongModelOrNoActiveVersionIsRefused() throws {
+    let cli = ExchangeCLI()
+    let mine = try cli.tinyModel(seed: 2, name: "mine.gguf")
+    let other = try cli.tinyModel(seed: 3, name: "other.gguf")
+    try cli.register(randomAdapter(base: try BaseModelShape(model: mine), rank: 4, seed: 1), lineage: "mail", name: "a.bin")
+    let wrong = try cli.run(["registry", "export", "mail", "--version", "1", "--format", "peft", "--out", cli.path("p"), "--model", other.path])
+    #expect(wrong.status == 1 && wrong.stderr.contains("was trained on base model") && wrong.stderr.contains("--model"), "\(wrong.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: cli.path("p")))
+    let inactive = try cli.run(["registry", "export", "mail", "--active", "--format", "mlx", "--out", cli.path("m"), "--model", mine.path])
+    #expect(inactive.status == 1 && inactive.stderr.contains("has no active version; pass --version N"), "\(inactive.stderr)")
+}
