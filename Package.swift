@@ -31,6 +31,9 @@ let package = Package(
         // many times slower (BENCHMARKS.md, code choices), which would make every real-model test take minutes.
         .target(name: "Model", dependencies: ["AdaptCore", "Adapters", "CBLAS"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // Adapters in and out of other tools' formats (GGUF-LoRA, PEFT, mlx-lm): reads the base model's GGUF
+        // through Model, so it sits above it; the format logic that needs no GGUF lives in Adapters.
+        .target(name: "AdapterExchange", dependencies: ["AdaptCore", "Adapters", "Model", "Registry"]),
         .target(name: "Pipelines", dependencies: ["AdaptCore"]),
         .target(name: "ReplayBuffer", dependencies: ["AdaptCore", "Storage"]),
         // The job store: schema, migrations, the SQL of each table, and the contract a job body is written to.
@@ -47,7 +50,7 @@ let package = Package(
         // The only module that sees both the job engine and the ML code: the five step bodies.
         .target(name: "Steps", dependencies: [
             "AdaptCore", "Storage", "JobQueue", "Pipelines", "ReplayBuffer", "Adapters", "Model", "Training", "Evaluation",
-            "Registry",
+            "Registry", "AdapterExchange",
         ]),
         // The worker executables' shared main: the runtime's loop running the step bodies.
         .target(name: "WorkerMain", dependencies: [
@@ -56,7 +59,7 @@ let package = Package(
 
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
-            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime",
+            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime", "AdapterExchange",
         ]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
@@ -79,6 +82,8 @@ let package = Package(
         // Adapters only to write real adapter files: `adapt registry add` refuses anything else.
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Adapters", "TestSupport"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "AdapterExchangeTests", dependencies: ["AdapterExchange", "Adapters", "AdaptCore", "Model", "TestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "ModelTests", dependencies: ["Model", "Adapters", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StepsTests", dependencies: [
             "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",

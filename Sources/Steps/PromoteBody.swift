@@ -1,4 +1,5 @@
 import AdaptCore
+import AdapterExchange
 import Foundation
 import Pipelines
 import Registry
@@ -41,6 +42,7 @@ public enum PromoteBody {
         let metadata = try self.metadata(context, train: train, sample: sample)
         let metrics = try self.metrics(train: train, eval: eval)
         let reason = promote ? "gate_better" : (eval.outcome == .better ? "incumbent_moved" : "gate_\(eval.outcome.rawValue)")
+        let model = try? environment.modelURL(try context.manifestString("base_model", "name"))
 
         let finalize: @Sendable (Database) throws -> Void = { db in
             let registry = registry.on(db)
@@ -53,7 +55,10 @@ public enum PromoteBody {
             guard version.number == number else {
                 throw StepError.versionRace(lineage: lineage.value, expected: number, actual: version.number)
             }
-            if promote { try registry.promote(version.reference, reason: .gate, actor: ShortIdentifier("pipeline")!) }
+            if promote {
+                try registry.promote(version.reference, reason: .gate, actor: ShortIdentifier("pipeline")!)
+                if let model { ActiveAdapterExport.publish(lineage: lineage.value, active: data, model: model, state: environment.state, log: environment.log) }
+            }
         }
         environment.log("candidate \(lineage)/v\(number): \(promote ? "promoted" : "kept inactive") (\(reason))")
         return .completed(StepOutput(

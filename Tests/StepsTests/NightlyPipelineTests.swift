@@ -50,6 +50,11 @@ import TestSupport
         try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
         let night1 = try fixture.outputs(first)
         try #require(night1["promote"]?["promoted"]?.boolValue == true, "the first night must promote for this test")
+        // The promote step left the promoted adapter where llama-server and Ollama find it.
+        let exports = fixture.directory.state.root.appendingPathComponent("exports/logbook")
+        #expect(FileManager.default.fileExists(atPath: exports.appendingPathComponent("active.gguf").path))
+        let modelfile = try String(contentsOf: exports.appendingPathComponent("Modelfile"), encoding: .utf8)
+        #expect(modelfile.hasSuffix("tiny.gguf\nADAPTER ./active.gguf\n"), "\(modelfile)")
 
         let result = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", fixture.pipelinePath,
                                         "--model", "tiny.gguf", "--night", "2026-12-01", "--seed", "8", "--json"])

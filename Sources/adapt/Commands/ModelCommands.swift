@@ -40,6 +40,7 @@ enum ModelCommands {
             modelOption,
             OptionSpec("prompt", value: "TEXT", help: "the prompt (must give at least one token)"),
             OptionSpec("top", value: "K", help: "how many logits to show (default 10)"),
+            OptionSpec("adapter", value: "FILE", help: "apply this LoRA adapter file (checked against the model)"),
             .flag("special", help: "match control tokens such as <|im_start|> in the prompt"),
             threadsOption,
             .json,
@@ -48,12 +49,15 @@ enum ModelCommands {
         let arguments = invocation.arguments
         let k = try arguments.int("top", default: 10, in: 1...1_000_000)
         let prompt = try arguments.required("prompt")
-        let (model, tokenizer) = try load(invocation)
+        try setThreads(invocation)
+        let base = try BaseModel.load(try modelURL(invocation))
+        let (model, tokenizer) = (base.model, base.tokenizer)
+        let lora = try arguments.string("adapter").map { try base.adapter(at: URL(fileURLWithPath: $0)).weights }
         let ids = tokenizer.encode(prompt, parseSpecial: arguments.flag("special"))
         guard !ids.isEmpty else { throw UsageError("--prompt must give at least one token; it is empty") }
         try requireContext(ids.count, "the prompt is", model)
         var cache = KVCache()
-        let logits = model.forward(tokens: ids, cache: &cache)
+        let logits = model.forward(tokens: ids, lora: lora, cache: &cache)
         try LlamaModel.requireFinite(logits)
         let top = LlamaModel.top(k, of: logits)
         if arguments.flag("json") {

@@ -6,7 +6,7 @@ import Storage
 
 /// `adapt registry …`: adapter versions, the active pointer per lineage, promotion, rollback, verification.
 enum RegistryCommands {
-    static let all: [Command] = [list, show, add, promote, rollback, history, verify] + shortcuts
+    static let all: [Command] = [list, show, add, RegistryExchangeCommands.export, promote, rollback, history, verify] + shortcuts
 
     /// `adapt promote [--force]` and `adapt rollback`, the names DESIGN.md gives people: the same commands.
     static let shortcuts: [Command] = [promote, rollback].map { command in
@@ -63,6 +63,8 @@ enum RegistryCommands {
         /// Retired versions (trained on erased examples) cannot be made active again.
         let retired: Bool
         let retired_at: String?
+        /// For an imported adapter: the weights digest an export of the same weights reports.
+        var weights_digest: String?
 
         init(_ v: AdapterVersion, active: Bool, parent: AdapterVersion?, full: Bool) {
             version = v.name
@@ -171,8 +173,8 @@ enum RegistryCommands {
             OptionSpec("base-model", value: "DIGEST", help: "SHA-256 of the base model file"),
             OptionSpec("chat-convention", value: "NAME", help: "chat formatting convention used in training (e.g. chatml)"),
             .json,
-        ],
-        positionals: [PositionalSpec("FILE", help: "the adapter file")]
+        ] + RegistryExchangeCommands.importOptions,
+        positionals: [PositionalSpec("FILE", optional: true, help: "the adapter file (or one of the --from-… options)")]
     ) { invocation in
         let args = invocation.arguments
         guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
@@ -181,11 +183,20 @@ enum RegistryCommands {
         guard SafeNameRule.isValid(lineage.value) else {
             throw UsageError("--lineage must be 1 to 64 letters, digits, '-' or '_', starting with a letter or digit")
         }
-        let path = try args.required("FILE")
-        let data = try readWhole(path)
-        // A text file registered and promoted with --force would fail every later night's eval.
-        if !data.isEmpty { try FileFormatCheck.requireAdapter(data, path: path) }
-        var metadata = AdapterMetadata()
+        let source = try RegistryExchangeCommands.source(invocation)
+        if source != nil, args.string("FILE") != nil { throw UsageError("pass FILE or a --from-… option, not both") }
+        let imported = try source.map { format, path in
+            try RegistryExchangeCommands.importedAdapter(format: format, path: path, lineage: lineage,
+                                                        registry: try RegistryCommands.registry(invocation), invocation: invocation)
+        }
+        let data: Data
+        if let imported { data = imported.data } else {
+            let path = try args.required("FILE")
+            data = try readWhole(path)
+            // A text file registered and promoted with --force would fail every later night's eval.
+            if !data.isEmpty { try FileFormatCheck.requireAdapter(data, path: path) }
+        }
+        var metadata = imported?.metadata ?? AdapterMetadata()
         if let text = args.string("base-model") {
             guard let digest = Digest(hex: text) else { throw UsageError("--base-model expects a 64-digit SHA-256") }
             metadata.baseModel = digest
@@ -205,7 +216,9 @@ enum RegistryCommands {
         let registry = try registry(invocation)
         let version = try registry.register(adapterData: data, lineage: lineage, parent: parent, metadata: metadata, metrics: metrics)
         if args.flag("json") {
-            Console.print(JSON.pretty(VersionJSON(version, active: false, parent: nil, full: true)))
+            var json = VersionJSON(version, active: false, parent: nil, full: true)
+            json.weights_digest = imported?.weights.hex
+            Console.print(JSON.pretty(json))
         } else {
             Console.print("registered \(version.lineage)/\(version.name) (\(version.adapterDigest.short), \(version.size) bytes)")
         }
@@ -233,6 +246,7 @@ enum RegistryCommands {
         let force = invocation.arguments.flag("force")
         let change = try registry.promote(try reference(invocation), reason: force ? .force : .gate)
         if let bypassed = change.bypassed { Console.error("adapt: --force bypassed: \(bypassed); recorded in the history") }
+        if change.move != nil { RegistryExchangeCommands.updateActiveExport(lineage: change.lineage, invocation: invocation) }
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(moveJSON(change))); return }
         if change.move == nil {
             Console.print("\(change.lineage)/\(change.to?.name ?? "base") is already active")
@@ -247,6 +261,7 @@ enum RegistryCommands {
     ) { invocation in
         guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
         let change = try registry(invocation).rollback(lineage: lineage)
+        if change.move != nil { RegistryExchangeCommands.updateActiveExport(lineage: lineage, invocation: invocation) }
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(moveJSON(change))); return }
         Console.print("\(lineage): \(change.from?.name ?? "base") → \(change.to?.name ?? "base")")
     }

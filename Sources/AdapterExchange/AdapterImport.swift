@@ -1,0 +1,53 @@
+import AdaptCore
+import Adapters
+import Foundation
+import Model
+
+/// Reading an adapter another tool made, into an adapt adapter file for the lineage's base model.
+public enum AdapterImport {
+    /// The adapter at `url` (a GGUF-LoRA file, or a PEFT or mlx-lm directory), checked against `base`.
+    public static func read(format: ExchangeFormat, at url: URL, base: BaseModelShape, expectedRank: Int?) throws -> PortableAdapter {
+        switch format {
+        case .ggufLoRA:
+            return try GGUFLoRA.adapter(at: url, base: base, expectedRank: expectedRank)
+        case .peft:
+            let (weights, config) = try files(url, weights: PEFTFormat.weightsFile, config: PEFTFormat.configFile)
+            return try PEFTFormat.adapter(weights: weights, config: config, directory: url.lastPathComponent, base: base, expectedRank: expectedRank)
+        case .mlx:
+            let (weights, config) = try files(url, weights: MLXFormat.weightsFile, config: MLXFormat.configFile)
+            return try MLXFormat.adapter(weights: weights, config: config, directory: url.lastPathComponent, base: base, expectedRank: expectedRank)
+        }
+    }
+
+    /// An adapt adapter file of `adapter` for the base model at `model`: its digest and chat convention, and a
+    /// training record that says only where the weights came from (they were not trained here).
+    public static func adapterFile(_ adapter: PortableAdapter, format: ExchangeFormat, base: BaseModelShape, model: URL) throws -> AdapterFile {
+        // The convention a session checks the adapter against: the model's template, chatml without one.
+        let formatter = try GGUFFile(url: model).string("tokenizer.chat_template").map { try ChatFormatter(template: $0) }
+            ?? ChatFormatter(convention: .chatml)
+        let configuration: JSONValue = .object(["imported_from": .string(format.rawValue)])
+        let metadata = AdapterFileMetadata(
+            baseModelDigest: base.digest, chatConvention: formatter.convention.rawValue,
+            templateDigest: Digest(hex: formatter.templateDigest), targets: adapter.targets, rank: adapter.rank,
+            alpha: adapter.alpha, steps: 0, trainingExamples: 0, heldOutExamples: 0, truncatedExamples: 0, trainingTokens: 0,
+            metrics: [:], trainingConfiguration: configuration, trainingConfigurationDigest: JSON.digest(configuration))
+        return AdapterFile(metadata: metadata, tensors: adapter.tensors)
+    }
+
+    static func files(_ directory: URL, weights: String, config: String) throws -> (Data, Data) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw AdapterExchangeError.io("\(directory.lastPathComponent) is not a directory; pass the directory the adapter was saved to")
+        }
+        func read(_ name: String) throws -> Data {
+            let url = directory.appendingPathComponent(name)
+            let data: Data?
+            do { data = try AtomicFile.read(url) } catch {
+                throw AdapterExchangeError.io("cannot read \(name) in \(directory.lastPathComponent): \(error)")
+            }
+            guard let data else { throw AdapterExchangeError.missingFile(directory: directory.lastPathComponent, file: name) }
+            return data
+        }
+        return (try read(weights), try read(config))
+    }
+}

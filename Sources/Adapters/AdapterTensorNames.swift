@@ -1,0 +1,78 @@
+/// How one model architecture names the weights an adapter changes, in each tool: adapt's own tensor names
+/// (`blk.N.q.lora_a`), the base GGUF's (`blk.N.attn_q.weight`), and Hugging Face's module paths
+/// (`model.layers.N.self_attn.q_proj`), which PEFT and mlx-lm key their files by.
+///
+/// Only architectures the engine loads are here: an export is only made of an adapter it trained or applied.
+public struct AdapterTensorNames: Sendable {
+    /// The GGUF `general.architecture` string.
+    public let architecture: String
+    /// Projection name (as adapter settings name it) → the GGUF tensor name within a block, without `.weight`.
+    public let gguf: [String: String]
+    /// Projection name → the Hugging Face module path within a block.
+    public let huggingFace: [String: String]
+    /// The Hugging Face class and model type transformers and mlx-lm know the architecture by.
+    public let huggingFaceClass: String
+    public let modelType: String
+    /// Whether llama.cpp's converter permuted the rows of q and k (its llama RoPE pairs adjacent dimensions,
+    /// Hugging Face's pairs halves), so that B of q and k must be permuted on the way between the two.
+    public let permutesQueryAndKey: Bool
+
+    public static func of(architecture: String) throws(AdapterExchangeError) -> AdapterTensorNames {
+        switch architecture {
+        case "llama":
+            return AdapterTensorNames(
+                architecture: "llama",
+                gguf: ["q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output",
+                       "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down"],
+                huggingFace: ["q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
+                              "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"],
+                huggingFaceClass: "LlamaForCausalLM", modelType: "llama", permutesQueryAndKey: true)
+        default:
+            throw .unsupportedArchitecture(architecture)
+        }
+    }
+
+    /// adapt's name of the A or B matrix of `projection` in `block` (the names `LoRAParameters` uses).
+    public static func adapt(block: Int, projection: String, matrix: Matrix) -> String {
+        "blk.\(block).\(projection).lora_\(matrix.rawValue)"
+    }
+
+    public enum Matrix: String, Sendable, CaseIterable { case a, b }
+
+    /// Splits one of adapt's tensor names into block, projection and matrix, or nil.
+    public static func parseAdapt(_ name: String) -> (block: Int, projection: String, matrix: Matrix)? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "blk", let block = Int(parts[1]), block >= 0, String(block) == parts[1],
+              parts[3].hasPrefix("lora_"), let matrix = Matrix(rawValue: String(parts[3].dropFirst(5))) else { return nil }
+        return (block, String(parts[2]), matrix)
+    }
+
+    /// The base GGUF weight a projection of a block adapts, e.g. `blk.3.attn_q.weight`.
+    public func ggufWeight(block: Int, projection: String) -> String? {
+        gguf[projection].map { "blk.\(block).\($0).weight" }
+    }
+
+    /// The Hugging Face module path of a projection of a block, e.g. `model.layers.3.self_attn.q_proj`.
+    public func huggingFaceModule(block: Int, projection: String) -> String? {
+        huggingFace[projection].map { "model.layers.\(block).\($0)" }
+    }
+
+    /// The projection a Hugging Face module path names, with its block; nil when it names none.
+    public func parseHuggingFaceModule(_ path: Substring) -> (block: Int, projection: String)? {
+        guard path.hasPrefix("model.layers.") else { return nil }
+        let rest = path.dropFirst("model.layers.".count)
+        guard let dot = rest.firstIndex(of: "."), let block = Int(rest[..<dot]), block >= 0,
+              String(block) == rest[..<dot] else { return nil }
+        let module = rest[rest.index(after: dot)...]
+        guard let projection = huggingFace.first(where: { $0.value == module })?.key else { return nil }
+        return (block, projection)
+    }
+
+    /// The projection a GGUF weight name (`blk.N.attn_q.weight`) names, with its block.
+    public func parseGGUFWeight(_ name: Substring) -> (block: Int, projection: String)? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "blk", parts[3] == "weight", let block = Int(parts[1]), block >= 0,
+              String(block) == parts[1], let projection = gguf.first(where: { $0.value == parts[2] })?.key else { return nil }
+        return (block, projection)
+    }
+}
