@@ -5,7 +5,8 @@ import TestSupport
 
 /// A SentencePiece vocabulary and llama.cpp's tokens for a corpus under it
 /// (scripts/fixtures/sentencepiece_tokens.py): several languages and scripts, emoji, code, whitespace runs,
-/// special-token text, under a space-prefix setting (BOS and EOS added) and a Gemma-style one without.
+/// special-token text, under a space-prefix setting (BOS and EOS added), a Gemma-style one without, and a
+/// Phi-3-named one (blanks after special tokens dropped).
 struct SentencePieceReferenceTests {
     struct Vocabulary: Decodable {
         let tokens: [String]
@@ -17,6 +18,7 @@ struct SentencePieceReferenceTests {
     }
 
     struct Setting: Decodable {
+        let name: String
         let add_space_prefix: Bool
         let add_bos: Bool
         let add_eos: Bool
@@ -56,6 +58,7 @@ struct SentencePieceReferenceTests {
         let v = document.vocabulary
         var w = GGUFWriter()
         w.set("general.architecture", string: "llama")
+        w.set("general.name", string: setting.name)
         w.set("tokenizer.ggml.model", string: "llama")
         w.set("tokenizer.ggml.pre", string: "default")
         w.set("tokenizer.ggml.tokens", strings: v.tokens)
@@ -74,7 +77,7 @@ struct SentencePieceReferenceTests {
 
     @Test func theFixtureCoversBothSettingsAndEveryKindOfText() throws {
         let document = try #require(Self.document)
-        #expect(Set(document.cases.map(\.setting)) == ["prefix", "noprefix"])
+        #expect(Set(document.cases.map(\.setting)) == ["prefix", "noprefix", "phi3"])
         let texts = Set(document.cases.map(\.text))
         #expect(texts.count > 300)
         #expect(texts.contains("你好，世界！") && texts.contains("😀") && texts.contains("   leading"))
@@ -86,7 +89,7 @@ struct SentencePieceReferenceTests {
         #expect(ids.contains { types[$0] == 4 } && ids.contains { types[$0] == 3 && $0 > 2 })
     }
 
-    @Test(arguments: ["prefix", "noprefix"])
+    @Test(arguments: ["prefix", "noprefix", "phi3"])
     func tokensEqualLlamaCppsOnTheWholeCorpus(setting: String) throws {
         let tokenizer = try Self.tokenizer(setting)
         #expect(tokenizer.kind == .sentencePiece)
@@ -105,7 +108,7 @@ struct SentencePieceReferenceTests {
         #expect(disagreements == 0, "\(disagreements) of \(cases.count) texts")
     }
 
-    @Test(arguments: ["prefix", "noprefix"])
+    @Test(arguments: ["prefix", "noprefix", "phi3"])
     func decodingEqualsLlamaCppsAndGivesBackTheText(setting: String) throws {
         let tokenizer = try Self.tokenizer(setting)
         var roundTrips = 0
@@ -113,11 +116,16 @@ struct SentencePieceReferenceTests {
             let bytes = try tokenizer.decodeBytes(item.ids)
             #expect(bytes == Array(item.decoded.utf8), "\(setting) \(item.ids) of \(item.text.debugDescription)")
             guard !item.add_special else { continue }
+            guard Array(item.decoded.utf8) == Array(item.text.utf8) else {
+                // Only the Phi-3 rule loses text: the blanks after a special token.
+                #expect(setting == "phi3" && item.special, "llama.cpp does not give back \(item.text.debugDescription)")
+                continue
+            }
             // Bytes, not String equality, which is canonical equivalence and would hide an NFC/NFD change.
             #expect(try tokenizer.decodeBytes(tokenizer.encode(item.text, parseSpecial: item.special)) == Array(item.text.utf8),
                     "\(setting) round trip of \(item.text.debugDescription)")
             roundTrips += 1
         }
-        #expect(roundTrips > 600)
+        #expect(roundTrips > 550)
     }
 }

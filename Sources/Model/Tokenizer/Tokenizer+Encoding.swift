@@ -57,6 +57,10 @@ extension Tokenizer {
                         if start < index { rebuilt.append(.text(start..<index)) }
                         rebuilt.append(.special(special.id))
                         index += needle.count
+                        if rightStripped.contains(special.id) {
+                            // C's isspace: blank, \t, \n, \v, \f, \r.
+                            while index < range.upperBound && (bytes[index] == 0x20 || (0x09...0x0D).contains(bytes[index])) { index += 1 }
+                        }
                         start = index
                         changed = true
                     } else {

@@ -27,7 +27,8 @@ extension Tokenizer {
                       preTokenizer: pre,
                       bos: gguf.int("tokenizer.ggml.bos_token_id"),
                       eos: gguf.int("tokenizer.ggml.eos_token_id"),
-                      addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? (PreTokenizer(ggufName: pre) == .llama3))
+                      addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? (PreTokenizer(ggufName: pre) == .llama3),
+                      stripsBlanksAfterSpecials: Self.stripsBlanksAfterSpecials(modelName: gguf.string("general.name")))
     }
 
     /// llama.cpp's SentencePiece defaults where a key is absent: BOS 1, EOS 2 (each only if inside the
@@ -50,6 +51,7 @@ extension Tokenizer {
                       eos: special("tokenizer.ggml.eos_token_id", default: 2),
                       addBOS: gguf.bool("tokenizer.ggml.add_bos_token") ?? true,
                       addEOS: gguf.bool("tokenizer.ggml.add_eos_token") ?? false,
-                      addSpacePrefix: gguf.bool("tokenizer.ggml.add_space_prefix") ?? true)
+                      addSpacePrefix: gguf.bool("tokenizer.ggml.add_space_prefix") ?? true,
+                      stripsBlanksAfterSpecials: Self.stripsBlanksAfterSpecials(modelName: gguf.string("general.name")))
     }
 }

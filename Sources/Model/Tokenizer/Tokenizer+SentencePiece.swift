@@ -9,8 +9,10 @@ extension Tokenizer {
     ///     special token (llama.cpp's default for this kind is true; Gemma's files say false).
     /// Every byte value needs a fallback token, `<0xNN>` (or, for ASCII, the one-character token), so that
     /// any text encodes.
+    ///   - stripsBlanksAfterSpecials: llama.cpp's rule for Phi-3 vocabularies (`Tokenizer(gguf:)` sets it).
     public convenience init(sentencePieceTokens tokens: [String], scores: [Float], tokenTypes: [Int],
-                            bos: Int?, eos: Int?, addBOS: Bool, addEOS: Bool, addSpacePrefix: Bool) throws {
+                            bos: Int?, eos: Int?, addBOS: Bool, addEOS: Bool, addSpacePrefix: Bool,
+                            stripsBlanksAfterSpecials: Bool = false) throws {
         let types = try Self.checkedTypes(tokens: tokens, tokenTypes: tokenTypes, bos: bos, eos: eos)
         guard scores.isEmpty || scores.count == tokens.count else {
             throw ModelError.invalidVocabulary(reason: "\(scores.count) scores for \(tokens.count) tokens")
@@ -50,7 +52,8 @@ extension Tokenizer {
                                        ids: byteIDs, byteTokens: byteTokens, addSpacePrefix: addSpacePrefix)
         self.init(kind: .sentencePiece, tokens: tokens, types: types, ids: Self.idsByText(tokens), pieces: pieces,
                   preTokenizer: nil, merger: BytePairMerger(merges: MergeTable([:])), byteSymbols: [], syntheticTexts: [],
-                  sentencePiece: rules, bos: bos, eos: eos, addBOS: addBOS, addEOS: addEOS)
+                  sentencePiece: rules, bos: bos, eos: eos, addBOS: addBOS, addEOS: addEOS,
+                  stripsBlanksAfterSpecials: stripsBlanksAfterSpecials)
     }
 
     /// Whether decoding drops one blank in front of the first token: the one encoding put there.

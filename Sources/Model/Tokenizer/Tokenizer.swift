@@ -50,6 +50,8 @@ public final class Tokenizer: Sendable {
     /// Specials cut out of the text, longest text first: with `parseSpecial`, and without.
     let specialsParsed: [(id: Int32, bytes: [UInt8])]
     let specialsAlways: [(id: Int32, bytes: [UInt8])]
+    /// Specials after which blanks are dropped before the rest is tokenized (llama.cpp's RSTRIP attribute).
+    let rightStripped: Set<Int32>
     /// Scores, byte fallback and the blank rule of a SentencePiece vocabulary; nil for BPE.
     let sentencePiece: SentencePieceRules?
 
@@ -60,8 +62,9 @@ public final class Tokenizer: Sendable {
     ///   - merges: `tokenizer.ggml.merges`, `"left right"` per line, in rank order.
     ///   - tokenTypes: `tokenizer.ggml.token_type` (empty means every token is normal).
     ///   - preTokenizer: `tokenizer.ggml.pre` (`smollm`, `gpt2`, `llama-bpe`, `qwen2`, …).
+    ///   - stripsBlanksAfterSpecials: llama.cpp's rule for Phi-3 vocabularies (`Tokenizer(gguf:)` sets it).
     public convenience init(tokens: [String], merges: [String], tokenTypes: [Int], preTokenizer: String,
-                            bos: Int?, eos: Int?, addBOS: Bool) throws {
+                            bos: Int?, eos: Int?, addBOS: Bool, stripsBlanksAfterSpecials: Bool = false) throws {
         let types = try Self.checkedTypes(tokens: tokens, tokenTypes: tokenTypes, bos: bos, eos: eos)
         guard let rule = PreTokenizer(ggufName: preTokenizer) else {
             throw ModelError.unsupportedPreTokenizer(preTokenizer)
@@ -110,13 +113,15 @@ public final class Tokenizer: Sendable {
         }
         self.init(kind: .bytePairs, tokens: tokens, types: types, ids: ids, pieces: pieces, preTokenizer: rule,
                   merger: BytePairMerger(merges: MergeTable(table)), byteSymbols: byteSymbols, syntheticTexts: synthetic,
-                  sentencePiece: nil, bos: bos, eos: eos, addBOS: addBOS, addEOS: false)
+                  sentencePiece: nil, bos: bos, eos: eos, addBOS: addBOS, addEOS: false,
+                  stripsBlanksAfterSpecials: stripsBlanksAfterSpecials)
     }
 
     /// Everything both kinds share; the public initializers work out the rest.
     init(kind: TokenizerKind, tokens: [String], types: [TokenType], ids: [String: Int32], pieces: [[UInt8]],
          preTokenizer: PreTokenizer?, merger: BytePairMerger, byteSymbols: [Int32], syntheticTexts: [String],
-         sentencePiece: SentencePieceRules?, bos: Int?, eos: Int?, addBOS: Bool, addEOS: Bool) {
+         sentencePiece: SentencePieceRules?, bos: Int?, eos: Int?, addBOS: Bool, addEOS: Bool,
+         stripsBlanksAfterSpecials: Bool) {
         self.kind = kind
         self.tokens = tokens
         self.tokenTypes = types
@@ -139,6 +144,21 @@ public final class Tokenizer: Sendable {
         }
         self.specialsParsed = specials([.control, .unknown, .userDefined])
         self.specialsAlways = specials([.userDefined])
+        // llama.cpp (llama_vocab::impl::load, "set attributes by model name") marks every special token of a
+        // Phi-3 vocabulary RSTRIP but <unk>, <s> and <|endoftext|>, and </s> as well.
+        var stripped = Set<Int32>()
+        if stripsBlanksAfterSpecials {
+            stripped = Set(specialsParsed.map(\.id))
+            if let id = ids["</s>"] { stripped.insert(id) }
+            for text in ["<unk>", "<s>", "<|endoftext|>"] { if let id = ids[text] { stripped.remove(id) } }
+        }
+        self.rightStripped = stripped
+    }
+
+    /// Whether llama.cpp applies its Phi-3 rule to a file named `name` (`general.name`).
+    public static func stripsBlanksAfterSpecials(modelName name: String?) -> Bool {
+        guard let lower = name?.lowercased() else { return false }
+        return lower.contains("phi-3") || lower.contains("phi3")
     }
 
     /// The token types, checked against the tokens (empty means every token is normal), after checking the

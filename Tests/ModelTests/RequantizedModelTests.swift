@@ -1,0 +1,98 @@
+import Foundation
+import Model
+import Testing
+
+/// The default model requantized by llama.cpp's quantizer (scripts/fixtures/requantized_reference.py) into
+/// the mixes users download: each file loads, its tensor types are the ones llama.cpp wrote, and its next
+/// tokens and mean NLL agree with llama.cpp's.
+///
+/// The files are large and made by llama.cpp, so they live in a cache outside the repository; the tests run
+/// when they are there (`"$(scripts/peers llama)/bin/python" scripts/fixtures/requantized_reference.py --files`
+/// makes them) and say so when they are not.
+struct RequantizedModelTests {
+    struct Case: Decodable {
+        let prompt_ids: [Int]
+        let completion_ids: [Int]
+        let top1: Int
+        let margin: Double
+        let mean_nll: Double
+    }
+
+    struct File: Decodable {
+        let mix: String
+        let file: String
+        let sha256: String
+        let tensor_types: [String: Int]
+        let cases: [Case]
+    }
+
+    struct Document: Decodable {
+        let generator: String
+        let source_sha256: String
+        let files: [File]
+    }
+
+    static let document: Document? = {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/requantized_reference.json")
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        return try? JSONDecoder().decode(Document.self, from: data)
+    }()
+
+    /// Where the script puts the files: $ADAPT_REQUANTIZED, else $XDG_CACHE_HOME/adapt-requantized, else
+    /// ~/.cache/adapt-requantized.
+    static let cache: URL = {
+        let environment = ProcessInfo.processInfo.environment
+        if let folder = environment["ADAPT_REQUANTIZED"], !folder.isEmpty { return URL(fileURLWithPath: folder) }
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+        return base.appendingPathComponent("adapt-requantized")
+    }()
+
+    static var filesArePresent: Bool {
+        guard let document else { return false }
+        return document.files.allSatisfy { FileManager.default.fileExists(atPath: cache.appendingPathComponent($0.file).path) }
+    }
+
+    static let absentReason: Comment = """
+        the requantized files are not in the cache; make them with \
+        "$(scripts/peers llama)/bin/python" scripts/fixtures/requantized_reference.py --files
+        """
+
+    /// Mean NLL may differ from llama.cpp's by this much (nats). llama.cpp's CPU matmuls quantize every
+    /// activation row to 8 bits (Q8_0 or Q8_K) before the dot products, ours multiply f32 by f32, so the logits
+    /// differ by that rounding; on these files and prompts the largest difference measured was about a tenth
+    /// of this bound (README, Model files).
+    static let nllTolerance = 0.05
+
+    /// A top-1 token is compared only where llama.cpp's own margin to the second token is above the logit
+    /// noise that rounding gives; closer calls may flip either way.
+    static let marginFloor = 0.25
+
+    @Test(.enabled(if: RequantizedModelTests.filesArePresent, RequantizedModelTests.absentReason),
+          arguments: ["Q4_K_M", "Q5_K_M", "Q6_K", "Q3_K_M", "Q2_K", "IQ4_XS"])
+    func aRequantizedFileAgreesWithLlamaCpp(mix: String) throws {
+        let entry = try #require(Self.document?.files.first { $0.mix == mix })
+        let url = Self.cache.appendingPathComponent(entry.file)
+        let file = try GGUFFile(url: url)
+        var types: [String: Int] = [:]
+        for tensor in file.tensors { types[tensor.type.name, default: 0] += 1 }
+        #expect(types == entry.tensor_types, "\(mix): the file in the cache is not the one the fixture was made from")
+        let model = try LlamaModel(file: file)
+        var compared = 0
+        for item in entry.cases {
+            var cache = KVCache()
+            let logits = model.forward(tokens: item.prompt_ids, cache: &cache)
+            try LlamaModel.requireFinite(logits)
+            let top = logits.indices.max { logits[$0] < logits[$1] }!
+            if item.margin > Self.marginFloor {
+                #expect(top == item.top1, "\(mix): next token after \(item.prompt_ids.count) prompt tokens")
+                compared += 1
+            }
+            let logprobs = model.logProbabilities(of: item.completion_ids, after: item.prompt_ids)
+            let nll = -logprobs.reduce(0, +) / Double(logprobs.count)
+            #expect(abs(nll - item.mean_nll) <= Self.nllTolerance, "\(mix): mean NLL \(nll), llama.cpp \(item.mean_nll)")
+        }
+        #expect(compared >= entry.cases.count - 1, "\(mix): too few clear next tokens to compare")
+    }
+}
