@@ -91,6 +91,9 @@ struct RequantizedModelTests {
         var types: [String: Int] = [:]
         for tensor in file.tensors { types[tensor.type.name, default: 0] += 1 }
         #expect(types == entry.tensor_types, "\(mix): the file in the cache is not the one the fixture was made from")
+        let inspection = try ModelInspection(url: url)
+        #expect(inspection.trainable && inspection.unsupported.isEmpty, "\(mix): \(inspection.unsupported)")
+        #expect(inspection.tensorTypes == entry.tensor_types)
         let model = try LlamaModel(file: file)
         var compared = 0
         for item in entry.cases {
