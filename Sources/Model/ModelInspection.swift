@@ -50,10 +50,13 @@ public struct ModelInspection: Sendable, Equatable {
             problems.append("tensor type \(name) (\(count) tensor\(count == 1 ? "" : "s"))")
         }
         var hyperparameters: LlamaModel.Hyperparameters?
+        let unreadable = Set(file.unsupportedTensors.map(\.name))
         do {
             hyperparameters = try LlamaModel.Hyperparameters(file: file)
         } catch let ModelError.unsupportedArchitecture(name) {
             problems.append("architecture \(name)")
+        } catch let ModelError.missingTensor(name) where unreadable.contains(name) {
+            // The embedding is there, in a type listed above; its sizes are then unknown here.
         } catch {
             problems.append("\(error)")
         }

@@ -94,6 +94,25 @@ struct UnsupportedModelTests {
         }
     }
 
+    @Test func anEmbeddingOfAnUnsupportedTypeIsReportedOnceByItsType() throws {
+        let writer = TinyModel(seed: 2).writer()
+        var edited = GGUFWriter()
+        for (key, value) in writer.metadata { edited.set(key, value) }
+        for tensor in writer.tensors {
+            if tensor.name == "token_embd.weight" {
+                let rows = tensor.dimensions.reduce(1, *) / 256
+                edited.addRawTensor(tensor.name, dimensions: [256, rows], type: 16, data: [UInt8](repeating: 0, count: 66 * rows))
+            } else {
+                edited.addRawTensor(tensor.name, dimensions: tensor.dimensions, type: tensor.type, data: tensor.data)
+            }
+        }
+        let url = Self.folder.file("embedding.gguf")
+        try edited.write(to: url)
+        let inspection = try ModelInspection(url: url)
+        #expect(inspection.unsupported == ["tensor type IQ2_XXS (1 tensor)"])
+        #expect(inspection.trainingMemoryBytes == nil && !inspection.trainable)
+    }
+
     @Test func inspectDescribesASupportedModel() throws {
         let url = Self.folder.file("tiny.gguf")
         let tiny = TinyModel(seed: 2)
