@@ -74,7 +74,7 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
         case let .duplicateTensor(name):
             return "GGUF tensor \(name) appears twice; the file is corrupt"
         case let .unsupportedTensorType(name, type):
-            return "tensor \(name) has GGML type \(type), which this reader cannot dequantize (F32, F16, BF16, Q8_0, Q4_0, Q4_1 are supported); re-quantize the model to one of those"
+            return "tensor \(name) has GGML type \(GGMLType.label(ofRawType: type)), which this reader cannot dequantize (supported: \(GGMLType.supportedNames)); re-quantize the model to one of those (llama.cpp's llama-quantize --allow-requantize), or pick a file in one"
         case let .badTensorShape(name, reason):
             return "tensor \(name) has an invalid shape: \(reason); the file is corrupt"
         case let .tensorOutOfBounds(name):
@@ -104,11 +104,11 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
         case let .invalidToken(id, vocabulary):
             return "token id \(id) is outside the vocabulary of \(vocabulary) tokens"
         case let .unsupportedTokenizer(model):
-            return "tokenizer model \(model) is not supported (gpt2, byte-level BPE, is); pick a model whose tokenizer.ggml.model is gpt2"
+            return "tokenizer model \(model) is not supported (\(TokenizerKind.allCases.map(\.rawValue).joined(separator: " and ")), byte-level BPE and SentencePiece, are); pick a model whose tokenizer.ggml.model is one of those"
         case let .unsupportedPreTokenizer(name):
             return "pre-tokenizer \(name) is not supported (gpt2, smollm, llama-bpe, qwen2 and their aliases are); pick a model that uses one of those"
         case let .invalidVocabulary(reason):
-            return "the tokenizer vocabulary is invalid: \(reason); the model file is corrupt or not a byte-level BPE model"
+            return "the tokenizer vocabulary is invalid: \(reason); the model file is corrupt or was converted wrongly"
         case let .unknownChatTemplate(digest):
             return "the model's chat template (sha256 \(digest.prefix(12))) is not a known convention (chatml, llama3, gemma); name one explicitly or use a model with one of those templates"
         case let .unsupportedChatTemplate(convention, feature):

@@ -149,10 +149,26 @@ struct GGUFFileTests {
         let dir = TemporaryDirectory()
         var w = GGUFWriter()
         w.set("general.architecture", string: "llama")
-        w.addRawTensor("blk.0.mystery", dimensions: [32], type: 12, data: [UInt8](repeating: 0, count: 144))  // Q4_K
+        w.addRawTensor("blk.0.mystery", dimensions: [256], type: 16, data: [UInt8](repeating: 0, count: 66))  // IQ2_XXS
         let error = #expect(throws: ModelError.self) { _ = try Self.open(w.data(), in: dir) }
-        #expect(error == .unsupportedTensorType(name: "blk.0.mystery", type: 12))
-        #expect(error?.description.contains("blk.0.mystery") == true)
+        #expect(error == .unsupportedTensorType(name: "blk.0.mystery", type: 16))
+        let description = error?.description ?? ""
+        #expect(description.contains("blk.0.mystery") && description.contains("IQ2_XXS"))
+        #expect(description.contains("Q4_K") && description.contains("IQ4_XS"), "the message lists what is supported")
+    }
+
+    @Test func aTensorOfAnUnknownTypeIsListedWhenTheFileIsOpenedForInspection() throws {
+        let dir = TemporaryDirectory()
+        var w = GGUFWriter()
+        w.set("general.architecture", string: "llama")
+        w.addRawTensor("blk.0.mystery", dimensions: [256, 2], type: 16, data: [UInt8](repeating: 0, count: 132))
+        w.addTensor("after", dimensions: [8], values: (0..<8).map(Float.init), as: .f32)
+        let url = dir.url.appendingPathComponent("mixed.gguf")
+        try w.write(to: url)
+        let file = try GGUFFile(url: url, acceptingUnsupportedTensorTypes: true)
+        #expect(file.unsupportedTensors == [GGUFUnsupportedTensor(name: "blk.0.mystery", dimensions: [256, 2], rawType: 16)])
+        #expect(file.unsupportedTensors.first?.typeName == "IQ2_XXS")
+        #expect(try file.dequantize(try #require(file.tensor(named: "after"))) == (0..<8).map(Float.init))
     }
 
     @Test func aTensorPastTheEndOfTheFileIsRefused() throws {

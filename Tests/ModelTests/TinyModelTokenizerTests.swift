@@ -35,12 +35,13 @@ private let tinyModel: URL = {
     try formatter.validate(against: try Tokenizer(gguf: file))
 }
 
-@Test func nonBPETokenizerModelIsATypedErrorNamingIt() throws {
+@Test func anUnknownTokenizerModelIsATypedErrorNamingItAndTheSupportedOnes() throws {
     var writer = TinyModel(seed: 1).writer()
-    writer.set("tokenizer.ggml.model", string: "llama")
-    let url = tinyFolder.file("spm.gguf")
+    writer.set("tokenizer.ggml.model", string: "t5")
+    let url = tinyFolder.file("t5.gguf")
     try writer.write(to: url)
-    #expect(throws: ModelError.unsupportedTokenizer(model: "llama")) { try Tokenizer(gguf: try GGUFFile(url: url)) }
+    let error = #expect(throws: ModelError.unsupportedTokenizer(model: "t5")) { try Tokenizer(gguf: try GGUFFile(url: url)) }
+    #expect(error?.description.contains("gpt2 and llama") == true)
 }
 
 // MARK: adapt tokenize

@@ -19,6 +19,9 @@ public final class GGUFFile: @unchecked Sendable {  // immutable after init; the
     public let metadataKeys: [String]
     /// Tensors in file order.
     public let tensors: [GGUFTensorInfo]
+    /// Tensors of a type this reader cannot dequantize (empty unless the file was opened with
+    /// `acceptingUnsupportedTensorTypes`), so `model inspect` can name them instead of failing.
+    public let unsupportedTensors: [GGUFUnsupportedTensor]
     /// Absolute offset of the tensor data section.
     public let dataOffset: Int
     public let alignment: Int
@@ -27,7 +30,9 @@ public final class GGUFFile: @unchecked Sendable {  // immutable after init; the
     private let base: UnsafeRawPointer?
     private let index: [String: Int]
 
-    public init(url: URL) throws {
+    /// Opens `url`; a tensor of a type `GGMLType` lacks is a `ModelError.unsupportedTensorType` unless
+    /// `acceptingUnsupportedTensorTypes`, which lists it in `unsupportedTensors` instead.
+    public init(url: URL, acceptingUnsupportedTensorTypes: Bool = false) throws {
         self.url = url
         // A directory would fail to map with a puzzling "No such device", and a FIFO would block the open
         // until a writer came: only a regular file is opened.
@@ -49,11 +54,13 @@ public final class GGUFFile: @unchecked Sendable {  // immutable after init; the
         }
         do {
             var parser = GGUFParser(UnsafeRawBufferPointer(start: mapped, count: size))
+            parser.acceptsUnsupportedTensorTypes = acceptingUnsupportedTensorTypes
             let parsed = try parser.parse()
             self.version = parsed.version
             self.metadata = parsed.metadata
             self.metadataKeys = parsed.keys
             self.tensors = parsed.tensors
+            self.unsupportedTensors = parsed.unsupported
             self.dataOffset = parsed.dataOffset
             self.alignment = parsed.alignment
         } catch {
@@ -139,6 +146,7 @@ struct GGUFParser {
     /// memory than the machine has; 2²⁴ is some twenty times what a large vocabulary's tokens, types and
     /// merges need together.
     var arrayElementBudget = GGUFParser.maxArrayElements
+    var acceptsUnsupportedTensorTypes = false
 
     static let maxArrayElements = 1 << 24
 
@@ -149,6 +157,7 @@ struct GGUFParser {
         var metadata: [String: GGUFValue]
         var keys: [String]
         var tensors: [GGUFTensorInfo]
+        var unsupported: [GGUFUnsupportedTensor]
         var dataOffset: Int
         var alignment: Int
     }
@@ -256,6 +265,7 @@ struct GGUFParser {
         struct Raw { var name: String; var dims: [Int]; var type: GGMLType; var offset: Int }
         var raws: [Raw] = []
         raws.reserveCapacity(tensorCount)
+        var unsupported: [GGUFUnsupportedTensor] = []
         var names = Set<String>()
         for _ in 0..<tensorCount {
             let name = try readString()
@@ -274,7 +284,14 @@ struct GGUFParser {
                 elements = p
             }
             let rawType = try read(UInt32.self)
-            guard let type = GGMLType(rawValue: rawType) else { throw ModelError.unsupportedTensorType(name: name, type: rawType) }
+            guard let type = GGMLType(rawValue: rawType) else {
+                guard acceptsUnsupportedTensorTypes else { throw ModelError.unsupportedTensorType(name: name, type: rawType) }
+                // Its size is unknown here, so its data is not located; the offsets of the others stand alone.
+                _ = try read(UInt64.self)
+                guard names.insert(name).inserted else { throw ModelError.duplicateTensor(name) }
+                unsupported.append(GGUFUnsupportedTensor(name: name, dimensions: dims, rawType: rawType))
+                continue
+            }
             guard dims[0] % type.blockSize == 0 else {
                 throw ModelError.badTensorShape(name: name, reason: "row length \(dims[0]) is not a multiple of the \(type.name) block of \(type.blockSize)")
             }
@@ -297,6 +314,7 @@ struct GGUFParser {
             guard start <= bytes.count, byteCount <= bytes.count - start else { throw ModelError.tensorOutOfBounds(name: r.name) }
             tensors.append(GGUFTensorInfo(name: r.name, dimensions: r.dims, type: r.type, offset: start, byteCount: byteCount))
         }
-        return Parsed(version: version, metadata: metadata, keys: keys, tensors: tensors, dataOffset: dataOffset, alignment: alignment)
+        return Parsed(version: version, metadata: metadata, keys: keys, tensors: tensors, unsupported: unsupported,
+                      dataOffset: dataOffset, alignment: alignment)
     }
 }

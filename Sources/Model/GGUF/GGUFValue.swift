@@ -74,40 +74,63 @@ public enum GGUFValue: Sendable, Equatable {
     }
 }
 
-/// GGML tensor element types this project can read and write (ggml.h, `enum ggml_type`).
+/// GGML tensor element types this project can read (ggml.h, `enum ggml_type`); `Quantize` writes the first six.
 public enum GGMLType: UInt32, Sendable, Equatable, CaseIterable {
-    case f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q8_0 = 8, bf16 = 30
+    case f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8
+    case q2_K = 10, q3_K = 11, q4_K = 12, q5_K = 13, q6_K = 14
+    case iq4_nl = 20, iq4_xs = 23, bf16 = 30
 
-    /// Elements per block: quantized types store blocks of 32 values.
+    /// Elements per block: the legacy quantized types store blocks of 32 values, the K-quants super-blocks of 256.
     public var blockSize: Int {
         switch self {
         case .f32, .f16, .bf16: return 1
-        case .q4_0, .q4_1, .q8_0: return 32
+        case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .iq4_nl: return 32
+        case .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_xs: return 256
         }
     }
 
-    /// Bytes per block (ggml-common.h: block_q4_0 = f16 d + 16 nibble bytes, block_q4_1 = f16 d, f16 m +
-    /// 16 bytes, block_q8_0 = f16 d + 32 int8).
+    /// Bytes per block (ggml-common.h's `block_*` structs; `Dequantize` documents each layout).
     public var blockBytes: Int {
         switch self {
         case .f32: return 4
         case .f16, .bf16: return 2
-        case .q4_0: return 18
+        case .q4_0, .iq4_nl: return 18
         case .q4_1: return 20
+        case .q5_0: return 22
+        case .q5_1: return 24
         case .q8_0: return 34
+        case .q2_K: return 84
+        case .q3_K: return 110
+        case .q4_K: return 144
+        case .q5_K: return 176
+        case .q6_K: return 210
+        case .iq4_xs: return 136
         }
     }
 
-    public var name: String {
-        switch self {
-        case .f32: return "F32"
-        case .f16: return "F16"
-        case .q4_0: return "Q4_0"
-        case .q4_1: return "Q4_1"
-        case .q8_0: return "Q8_0"
-        case .bf16: return "BF16"
-        }
+    public var name: String { Self.name(ofRawType: rawValue) }
+
+    /// The ggml name of any type number, known to this reader or not, for messages and `model inspect`
+    /// (gguf-py's `GGMLQuantizationType`); a number ggml never assigned is `type N`.
+    public static func name(ofRawType raw: UInt32) -> String {
+        let names: [UInt32: String] = [
+            0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1",
+            10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K",
+            16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S",
+            23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64", 29: "IQ1_M", 30: "BF16",
+            34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4",
+        ]
+        return names[raw] ?? "type \(raw)"
     }
+
+    /// How messages name a type number: `IQ2_XXS (16)`, or just the number when ggml never named it.
+    public static func label(ofRawType raw: UInt32) -> String {
+        let name = name(ofRawType: raw)
+        return name.hasPrefix("type ") ? "\(raw)" : "\(name) (\(raw))"
+    }
+
+    /// The names of every type this reader dequantizes, in type-number order, for error messages.
+    public static var supportedNames: String { allCases.map(\.name).joined(separator: ", ") }
 }
 
 /// Where one tensor lives in a GGUF file and what it holds.
@@ -130,4 +153,20 @@ public struct GGUFTensorInfo: Sendable, Equatable {
         self.offset = offset
         self.byteCount = byteCount
     }
+}
+
+/// A tensor whose type this reader cannot dequantize, as `model inspect` reports it.
+public struct GGUFUnsupportedTensor: Sendable, Equatable {
+    public let name: String
+    public let dimensions: [Int]
+    public let rawType: UInt32
+
+    public init(name: String, dimensions: [Int], rawType: UInt32) {
+        self.name = name
+        self.dimensions = dimensions
+        self.rawType = rawType
+    }
+
+    public var typeName: String { GGMLType.name(ofRawType: rawType) }
+    public var elementCount: Int { dimensions.reduce(1, *) }
 }

@@ -1,7 +1,14 @@
 /// Conversion from f32 to GGML's stored types, as ggml-quants.c's reference quantizers do it.
+///
+/// Only the types tests write tiny models in; the K-quants and the 5-bit and IQ4 types are read, not written:
+/// files that hold them come from llama.cpp's quantizer, whose choice of scales is what a reader must match.
 public enum Quantize {
-    /// The bytes of `values` stored as `type`; `values.count` must be a multiple of the block size.
+    public static let writableTypes: [GGMLType] = [.f32, .f16, .bf16, .q8_0, .q4_0, .q4_1]
+
+    /// The bytes of `values` stored as `type`, one of `writableTypes`; `values.count` must be a multiple of the
+    /// block size.
     public static func bytes(_ values: [Float], as type: GGMLType) -> [UInt8] {
+        precondition(writableTypes.contains(type), "no quantizer for \(type.name); write its blocks with GGUFWriter.addRawTensor")
         precondition(values.count % type.blockSize == 0, "\(values.count) values do not fill \(type.name) blocks")
         var out = [UInt8](repeating: 0, count: values.count / type.blockSize * type.blockBytes)
         out.withUnsafeMutableBytes { dst in
@@ -57,6 +64,8 @@ public enum Quantize {
                             dst[b * 20 + 4 + j] = UInt8(q0) | UInt8(q1) << 4
                         }
                     }
+                case .q5_0, .q5_1, .iq4_nl, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_xs:
+                    preconditionFailure("no quantizer for \(type.name)")  // refused above
                 }
             }
         }

@@ -1,8 +1,17 @@
 extension Tokenizer {
-    /// The bytes `ids` stand for; special tokens contribute their literal text.
+    /// The bytes `ids` stand for; special tokens contribute their literal text. When the vocabulary adds a
+    /// blank in front of the text (`addSpacePrefix`), the first token's leading blank is dropped, as llama.cpp's
+    /// `detokenize` does, so decoding gives back the text that was encoded.
     public func decodeBytes(_ ids: [Int]) throws -> [UInt8] {
         var bytes: [UInt8] = []
-        for id in ids { bytes.append(contentsOf: try pieceBytes(id)) }
+        for (index, id) in ids.enumerated() {
+            let piece = try pieceBytes(id)
+            if index == 0 && addSpacePrefix && piece.first == 0x20 {
+                bytes.append(contentsOf: piece.dropFirst())
+            } else {
+                bytes.append(contentsOf: piece)
+            }
+        }
         return bytes
     }
 

@@ -1,15 +1,22 @@
 extension Tokenizer {
-    /// The ids of `text`, without BOS unless `addBOS` is true.
+    /// The ids of `text`, without BOS unless `addBOS` is true and without EOS unless `addEOS` is (llama.cpp's
+    /// `add_special` is `addBOS: tokenizer.addBOS, addEOS: tokenizer.addEOS`).
     ///
     /// With `parseSpecial`, control-token texts such as `<|im_start|>` become their ids; without, they
     /// are tokenized as plain text (user-defined tokens are matched either way, as llama.cpp does).
-    public func encode(_ text: String, parseSpecial: Bool = false, addBOS: Bool = false) -> [Int] {
+    public func encode(_ text: String, parseSpecial: Bool = false, addBOS: Bool = false, addEOS: Bool = false) -> [Int] {
         var output: [Int32] = []
         if addBOS, let bos { output.append(Int32(bos)) }
         var utf8 = Array(text.utf8)
         utf8.withUnsafeMutableBufferPointer { bytes in
-            var session = Session(tokenizer: self)
-            for fragment in partition(UnsafeBufferPointer(bytes), parseSpecial: parseSpecial) {
+            let fragments = partition(UnsafeBufferPointer(bytes), parseSpecial: parseSpecial)
+            if let sentencePiece {
+                sentencePiece.encode(fragments, of: UnsafeBufferPointer(bytes), into: &output)
+                return
+            }
+            guard let rule = preTokenizer else { return }
+            var session = Session(tokenizer: self, rule: rule)
+            for fragment in fragments {
                 switch fragment {
                 case let .special(id):
                     output.append(id)
@@ -18,6 +25,7 @@ extension Tokenizer {
                 }
             }
         }
+        if addEOS, let eos { output.append(Int32(eos)) }
         return output.map(Int.init)
     }
 
@@ -49,6 +57,10 @@ extension Tokenizer {
                         if start < index { rebuilt.append(.text(start..<index)) }
                         rebuilt.append(.special(special.id))
                         index += needle.count
+                        if rightStripped.contains(special.id) {
+                            // C's isspace: blank, \t, \n, \v, \f, \r.
+                            while index < range.upperBound && (bytes[index] == 0x20 || (0x09...0x0D).contains(bytes[index])) { index += 1 }
+                        }
                         start = index
                         changed = true
                     } else {
@@ -71,6 +83,7 @@ extension Tokenizer {
 /// The working buffers of one encode call.
 struct Session {
     let tokenizer: Tokenizer
+    let rule: PreTokenizer
     var merger: BytePairMerger
     var scalars: [UInt32] = []
     var classes: [UInt8] = []
@@ -79,8 +92,9 @@ struct Session {
     var symbols: [Int32] = []
     var merged: [Int32] = []
 
-    init(tokenizer: Tokenizer) {
+    init(tokenizer: Tokenizer, rule: PreTokenizer) {
         self.tokenizer = tokenizer
+        self.rule = rule
         self.merger = tokenizer.merger
     }
 
@@ -91,7 +105,6 @@ struct Session {
         offsets.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         decodeScalars(bytes)
-        let rule = tokenizer.preTokenizer
         scalars.withUnsafeBufferPointer { s in
             classes.withUnsafeBufferPointer { k in
                 rule.split(s, k, 0..<s.count, into: &ends)
@@ -137,7 +150,7 @@ struct Session {
     }
 
     private mutating func encodeWord(_ word: UnsafeBufferPointer<UInt8>, into output: inout [Int32]) {
-        if tokenizer.preTokenizer.ignoresMerges, let id = tokenizer.ids[ByteLevel.encode(word)] {
+        if rule.ignoresMerges, let id = tokenizer.ids[ByteLevel.encode(word)] {
             output.append(id)
             return
         }

@@ -4,9 +4,9 @@ import Foundation
 import Inference
 import Model
 
-/// `adapt model tiny`, `adapt logits`, `adapt score`: running the model itself.
+/// `adapt model tiny`, `adapt model inspect`, `adapt logits`, `adapt score`: running the model itself.
 enum ModelCommands {
-    static let all: [Command] = [tiny, logits, score, bench]
+    static let all: [Command] = [tiny, inspect, logits, score, bench]
 
     static let modelOption = OptionSpec("model", value: "FILE",
                                         help: "GGUF model (default: models/\(DefaultModel.fileName) in the state directory)")
@@ -27,6 +27,39 @@ enum ModelCommands {
         guard let seed = UInt64(seedText) else { throw UsageError("--seed expects a non-negative integer, got '\(seedText)'") }
         try TinyModel(seed: seed).write(to: out)
         Console.error("wrote \(out.path)")
+    }
+
+    static let inspect = Command(
+        "model inspect",
+        summary: "show a GGUF file's architecture, size, tensor types, tokenizer and whether it can be trained here",
+        discussion: """
+            The file is read, not loaded. What keeps it from loading here (an architecture, tokenizer or tensor \
+            type this build does not support) is listed under unsupported rather than failing; a file that is not \
+            a readable GGUF fails. training_memory_bytes estimates the peak memory of a default training run.
+            --json prints {"architecture", "parameters", "tensor_types": {TYPE: count}, "tokenizer", \
+            "chat_format", "context_length", "trainable", "training_memory_bytes", "unsupported": [String]}.
+            """,
+        options: [.json],
+        positionals: [PositionalSpec("FILE", help: "the GGUF model file")]
+    ) { invocation in
+        let inspection = try ModelInspection(url: URL(fileURLWithPath: try invocation.arguments.required("FILE")))
+        if invocation.arguments.flag("json") {
+            Console.print(JSON.canonicalString(inspection.json))
+            return
+        }
+        let types = inspection.tensorTypes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let memory = inspection.trainingMemoryBytes.map { String(format: "%.0f MB", Double($0) / 1e6) } ?? "unknown"
+        var table = Table("FIELD", "VALUE")
+        table.append(["architecture", inspection.architecture ?? "none"])
+        table.append(["parameters", String(inspection.parameters)])
+        table.append(["tensor types", types])
+        table.append(["tokenizer", inspection.tokenizer ?? "none"])
+        table.append(["chat format", inspection.chatFormat ?? "none recognised"])
+        table.append(["context length", inspection.contextLength.map(String.init) ?? "unknown"])
+        table.append(["trainable", inspection.trainable ? "yes" : "no"])
+        table.append(["training memory", memory])
+        Console.print(table.render())
+        for part in inspection.unsupported { Console.error("unsupported: \(part)") }
     }
 
     static let logits = Command(
