@@ -23,7 +23,7 @@ enum DataCommands {
 
     static func checkLineageOption(_ args: ParsedArguments) throws {
         guard let lineage = args.string("lineage") else { return }
-        try asUsage { if !SafeNameRule.isValid(lineage) { throw ReplayError.invalidLineage(lineage) } }
+        _ = try Lineage.option(lineage)
     }
 
     /// Lineage names and policy values are command-line input: a bad one is a usage error (exit 2).

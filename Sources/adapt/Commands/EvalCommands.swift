@@ -45,10 +45,8 @@ enum EvalCommands {
 
     static func runVoice(_ invocation: Invocation) async throws {
         let args = invocation.arguments
-        let lineage = try args.required("lineage")
-        guard SafeNameRule.isValid(lineage), let identifier = ShortIdentifier(lineage) else {
-            throw UsageError("--lineage must be 1 to 64 letters, digits, '-' or '_', starting with a letter or digit")
-        }
+        let checked = try Lineage.option(try args.required("lineage"))
+        let (lineage, identifier) = (checked.name, ShortIdentifier(checked))
         let maxTokens = try args.int("max-tokens", default: defaultMaxTokens, in: 1...100_000)
         let minCompletions = try args.int("min-completions").map { value -> Int in
             guard value >= 1 else { throw UsageError("--min-completions must be 1 or more, got \(value)") }

@@ -37,8 +37,7 @@ enum NightlyCommands {
         ]
     ) { invocation in
         let a = invocation.arguments
-        let lineage = try a.required("lineage")
-        guard SafeName.isValid(lineage) else { throw UsageError("--lineage: \(PipelineError.invalidLineage(lineage))") }
+        let lineage = try Lineage.option(try a.required("lineage")).name
         let pipeline = try PipelineCommands.loadRunnable(a.string("pipeline"))
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {

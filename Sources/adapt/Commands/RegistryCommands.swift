@@ -175,12 +175,9 @@ enum RegistryCommands {
         positionals: [PositionalSpec("FILE", help: "the adapter file")]
     ) { invocation in
         let args = invocation.arguments
-        guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
         // A new version's lineage follows the rule of every other command that names one ('.' is refused), so
         // the pipeline can later find it; existing lineages stay reachable through the looser identifier rule.
-        guard SafeNameRule.isValid(lineage.value) else {
-            throw UsageError("--lineage must be 1 to 64 letters, digits, '-' or '_', starting with a letter or digit")
-        }
+        let lineage = ShortIdentifier(try Lineage.option(try args.required("lineage")))
         let path = try args.required("FILE")
         let data = try readWhole(path)
         // A text file registered and promoted with --force would fail every later night's eval.

@@ -132,9 +132,7 @@ enum ScheduleCommands {
     }
 
     static func lineageArgument(_ arguments: ParsedArguments) throws -> String {
-        let lineage = try arguments.required("lineage")
-        do { try SafeName.validate(lineage) } catch let error as PipelineError { throw UsageError("--lineage: \(error.description)") }
-        return lineage
+        try Lineage.option(try arguments.required("lineage")).name
     }
 
     /// The absolute path of the running `adapt`, which the units run (so an installed binary moved later needs a
