@@ -22,7 +22,8 @@ let package = Package(
 
         .target(name: "AdaptCore", dependencies: ["CCrypto"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
-        .target(name: "CommandLineKit"),
+        // Parsing, help and error reporting for `adapt` and the workers, with the state options they share.
+        .target(name: "CommandLineKit", dependencies: ["AdaptCore", "Storage"]),
         // The adapter file format and the LoRA settings it records: training writes it; inference, the steps and
         // the command line read it. Below the model (which applies the settings), so a module that only stores or
         // moves adapters links no BLAS.
@@ -67,7 +68,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
-        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit", "AdaptCore", "Storage"]),
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),

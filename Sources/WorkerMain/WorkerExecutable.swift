@@ -15,9 +15,7 @@ import WorkerRuntime
 /// releases it at once; either way nothing is lost. Exit 0 when stopped or idle, 1 on failure, 2 on usage.
 public enum WorkerExecutable {
     static func options(kind: String) -> [OptionSpec] {
-        [
-            OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
-            OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
+        StateOptions.all + [
             .flag("exit-when-idle", help: "exit once no \(kind) step is ready, running or due within two minutes (later runs are not waited for)"),
             OptionSpec("lease-ms", value: "MS", help: "lease length, for every step when given (default: the step's lease_seconds, else \(defaultLease(kind))); heartbeats every third of it"),
             .flag("verbose", help: "log every claim and completion on stderr"),
@@ -43,12 +41,8 @@ public enum WorkerExecutable {
     }
 
     static func run(kind: String, _ a: ParsedArguments) async throws {
-        if a.string("state") == "" { throw UsageError("--state needs a directory, got an empty path") }
-        let state = StateDirectory.resolve(option: a.string("state"))
-        let durabilityText = a.string("durability")
-            ?? ProcessInfo.processInfo.environment["ADAPT_DURABILITY"].flatMap { $0.isEmpty ? nil : $0 } ?? "full"
-        let durability: Durability
-        do { durability = try Durability(parsing: durabilityText) } catch { throw UsageError("\(error)") }
+        let state = try StateOptions.stateDirectory(a)
+        let durability = try StateOptions.durability(a)
         let lease = try a.int("lease-ms", default: defaultLease(kind), in: ClaimRequest.leaseRange)
         let tag = a.string("lease-owner-tag")
         if let tag, !WorkerLeaseOwner.isValidTag(tag) {
