@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "adapt-train-worker", targets: ["TrainWorker"]),
         .executable(name: "adapt-eval-worker", targets: ["EvalWorker"]),
         .executable(name: "adapt-promote-worker", targets: ["PromoteWorker"]),
+        .executable(name: "adapt-model-bench", targets: ["ModelBench"]),
     ],
     targets: [
         // C libraries from Debian packages, each wrapped by exactly one Swift file.
@@ -64,6 +65,9 @@ let package = Package(
         .executableTarget(name: "TrainWorker", dependencies: ["WorkerMain"], path: "workers/train"),
         .executableTarget(name: "EvalWorker", dependencies: ["WorkerMain"], path: "workers/eval"),
         .executableTarget(name: "PromoteWorker", dependencies: ["WorkerMain"], path: "workers/promote"),
+        // A measuring tool, not a user command: scripts/bench/model runs it beside llama.cpp.
+        .executableTarget(name: "ModelBench", dependencies: ["AdaptCore", "CommandLineKit", "Model"],
+                          path: "scripts/bench/model-bench"),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
@@ -80,7 +84,7 @@ let package = Package(
         // Adapters only to write real adapter files: `adapt registry add` refuses anything else.
         .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Adapters", "TestSupport"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "ModelTests", dependencies: ["Model", "Adapters", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ModelTests", dependencies: ["Model", "Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StepsTests", dependencies: [
             "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",
         ]),

@@ -6,7 +6,7 @@ import Model
 
 /// `adapt model tiny`, `adapt logits`, `adapt score`: running the model itself.
 enum ModelCommands {
-    static let all: [Command] = [tiny, logits, score, bench]
+    static let all: [Command] = [tiny, logits, score]
 
     static let modelOption = OptionSpec("model", value: "FILE",
                                         help: "GGUF model (default: models/\(DefaultModel.fileName) in the state directory)")
@@ -132,128 +132,6 @@ enum ModelCommands {
         Console.print(table.render())
         Console.print("mean NLL: " + (meanNLL.map { String(format: "%.4f", $0) } ?? "none (no token scored)"))
         Console.error("\(promptIDs.count) prompt tokens, \(completionIDs.count) completion tokens")
-    }
-
-    static let bench = Command(
-        "model bench",
-        summary: "measure model load time, prompt processing and single-token decode speed",
-        discussion: """
-            Feeds a fixed prompt of --prompt-tokens ids in one batch, then decodes --decode-tokens tokens one at a \
-            time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
-            --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
-            "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes"}; with --train-tokens also "train_tokens", \
-            "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
-            each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
-            "train_dropout".
-            """,
-        options: [
-            modelOption, threadsOption,
-            OptionSpec("prompt-tokens", value: "N", help: "prompt length (default 256)"),
-            OptionSpec("decode-tokens", value: "N", help: "tokens to decode (default 64)"),
-            OptionSpec("repeat", value: "N", help: "repetitions; the fastest counts (default 3)"),
-            .flag("f32-decode", help: "decode from the f32 weights (sgemv) instead of the quantized blocks"),
-            OptionSpec("train-tokens", value: "N", help: "also time one LoRA loss-and-gradients pass (rank 8, q/k/v/o) over N tokens"),
-            OptionSpec("train-dropout", value: "P", help: "LoRA dropout of the timed training pass (default 0.05)"),
-            .json,
-        ]
-    ) { invocation in
-        let arguments = invocation.arguments
-        let promptCount = try arguments.int("prompt-tokens", default: 256, in: 1...100_000)
-        let decodeCount = try arguments.int("decode-tokens", default: 64, in: 1...100_000)
-        let repeats = try arguments.int("repeat", default: 3, in: 1...100)
-        let trainTokens = try arguments.int("train-tokens")
-        if let trainTokens, trainTokens < 2 { throw UsageError("--train-tokens must be at least 2, got \(trainTokens)") }
-        let dropout = try arguments.double("train-dropout") ?? 0.05
-        guard dropout >= 0, dropout < 1 else { throw UsageError("--train-dropout must be in [0, 1), got \(dropout)") }
-        // The lengths are checked against the context before the weights are dequantized: a pass's attention
-        // scores grow with the square of its length, so an unbounded one ends in a failed allocation.
-        try setThreads(invocation)
-        let file = try GGUFFile(url: try modelURL(invocation))
-        let context = try LlamaModel.Hyperparameters(file: file).contextLength
-        guard promptCount + decodeCount <= context else {
-            throw UsageError("--prompt-tokens \(promptCount) and --decode-tokens \(decodeCount) fill \(promptCount + decodeCount) "
-                             + "positions but the model's context holds \(context); lower them")
-        }
-        if let trainTokens, trainTokens > context {
-            throw UsageError("--train-tokens is \(trainTokens) but the model's context holds \(context); lower it")
-        }
-        let start = DispatchTime.now().uptimeNanoseconds
-        let model = try LlamaModel(file: file, quantizedDecode: !arguments.flag("f32-decode"))
-        let loadMS = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        let V = model.hyperparameters.vocabularySize
-        let prompt = (0..<promptCount).map { ($0 * 7919 + 13) % V }
-        var bestPrompt = Double.infinity, bestDecode = Double.infinity
-        for _ in 0..<repeats {
-            var cache = KVCache()
-            let t0 = DispatchTime.now().uptimeNanoseconds
-            var logits = model.forward(tokens: prompt, cache: &cache)
-            let t1 = DispatchTime.now().uptimeNanoseconds
-            for _ in 0..<decodeCount {
-                let next = LlamaModel.top(1, of: logits)[0].id
-                logits = model.forward(tokens: [next], cache: &cache)
-            }
-            let t2 = DispatchTime.now().uptimeNanoseconds
-            bestPrompt = min(bestPrompt, Double(t1 - t0) / 1e9)
-            bestDecode = min(bestDecode, Double(t2 - t1) / 1e9)
-        }
-        var result: [String: JSONValue] = [
-            "threads": .int(BLAS.threads),
-            "load_ms": .double(loadMS),
-            "prompt_tokens": .int(promptCount),
-            "prompt_tokens_per_second": .double(Double(promptCount) / bestPrompt),
-            "decode_tokens": .int(decodeCount),
-            "decode_tokens_per_second": .double(Double(decodeCount) / bestDecode),
-            "weight_bytes": .int(model.weightBytes),
-            "peak_rss_bytes": .int(peakResidentBytes()),
-        ]
-        if let trainTokens {
-            let tokens = (0..<trainTokens).map { ($0 * 7919 + 13) % V }
-            let sequence = TrainingSequence(tokens: tokens, weights: [Float](repeating: 1, count: trainTokens - 1))
-            let lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: Float(dropout)), seed: 1)
-            var best = Double.infinity
-            var cpuSeconds: [Double] = []
-            for step in 0..<repeats {
-                let t0 = DispatchTime.now().uptimeNanoseconds
-                let c0 = processCPUSeconds()
-                _ = try model.lossAndGradients([sequence], lora: lora, dropoutSeed: 1, step: UInt64(step))
-                cpuSeconds.append(processCPUSeconds() - c0)
-                best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
-            }
-            result["train_tokens"] = .int(trainTokens)
-            result["train_tokens_per_second"] = .double(Double(trainTokens) / best)
-            result["train_cpu_seconds"] = .array(cpuSeconds.map { .double($0) })
-            result["train_dropout"] = .double(dropout)
-            result["peak_rss_bytes"] = .int(peakResidentBytes())
-            if !arguments.flag("json") {
-                let cpu = cpuSeconds.map { String(format: "%.3f", $0) }.joined(separator: ", ")
-                Console.print(String(format: "train: %.1f tokens/s (%d tokens, rank 8, q/k/v/o, dropout %g), ", Double(trainTokens) / best, trainTokens, dropout)
-                              + "CPU s per pass \(cpu), " + String(format: "peak RSS %.0f MB", Double(peakResidentBytes()) / 1e6))
-            }
-        }
-        if arguments.flag("json") {
-            Console.print(JSON.canonicalString(JSONValue.object(result)))
-        } else {
-            Console.print(String(format: "threads %d, load %.0f ms, prompt %.1f tokens/s (%d tokens), decode %.1f tokens/s, peak RSS %.0f MB",
-                                 BLAS.threads, loadMS, Double(promptCount) / bestPrompt, promptCount,
-                                 Double(decodeCount) / bestDecode, Double(peakResidentBytes()) / 1e6))
-        }
-    }
-
-    /// CPU seconds the whole process has used (every thread, OpenBLAS's included).
-    static func processCPUSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-
-    /// The process's peak resident set (VmHWM in /proc/self/status), 0 where unavailable.
-    static func peakResidentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
-            return kb * 1024
-        }
-        return 0
     }
 
     static func modelURL(_ invocation: Invocation) throws -> URL {
