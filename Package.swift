@@ -56,9 +56,15 @@ let package = Package(
             "AdaptCore", "Storage", "CommandLineKit", "JobQueue", "WorkerRuntime", "Steps",
         ]),
 
+        // What the commands do, one function per command, over the modules above: a command parses, calls
+        // its service and prints what comes back.
+        .target(name: "Services", dependencies: [
+            "AdaptCore", "Storage", "CommandLineKit", "Model", "ReplayBuffer", "Evaluation", "Registry", "Inference",
+        ]),
+
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
-            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime",
+            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime", "Services",
         ]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
