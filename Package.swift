@@ -59,7 +59,8 @@ let package = Package(
         // What the commands do, one function per command, over the modules above: a command parses, calls
         // its service and prints what comes back.
         .target(name: "Services", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "Model", "ReplayBuffer", "Evaluation", "Registry", "Adapters", "Inference",
+            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue", "WorkerRuntime",
+            "Evaluation", "Registry", "Adapters", "Inference", "Steps",
         ]),
 
         .executableTarget(name: "adapt", dependencies: [

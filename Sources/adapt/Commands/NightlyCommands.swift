@@ -3,19 +3,11 @@ import CommandLineKit
 import Foundation
 import JobQueue
 import Pipelines
-import Steps
-import WorkerRuntime
+import Services
 
 /// `adapt enqueue nightly`, `adapt work` and `adapt replay`: the nightly pipeline as people drive it.
 enum NightlyCommands {
     static let all: [Command] = [enqueueNightly, work, replay]
-
-    static func environment(_ invocation: Invocation) throws -> (StepEnvironment, JobQueue) {
-        let database = try GlobalOptions.database(invocation)
-        let environment = StepEnvironment(state: try GlobalOptions.stateDirectory(invocation), database: database,
-                                          deviceRoot: StepEnvironment.deviceRoot(), log: { Console.error($0) })
-        return (environment, try JobQueue(database: database))
-    }
 
     static let enqueueNightly = Command(
         "enqueue nightly", summary: "enqueue tonight's run of a lineage's pipeline (idempotent per lineage and night)",
@@ -37,7 +29,7 @@ enum NightlyCommands {
         ]
     ) { invocation in
         let a = invocation.arguments
-        let lineage = try Lineage.option(try a.required("lineage")).name
+        let lineage = try Lineage.option(try a.required("lineage"))
         let pipeline = try PipelineCommands.loadRunnable(a.string("pipeline"))
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
@@ -57,10 +49,9 @@ enum NightlyCommands {
         if a.string("model") == "" {
             throw UsageError("--model needs a model file's path or a name in the state's models/ directory, got ''")
         }
-        let (environment, queue) = try environment(invocation)
-        let result = try NightlyRun.enqueue(queue: queue, environment: environment, pipeline: pipeline, lineage: lineage,
-                                            night: night, seed: seed, model: a.string("model") ?? DefaultModel.fileName,
-                                            runAt: runAt)
+        let result = try Nightly.enqueue(state: try GlobalOptions.stateDirectory(invocation), database: try GlobalOptions.database(invocation),
+                                         pipeline: pipeline, lineage: lineage, night: night, seed: seed,
+                                         model: a.string("model") ?? DefaultModel.fileName, runAt: runAt) { Console.error($0) }
         JobCommands.printEnqueued(result, json: a.flag("json"))
     }
 
@@ -104,26 +95,20 @@ enum NightlyCommands {
         ]
     ) { invocation in
         let a = invocation.arguments
-        let kinds = a.list("workers") ?? NightlyRun.kinds
-        for kind in kinds where !NightlyRun.kinds.contains(kind) {
-            throw UsageError("--workers: unknown kind '\(kind)'; use \(NightlyRun.kinds.joined(separator: ", "))")
+        let kinds = a.list("workers") ?? Nightly.kinds
+        for kind in kinds where !Nightly.kinds.contains(kind) {
+            throw UsageError("--workers: unknown kind '\(kind)'; use \(Nightly.kinds.joined(separator: ", "))")
         }
         guard !kinds.isEmpty else { throw UsageError("--workers needs at least one kind") }
-        let (_, queue) = try environment(invocation)
+        let database = try GlobalOptions.database(invocation)
         let state = try GlobalOptions.stateDirectory(invocation)
-        // Held until this process exits, however it exits: a second `adapt work` on this state is refused.
-        let lock = try SupervisorLock(stateRoot: state.root)
         var workerArguments = ["--state", state.root.path]
         if let durability = invocation.global.string("durability") { workerArguments += ["--durability", durability] }
         if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: ClaimRequest.leaseRange))] }
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let supervisor = WorkerSupervisor(
-            options: .init(kinds: kinds, directory: Self.executableDirectory(fallback: directory), workerArguments: workerArguments,
-                           exitWhenIdle: a.flag("exit-when-idle"), log: { Console.error("work: \($0)") }),
-            queue: queue)
-        let signals = SignalHandlers { _ in supervisor.requestStop() }
-        let summary = try await supervisor.run()
-        withExtendedLifetime((signals, lock)) {}
+        let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: Self.executableDirectory(fallback: directory),
+                                          workerArguments: workerArguments, exitWhenIdle: a.flag("exit-when-idle"))
+        let summary = try await Nightly.work(request, state: state, database: database) { Console.error("work: \($0)") }
         if a.flag("json") { Console.print(JSON.pretty(summary)) }
     }
 
@@ -159,36 +144,21 @@ enum NightlyCommands {
         let a = invocation.arguments
         let text = try a.required("RUN")
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
-        let (environment, queue) = try environment(invocation)
-        guard try queue.runExists(runID) else { throw JobQueueError.unknownRun(runID) }
-        let scratchURL: URL
-        let temporary = a.string("scratch") == nil
-        if let path = a.string("scratch") {
-            scratchURL = URL(fileURLWithPath: path)
-            if let contents = try? FileManager.default.contentsOfDirectory(atPath: path), !contents.isEmpty {
-                throw UsageError("--scratch \(path) is not empty; replay needs an empty directory")
-            }
-        } else {
-            scratchURL = try ReplayScratch.make(in: environment.state)
-        }
-        defer { if temporary { try? FileManager.default.removeItem(at: scratchURL) } }
-        let report: RunReplay.Report
+        let outcome: Nightly.ReplayOutcome
         do {
-            report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
-                                   log: { Console.error("replay: " + TerminalText.escaped($0)) }).replay(runID)
-        } catch let error as StepError {
+            outcome = try Nightly.replay(runID, state: try GlobalOptions.stateDirectory(invocation),
+                                         database: try GlobalOptions.database(invocation),
+                                         scratch: a.string("scratch").map { URL(fileURLWithPath: $0) },
+                                         stepLog: { Console.error($0) }, log: { Console.error("replay: " + TerminalText.escaped($0)) })
+        } catch let error as Nightly.ScratchNotEmpty {
+            throw UsageError(error.description)
+        }
+        guard case let .compared(report) = outcome else {
             // An erased input cannot be replayed, like a missing model: exit 2, and --json says why.
-            guard case .inputErased = error else { throw error }
-            if a.flag("json") {
-                let erased = try queue.jobs(matching: JobQueue.JobFilter(run: runID, limit: 10_000)).sorted { $0.id < $1.id }
-                    .flatMap { try ErasedInput.of($0, in: queue.database) }
-                Console.print(JSON.pretty(JSONValue.object([
-                    "run_id": .string(runID.description), "equal": .bool(false), "first_difference": .null,
-                    "replayable": .bool(false), "error": .string(error.description),
-                    "erased_inputs": try JSON.decode(JSONValue.self, from: JSON.canonical(erased), context: "erased inputs"),
-                ])))
+            if case let .notReplayable(error, document) = outcome {
+                if a.flag("json") { Console.print(JSON.pretty(document)) }
+                Console.error("adapt: error: \(error.description)")
             }
-            Console.error("adapt: error: \(error.description)")
             throw ExitCode(2)
         }
         if a.flag("json") {
