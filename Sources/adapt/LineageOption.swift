@@ -8,3 +8,10 @@ extension Lineage {
         do { return try Lineage(validating: text) } catch { throw UsageError("--\(name): \(error.description)") }
     }
 }
+
+extension Option where Value == Lineage? {
+    /// `--lineage L`, checked by `Lineage.rule` as it is read.
+    init(lineage help: String) {
+        self.init("lineage", value: "L", default: nil, help: help) { try Lineage(validating: $0) }
+    }
+}
