@@ -33,4 +33,13 @@ public enum StateOptions {
         guard let text = environment["ADAPT_DURABILITY"], !text.isEmpty else { return .full }
         do { return try Durability(parsing: text) } catch { throw UsageError("ADAPT_DURABILITY: \(error)") }
     }
+
+    /// The options that hand this state to a child executable (the workers `adapt work` starts): the resolved
+    /// state directory, and the durability when the command line gave one (`ADAPT_DURABILITY` is inherited).
+    public static func forwarded(_ global: ParsedArguments,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [String] {
+        var arguments = ["--state", try stateDirectory(global, environment: environment).root.path]
+        if let given = try global[durability] { arguments += ["--durability", given.rawValue] }
+        return arguments
+    }
 }

@@ -96,3 +96,13 @@ func aBadValueIsAUsageErrorNamingTheOption(arguments: [String], message: String)
         ($0 as? UsageError)?.message == "ADAPT_DURABILITY: unknown durability 'fast'; use full or normal"
     }
 }
+
+@Test func theWorkersGetTheStateTheCommandLineResolved() throws {
+    let global = { (arguments: [String]) in
+        try CommandLineTool.parse(arguments, options: [], global: StateOptions.all, positionals: []).1
+    }
+    #expect(try StateOptions.forwarded(global(["--durability", "NORMAL"]), environment: ["ADAPT_STATE": "/s"])
+            == ["--state", "/s", "--durability", "normal"])
+    #expect(try StateOptions.forwarded(global(["--state", "/given"]), environment: ["ADAPT_DURABILITY": "normal"])
+            == ["--state", "/given"])
+}
