@@ -8,24 +8,22 @@ import Model
 enum ModelCommands {
     static let all: [Command] = [tiny, logits, score]
 
-    static let modelOption = OptionSpec("model", value: "FILE",
-                                        help: "GGUF model (default: models/\(DefaultModel.fileName) in the state directory)")
-    static let threadsOption = OptionSpec("threads", value: "N", help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
+    static let model = Option<String?>("model", value: "FILE",
+                                       help: "GGUF model (default: models/\(DefaultModel.fileName) in the state directory)")
     /// What --threads accepts wherever it is given (train's range).
     static let threadRange = 1...BLAS.maximumThreads
+    static let threadCount = Option<Int?>("threads", in: threadRange,
+                                          help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
+    static var modelOption: OptionSpec { model.spec }
+    static var threadsOption: OptionSpec { threadCount.spec }
 
     static let tiny = Command(
         "model tiny",
         summary: "write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
-        options: [
-            OptionSpec("out", value: "FILE", help: "where to write the .gguf file (an existing file there is replaced)"),
-            OptionSpec("seed", value: "S", help: "weight seed (default 0)"),
-        ]
+        options: [Tiny.out, Tiny.seed]
     ) { invocation in
-        let out = URL(fileURLWithPath: try invocation.arguments.required("out"))
-        let seedText = invocation.arguments.string("seed") ?? "0"
-        guard let seed = UInt64(seedText) else { throw UsageError("--seed expects a non-negative integer, got '\(seedText)'") }
-        try TinyModel(seed: seed).write(to: out)
+        let out = URL(fileURLWithPath: try invocation.arguments.required(Tiny.out))
+        try TinyModel(seed: try invocation.arguments[Tiny.seed]).write(to: out)
         Console.error("wrote \(out.path)")
     }
 
@@ -36,27 +34,20 @@ enum ModelCommands {
             The prompt is tokenized without BOS; --special lets it carry control tokens such as <|im_start|>.
             --json prints {"ids": [Int], "top": [{"id", "logit"}]} for the last position.
             """,
-        options: [
-            modelOption,
-            OptionSpec("prompt", value: "TEXT", help: "the prompt (must give at least one token)"),
-            OptionSpec("top", value: "K", help: "how many logits to show (default 10)"),
-            .flag("special", help: "match control tokens such as <|im_start|> in the prompt"),
-            threadsOption,
-            .json,
-        ]
+        options: [model, Logits.prompt, Logits.top, Logits.special, threadCount, .json]
     ) { invocation in
         let arguments = invocation.arguments
-        let k = try arguments.int("top", default: 10, in: 1...1_000_000)
-        let prompt = try arguments.required("prompt")
+        let k = try arguments[Logits.top]
+        let prompt = try arguments.required(Logits.prompt)
         let (model, tokenizer) = try load(invocation)
-        let ids = tokenizer.encode(prompt, parseSpecial: arguments.flag("special"))
+        let ids = tokenizer.encode(prompt, parseSpecial: arguments[Logits.special])
         guard !ids.isEmpty else { throw UsageError("--prompt must give at least one token; it is empty") }
         try requireContext(ids.count, "the prompt is", model)
         var cache = KVCache()
         let logits = model.forward(tokens: ids, cache: &cache)
         try LlamaModel.requireFinite(logits)
         let top = LlamaModel.top(k, of: logits)
-        if arguments.flag("json") {
+        if arguments[.json] {
             let document: JSONValue = .object([
                 "ids": .array(ids.map { .int($0) }),
                 "top": .array(top.map { .object(["id": .int($0.id), "logit": .double(Double($0.logit))]) }),
@@ -83,38 +74,29 @@ enum ModelCommands {
             --json prints {"prompt_ids", "completion_ids", "logprobs": [Double], "mean_nll"} (mean_nll is null \
             when no token is scored).
             """,
-        options: [
-            modelOption,
-            OptionSpec("prompt", value: "TEXT", help: "the prompt"),
-            OptionSpec("completion", value: "TEXT", help: "the completion to score"),
-            OptionSpec("adapter", value: "FILE", help: "score with this LoRA adapter file applied (checked against the model)"),
-            .flag("chat", help: "format the prompt as a user turn of the model's chat template"),
-            .flag("special", help: "match control tokens such as <|im_start|> in prompt and completion"),
-            threadsOption,
-            .json,
-        ]
+        options: [model, Score.prompt, Score.completion, Score.adapter, Score.chat, Score.special, threadCount, .json]
     ) { invocation in
         let arguments = invocation.arguments
-        let prompt = try arguments.required("prompt")
-        let completion = try arguments.required("completion")
+        let prompt = try arguments.required(Score.prompt)
+        let completion = try arguments.required(Score.completion)
         try setThreads(invocation)
         let base = try BaseModel.load(try modelURL(invocation))
         let (model, tokenizer) = (base.model, base.tokenizer)
-        let lora = try arguments.string("adapter").map { try base.adapter(at: URL(fileURLWithPath: $0)).weights }
-        let special = arguments.flag("special")
+        let lora = try arguments[Score.adapter].map { try base.adapter(at: URL(fileURLWithPath: $0)).weights }
+        let special = arguments[Score.special]
         var promptText = prompt
-        if arguments.flag("chat") {
+        if arguments[Score.chat] {
             promptText = try base.formatter.format([.user(prompt)], addGenerationPrompt: true)
         }
         // A formatted prompt carries the template's control tokens, which must be matched as such.
-        let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments.flag("chat"))
+        let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments[Score.chat])
         let completionIDs = tokenizer.encode(completion, parseSpecial: special)
         try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
         let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
         // A non-finite logit makes its row's log-probability non-finite, so checking these checks the logits.
         try LlamaModel.requireFinite(logprobs)
         let meanNLL: Double? = logprobs.isEmpty ? nil : -logprobs.reduce(0, +) / Double(logprobs.count)
-        if arguments.flag("json") {
+        if arguments[.json] {
             let document: JSONValue = .object([
                 "prompt_ids": .array(promptIDs.map { .int($0) }),
                 "completion_ids": .array(completionIDs.map { .int($0) }),
@@ -134,9 +116,34 @@ enum ModelCommands {
         Console.error("\(promptIDs.count) prompt tokens, \(completionIDs.count) completion tokens")
     }
 
+    /// The options of `model tiny`.
+    enum Tiny {
+        static let out = Option<String?>("out", value: "FILE", help: "where to write the .gguf file (an existing file there is replaced)")
+        static let seed = Option("seed", value: "S", default: UInt64(0), defaultHelp: "0", help: "weight seed") { text in
+            guard let seed = UInt64(text) else { throw UsageError("expects a non-negative integer, got '\(text)'") }
+            return seed
+        }
+    }
+
+    /// The options of `logits`.
+    enum Logits {
+        static let prompt = Option<String?>("prompt", value: "TEXT", help: "the prompt (must give at least one token)")
+        static let top = Option("top", value: "K", default: 10, in: 1...1_000_000, help: "how many logits to show")
+        static let special = Flag("special", help: "match control tokens such as <|im_start|> in the prompt")
+    }
+
+    /// The options of `score`.
+    enum Score {
+        static let prompt = Option<String?>("prompt", value: "TEXT", help: "the prompt")
+        static let completion = Option<String?>("completion", value: "TEXT", help: "the completion to score")
+        static let adapter = Option<String?>("adapter", value: "FILE", help: "score with this LoRA adapter file applied (checked against the model)")
+        static let chat = Flag("chat", help: "format the prompt as a user turn of the model's chat template")
+        static let special = Flag("special", help: "match control tokens such as <|im_start|> in prompt and completion")
+    }
+
     static func modelURL(_ invocation: Invocation) throws -> URL {
         let defaultModel = try GlobalOptions.stateDirectory(invocation).defaultModel
-        let url = invocation.arguments.string("model").map { URL(fileURLWithPath: $0) } ?? defaultModel
+        let url = try invocation.arguments[model].map { URL(fileURLWithPath: $0) } ?? defaultModel
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ModelError.fileUnreadable(path: url.path, reason: "no such file")
         }
@@ -151,8 +158,7 @@ enum ModelCommands {
 
     /// --threads when given, within `threadRange` (train's bound: each is a thread the system must start).
     static func threads(_ arguments: ParsedArguments) throws -> Int? {
-        guard arguments.has("threads") else { return nil }
-        return try arguments.int("threads", default: 1, in: threadRange)
+        try arguments[threadCount]
     }
 
     static func setThreads(_ invocation: Invocation) throws {
