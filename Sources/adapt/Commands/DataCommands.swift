@@ -260,25 +260,22 @@ enum DataCommands {
             retires them in the same transaction (they stay registered but can never be made active again) and
             moves an active one to the newest version not retired that was once active, or to the base model.
             """,
-        options: [OptionSpec("id", value: "ID", repeats: true,
-                             help: "an example id or its first 8+ characters, as data list shows it (repeatable)"),
-                  OptionSpec("source", value: "S", help: "every example with this source"),
-                  OptionSpec("lineage", value: "L", help: "with --source: only in this lineage"),
-                  .flag("retire-adapters", help: "retire the adapter versions trained on a forgotten example"), .json]
+        options: [Forget.id, Forget.source, Forget.lineage, Forget.retireAdapters, .json]
     ) { invocation in
         let args = invocation.arguments
-        let ids = args.strings("id")
-        let source = args.string("source")
+        let ids = try args.all(Forget.id).compactMap { $0 }
+        let source = try args[Forget.source]
+        let lineage = try args[Forget.lineage]
         guard ids.isEmpty != (source == nil) else {
             throw UsageError(ids.isEmpty ? "pass --id ID or --source S" : "pass either --id or --source, not both")
         }
-        if !ids.isEmpty, args.string("lineage") != nil { throw UsageError("--lineage goes with --source, not --id") }
+        if !ids.isEmpty, lineage != nil { throw UsageError("--lineage goes with --source, not --id") }
         let database = try GlobalOptions.database(invocation)
         let store = try ReplayStore(database: database)
         let request: ForgetRequest = try asUsage {
             if let source {
-                if let lineage = args.string("lineage") { _ = try store.policy(lineage: lineage) }  // validates the name
-                return .source(source, lineage: args.string("lineage"))
+                if let lineage { _ = try store.policy(lineage: lineage) }  // validates the name
+                return .source(source, lineage: lineage)
             }
             // Every id is resolved before anything is erased: one that matches nothing, or several examples,
             // stops the command with nothing forgotten.
@@ -287,7 +284,7 @@ enum DataCommands {
         let report: DataErasure.Report
         do {
             let state = try GlobalOptions.stateDirectory(invocation)
-            report = try DataErasure.forget(request, retireAdapters: args.flag("retire-adapters"), database: database,
+            report = try DataErasure.forget(request, retireAdapters: args[Forget.retireAdapters], database: database,
                                             blobs: state.blobs, state: state)
         } catch let error as StorageError {
             guard case let .noSpace(path, _) = error else { throw error }
@@ -303,7 +300,7 @@ enum DataCommands {
             .object(["lineage": .string(move.lineage.value), "from": move.from.map { .string($0.name) } ?? .null,
                      "to": move.to.map { .string($0.name) } ?? .null])
         }
-        if args.flag("json") {
+        if args[.json] {
             Console.print(JSON.pretty(JSONValue.object([
                 "forgotten": .int(forgotten), "erased_blobs": .int(report.erasure.blobs.count),
                 "freed_bytes": .int(Int(report.erasure.freedBytes)), "wal_truncated": .bool(report.erasure.walTruncated),
@@ -333,6 +330,15 @@ enum DataCommands {
                 Console.print("\(move.lineage): active adapter moved from \(move.from?.name ?? "base model") to \(move.to?.name ?? "the base model")")
             }
         }
+    }
+
+    /// The options of `data forget`. The lineage is checked by the store, after the state is opened, as before.
+    enum Forget {
+        static let id = Option<String?>("id", value: "ID", default: nil, repeats: true,
+                                        help: "an example id or its first 8+ characters, as data list shows it (repeatable)") { $0 }
+        static let source = Option<String?>("source", value: "S", help: "every example with this source")
+        static let lineage = Option<String?>("lineage", value: "L", help: "with --source: only in this lineage")
+        static let retireAdapters = Flag("retire-adapters", help: "retire the adapter versions trained on a forgotten example")
     }
 
     // MARK: policy
