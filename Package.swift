@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "adapt-train-worker", targets: ["TrainWorker"]),
         .executable(name: "adapt-eval-worker", targets: ["EvalWorker"]),
         .executable(name: "adapt-promote-worker", targets: ["PromoteWorker"]),
+        .executable(name: "adapt-model-bench", targets: ["ModelBench"]),
     ],
     targets: [
         // C libraries from Debian packages, each wrapped by exactly one Swift file.
@@ -22,7 +23,8 @@ let package = Package(
 
         .target(name: "AdaptCore", dependencies: ["CCrypto"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
-        .target(name: "CommandLineKit"),
+        // Parsing, help and error reporting for `adapt` and the workers, with the state options they share.
+        .target(name: "CommandLineKit", dependencies: ["AdaptCore", "Storage"]),
         // The adapter file format and the LoRA settings it records: training writes it; inference, the steps and
         // the command line read it. Below the model (which applies the settings), so a module that only stores or
         // moves adapters links no BLAS.
@@ -57,20 +59,30 @@ let package = Package(
             "AdaptCore", "Storage", "CommandLineKit", "JobQueue", "WorkerRuntime", "Steps",
         ]),
 
+        // What the commands do, one function per command, over the modules above: a command parses, calls
+        // its service and prints what comes back.
+        .target(name: "Services", dependencies: [
+            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue", "WorkerRuntime",
+            "Evaluation", "Registry", "Adapters", "Inference", "Steps",
+        ]),
+
         .executableTarget(name: "adapt", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
-            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime", "AdapterExchange",
+            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime", "AdapterExchange", "Services",
         ]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
         .executableTarget(name: "TrainWorker", dependencies: ["WorkerMain"], path: "workers/train"),
         .executableTarget(name: "EvalWorker", dependencies: ["WorkerMain"], path: "workers/eval"),
         .executableTarget(name: "PromoteWorker", dependencies: ["WorkerMain"], path: "workers/promote"),
+        // A measuring tool, not a user command: scripts/bench/model runs it beside llama.cpp.
+        .executableTarget(name: "ModelBench", dependencies: ["AdaptCore", "CommandLineKit", "Model"],
+                          path: "scripts/bench/model-bench"),
 
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
-        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit", "AdaptCore", "Storage"]),
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),
@@ -84,7 +96,7 @@ let package = Package(
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "AdapterExchangeTests", dependencies: ["AdapterExchange", "Adapters", "AdaptCore", "Model", "TestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "ModelTests", dependencies: ["Model", "Adapters", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ModelTests", dependencies: ["Model", "Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "StepsTests", dependencies: [
             "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",
         ]),

@@ -7,12 +7,12 @@ public struct Command: Sendable {
     public let positionals: [PositionalSpec]
     public let run: @Sendable (Invocation) async throws -> Void
 
-    public init(_ path: String, summary: String, discussion: String? = nil, options: [OptionSpec] = [],
+    public init(_ path: String, summary: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
                 positionals: [PositionalSpec] = [], run: @escaping @Sendable (Invocation) async throws -> Void) {
         self.path = path.split(separator: " ").map(String.init)
         self.summary = summary
         self.discussion = discussion
-        self.options = options
+        self.options = options.map(\.spec)
         self.positionals = positionals
         self.run = run
     }

@@ -66,8 +66,7 @@ public struct ParsedArguments: Sendable {
 
     public func int(_ name: String) throws -> Int? {
         guard let text = string(name) else { return nil }
-        guard let value = Int(text) else { throw UsageError("--\(name) expects an integer, got '\(text)'") }
-        return value
+        do { return try OptionParsing.int(text, in: nil) } catch let error as UsageError { throw UsageError("--\(name) \(error)") }
     }
 
     public func int(_ name: String, default fallback: Int, in range: ClosedRange<Int>? = nil) throws -> Int {
@@ -80,10 +79,7 @@ public struct ParsedArguments: Sendable {
 
     public func double(_ name: String) throws -> Double? {
         guard let text = string(name) else { return nil }
-        guard let value = Double(text), value.isFinite else {
-            throw UsageError("--\(name) expects a number, got '\(text)'")
-        }
-        return value
+        do { return try OptionParsing.double(text, in: nil) } catch let error as UsageError { throw UsageError("--\(name) \(error)") }
     }
 
     /// A comma-separated list (`--kinds train,eval`); empty items are dropped.

@@ -1,3 +1,4 @@
+import AdaptCore
 import Foundation
 import AdaptCore
 
@@ -19,7 +20,7 @@ public struct NightlySchedule: Sendable, Equatable {
     /// Throws `PipelineError.invalidLineage`, or `.controlCharacterInSchedule` for a path holding a control
     /// character; paths must be absolute (a precondition: the command makes them so).
     public init(lineage: String, time: TimeOfDay, executable: String, stateDirectory: String, pipeline: String? = nil) throws {
-        try SafeName.validate(lineage)
+        try PipelineError.validate(lineage: lineage)
         try Self.requireNoControlCharacters(executable, field: "adapt executable's path")
         try Self.requireNoControlCharacters(stateDirectory, field: "state directory")
         if let pipeline { try Self.requireNoControlCharacters(pipeline, field: "pipeline path") }
@@ -149,7 +150,7 @@ public struct NightlySchedule: Sendable, Equatable {
 
     /// Deletes a lineage's unit files from `directory`; returns the ones that existed.
     public static func removeFiles(lineage: String, from directory: URL) throws -> [URL] {
-        try SafeName.validate(lineage)
+        try PipelineError.validate(lineage: lineage)
         var removed: [URL] = []
         for suffix in [".timer", ".service"] {
             let url = directory.appendingPathComponent(unitBaseName(lineage: lineage) + suffix)

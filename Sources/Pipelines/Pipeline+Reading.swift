@@ -11,7 +11,7 @@ extension Pipeline {
         let root = ObjectReader(path: "", fields: fields, reader: reader)
         let format = root.integer("format", default: formatVersion, minimum: formatVersion, maximum: formatVersion,
                                   "\(formatVersion), the format version this program reads")
-        let name = root.text("name", default: "nightly", "a name of letters, digits, '-' or '_'", where: SafeName.isValid)
+        let name = root.text("name", default: "nightly", "a name of letters, digits, '-' or '_'", where: Lineage.isValid)
         let description = root.text("description", default: "", "a string")
         let seed = readSeed(root)
         let prune = readPrune(root.object("prune"))
@@ -110,7 +110,7 @@ extension Pipeline {
         for (index, text) in texts.enumerated() {
             let itemPath = "\(path)[\(index)]"
             guard let target = LoRATarget(rawValue: text) else {
-                var message = "\(itemPath) must be one of \(names.joined(separator: ", ")), got \"\(SafeName.abbreviated(text))\""
+                var message = "\(itemPath) must be one of \(names.joined(separator: ", ")), got \"\(PipelineError.abbreviated(text))\""
                 if let near = LoRATarget.peftNames[text]?.rawValue ?? NearestName.suggestion(for: text, among: names) {
                     message += "; did you mean \(near)?"
                 }
@@ -188,7 +188,7 @@ extension Pipeline {
                 continue
             }
             let o = ObjectReader(path: path, fields: fields, reader: root.reader)
-            let name = o.requiredText("name", "a step name of letters, digits, '-' or '_'", where: SafeName.isValid)
+            let name = o.requiredText("name", "a step name of letters, digits, '-' or '_'", where: Lineage.isValid)
             let kind = readKind(o)
             let dependsOn = o.strings("depends_on", default: [], "an array of step names")
             let fallbackKind = kind ?? .prune

@@ -1,3 +1,4 @@
+import AdaptCore
 import Foundation
 
 /// One thing wrong with a pipeline file, located by its JSON path (`train.rank`, `steps[2].depends_on[0]`).
@@ -40,11 +41,11 @@ public enum PipelineError: Error, Equatable, CustomStringConvertible {
             let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
             return "\(source) is not a valid pipeline (\(count)):\n" + problems.map { "  - \($0.message)" }.joined(separator: "\n")
         case let .invalidLineage(name):
-            return "lineage '\(SafeName.abbreviated(name))' is not a valid name; use 1 to \(SafeName.maximumLength) letters, digits, '-' or '_', starting with a letter or digit"
+            return InvalidLineageName(name: name).description
         case let .invalidNight(text):
-            return "night '\(SafeName.abbreviated(text))' is not a date; write it as YYYY-MM-DD, e.g. 2026-11-30"
+            return "night '\(PipelineError.abbreviated(text))' is not a date; write it as YYYY-MM-DD, e.g. 2026-11-30"
         case let .invalidTimeOfDay(text):
-            return "'\(SafeName.abbreviated(text))' is not a time of day; write it as HH:MM between 00:00 and 23:59, e.g. 02:00"
+            return "'\(PipelineError.abbreviated(text))' is not a time of day; write it as HH:MM between 00:00 and 23:59, e.g. 02:00"
         case let .seedOutOfRange(seed):
             return "seed \(seed) is too large; seeds are stored as JSON numbers, use one below 2^53 (\(Pipeline.maximumSeed + 1))"
         case let .unitUnwritable(path, reason):
@@ -57,5 +58,18 @@ public enum PipelineError: Error, Equatable, CustomStringConvertible {
             return "'systemctl \(arguments.joined(separator: " "))' exited with status \(status)\(detail); "
                 + "the unit files are written, enable the timer by hand or use the cron line"
         }
+    }
+}
+
+extension PipelineError {
+    /// At most 40 characters of `text` for a message, with control characters made visible.
+    static func abbreviated(_ text: String) -> String {
+        let visible = String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : Character($0) })
+        return visible.count > 40 ? String(visible.prefix(40)) + "…" : visible
+    }
+
+    /// Throws `.invalidLineage` unless `name` follows `Lineage.rule`.
+    static func validate(lineage name: String) throws {
+        guard Lineage.isValid(name) else { throw PipelineError.invalidLineage(name) }
     }
 }

@@ -39,7 +39,7 @@ enum PipelineGraph {
                     reader.report(path, "\(path) names the step itself; a step cannot depend on itself")
                     structurallySound = false
                 } else if firstIndex[dependency] == nil {
-                    var message = "\(path) names \"\(SafeName.abbreviated(dependency))\", which is not a step of this pipeline"
+                    var message = "\(path) names \"\(PipelineError.abbreviated(dependency))\", which is not a step of this pipeline"
                     if let near = NearestName.suggestion(for: dependency, among: names) { message += "; did you mean \"\(near)\"?" }
                     else { message += " (steps: \(names.joined(separator: ", ")))" }
                     reader.report(path, message)

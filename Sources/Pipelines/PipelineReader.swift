@@ -19,7 +19,7 @@ final class PipelineReader {
         case let .bool(b): return b ? "true" : "false"
         case let .int(i): return String(i)
         case let .double(d): return String(d)
-        case let .string(s): return "\"\(SafeName.abbreviated(s))\""
+        case let .string(s): return "\"\(PipelineError.abbreviated(s))\""
         case .array: return "an array"
         case .object: return "an object"
         }

@@ -60,7 +60,7 @@ public struct PlannedRun: Sendable, Equatable, Codable {
 /// The seed is `seed` when given, else the pipeline's fixed seed, else `PlannedRun.derivedSeed`.
 /// Throws `PipelineError.invalidLineage` or `.seedOutOfRange`.
 public func plan(pipeline: Pipeline, lineage: String, night: Night, seed: UInt64? = nil) throws -> PlannedRun {
-    try SafeName.validate(lineage)
+    try PipelineError.validate(lineage: lineage)
     let runSeed = seed ?? pipeline.seed ?? PlannedRun.derivedSeed(lineage: lineage, night: night)
     guard runSeed <= Pipeline.maximumSeed else { throw PipelineError.seedOutOfRange(runSeed) }
     let key = PlannedRun.uniqueKey(lineage: lineage, night: night)

@@ -18,8 +18,8 @@ public enum StepInputCheck {
             return reader.problems
         }
         let common = ObjectReader(path: "", fields: fields, reader: reader)
-        _ = common.requiredText("lineage", "a lineage name of 1 to \(SafeName.maximumLength) letters, digits, '-' or '_'",
-                                where: SafeName.isValid)
+        _ = common.requiredText("lineage", "a lineage name of \(Lineage.rule)",
+                                where: Lineage.isValid)
         _ = common.requiredText("night", "a date written YYYY-MM-DD", where: { (try? Night(parsing: $0)) != nil })
         if fields["seed"] == nil {
             reader.report("seed", "seed is required: an integer from 0 to \(Pipeline.maximumSeed)")

@@ -1,3 +1,5 @@
+import AdaptCore
+
 /// A name made only of letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit):
 /// lineages, chat conventions, module names, actors.
 ///
@@ -11,6 +13,11 @@ public struct ShortIdentifier: Hashable, Sendable, Comparable, Codable, CustomSt
     public init?(_ value: String) {
         guard Self.isValid(value) else { return nil }
         self.value = value
+    }
+
+    /// A lineage name is always an identifier: `Lineage.rule`'s alphabet is this one without '.'.
+    public init(_ lineage: Lineage) {
+        value = lineage.name
     }
 
     /// Validates `value`, naming `field` (not the value) in the error.

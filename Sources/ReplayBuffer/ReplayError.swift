@@ -3,7 +3,7 @@ import AdaptCore
 /// What can go wrong in the replay buffer. Descriptions name values the user chose (a lineage, an option)
 /// and the way out, never the text of an example.
 public enum ReplayError: Error, Equatable, CustomStringConvertible {
-    /// The lineage name breaks `SafeNameRule` (the rule `enqueue nightly` and `schedule` apply).
+    /// The lineage name breaks `Lineage.rule` (the rule `enqueue nightly` and `schedule` apply).
     case invalidLineage(String)
     /// A policy value is out of its range (`name` is the option, `allowed` says the range).
     case invalidPolicy(name: String, value: String, allowed: String)
@@ -29,8 +29,7 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .invalidLineage(name):
-            let shown = name.count > 64 ? String(name.prefix(64)) + "…" : name
-            return "lineage '\(shown)' is not a valid name; use 1 to 64 letters, digits, '-' or '_', starting with a letter or digit"
+            return InvalidLineageName(name: name).description
         case let .invalidPolicy(name, value, allowed):
             return "\(name) \(value) is out of range; it must be \(allowed)"
         case .nothingToForget:
@@ -65,6 +64,6 @@ public enum ReplayError: Error, Equatable, CustomStringConvertible {
 /// replay buffer takes exactly the names the pipeline layer takes.
 enum LineageName {
     static func validate(_ name: String) throws {
-        guard SafeNameRule.isValid(name) else { throw ReplayError.invalidLineage(name) }
+        guard Lineage.isValid(name) else { throw ReplayError.invalidLineage(name) }
     }
 }

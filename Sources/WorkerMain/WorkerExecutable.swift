@@ -14,17 +14,30 @@ import WorkerRuntime
 /// SIGINT/SIGTERM: the first lets the running step finish (train stops at its next checkpoint), the second
 /// releases it at once; either way nothing is lost. Exit 0 when stopped or idle, 1 on failure, 2 on usage.
 public enum WorkerExecutable {
+    /// A worker is a tool of one command, so every option is parsed where global ones are.
     static func options(kind: String) -> [OptionSpec] {
-        [
-            OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
-            OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
-            .flag("exit-when-idle", help: "exit once no \(kind) step is ready, running or due within two minutes (later runs are not waited for)"),
-            OptionSpec("lease-ms", value: "MS", help: "lease length, for every step when given (default: the step's lease_seconds, else \(defaultLease(kind))); heartbeats every third of it"),
-            .flag("verbose", help: "log every claim and completion on stderr"),
-            OptionSpec("lease-owner-tag", value: "TAG", help: "name this worker's leases host/TAG/pid (adapt work passes one per worker it starts)"),
-            .flag("exit-when-stdin-closes", help: "release running steps and exit when standard input reaches its end (how adapt work's workers die with it)"),
-        ]
+        StateOptions.all + [exitWhenIdle(kind).spec, lease(kind).spec, verbose.spec, leaseOwnerTag.spec, exitWhenStdinCloses.spec]
     }
+
+    static func exitWhenIdle(_ kind: String) -> Flag {
+        Flag("exit-when-idle", help: "exit once no \(kind) step is ready, running or due within two minutes (later runs are not waited for)")
+    }
+    static func lease(_ kind: String) -> Option<Int> {
+        Option("lease-ms", value: "MS", default: defaultLease(kind), in: ClaimRequest.leaseRange,
+               help: "lease length, for every step when given (else the step's lease_seconds); heartbeats every third of it")
+    }
+    static let verbose = Flag("verbose", help: "log every claim and completion on stderr")
+    static let leaseOwnerTag = Option<String?>(
+        "lease-owner-tag", value: "TAG", default: nil,
+        help: "name this worker's leases host/TAG/pid (adapt work passes one per worker it starts)"
+    ) { tag in
+        guard WorkerLeaseOwner.isValidTag(tag) else {
+            throw UsageError("must be 1 to 64 printable ASCII characters without spaces or '/'")
+        }
+        return tag
+    }
+    static let exitWhenStdinCloses = Flag("exit-when-stdin-closes",
+                                          help: "release running steps and exit when standard input reaches its end (how adapt work's workers die with it)")
 
     /// Train and eval hold a step for minutes: a longer lease means fewer heartbeats (DESIGN.md defaults).
     static func defaultLease(_ kind: String) -> Int { kind == "train" || kind == "eval" ? 120_000 : 60_000 }
@@ -43,23 +56,16 @@ public enum WorkerExecutable {
     }
 
     static func run(kind: String, _ a: ParsedArguments) async throws {
-        if a.string("state") == "" { throw UsageError("--state needs a directory, got an empty path") }
-        let state = StateDirectory.resolve(option: a.string("state"))
-        let durabilityText = a.string("durability")
-            ?? ProcessInfo.processInfo.environment["ADAPT_DURABILITY"].flatMap { $0.isEmpty ? nil : $0 } ?? "full"
-        let durability: Durability
-        do { durability = try Durability(parsing: durabilityText) } catch { throw UsageError("\(error)") }
-        let lease = try a.int("lease-ms", default: defaultLease(kind), in: ClaimRequest.leaseRange)
-        let tag = a.string("lease-owner-tag")
-        if let tag, !WorkerLeaseOwner.isValidTag(tag) {
-            throw UsageError("--lease-owner-tag must be 1 to 64 printable ASCII characters without spaces or '/'")
-        }
+        let state = try StateOptions.stateDirectory(a)
+        let durability = try StateOptions.durability(a)
+        let leaseLength = try a[lease(kind)]
+        let tag = try a[leaseOwnerTag]
         if try state.createPrivate().paths > 0 {
             Console.error("adapt-\(kind)-worker: made paths under \(state.root.path) private (directories 0700, files 0600)")
         }
         let database = try Database(path: state.database.path, durability: durability)
         let queue = try JobQueue(database: database)
-        let verbose = a.flag("verbose")
+        let logsEveryStep = a[verbose]
         let label = "\(kind)-worker[\(ProcessInfo.processInfo.processIdentifier)]"
         let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
         let environment = StepEnvironment(state: state, database: database, clock: OffsetClock.stepClock(),
@@ -68,10 +74,10 @@ public enum WorkerExecutable {
             kinds: [kind],
             owner: WorkerLeaseOwner.name(host: ProcessInfo.processInfo.hostName, tag: tag,
                                          pid: ProcessInfo.processInfo.processIdentifier),
-            leaseMilliseconds: Int64(lease), leaseOverridesJobs: a.has("lease-ms"),
-            exitWhenIdle: a.flag("exit-when-idle"),
+            leaseMilliseconds: Int64(leaseLength), leaseOverridesJobs: a.given(lease(kind)),
+            exitWhenIdle: a[exitWhenIdle(kind)],
             log: { line in
-                if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
+                if logsEveryStep || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
             })
         let stopping = StopFlag()
         let body = StepRunner.jobBody(environment: environment, queue: queue, isStopping: { stopping.isSet })
@@ -80,7 +86,7 @@ public enum WorkerExecutable {
             stopping.set()
             worker?.requestStop()
         }
-        if a.flag("exit-when-stdin-closes") {
+        if a[exitWhenStdinCloses] {
             SupervisorLifeline.watchStandardInput(grace: .seconds(3)) { [weak worker] in
                 log("standard input closed (the supervisor is gone): releasing running steps and exiting")
                 stopping.set()

@@ -5,25 +5,14 @@ import Storage
 
 /// Options every `adapt` command accepts, and what they resolve to.
 enum GlobalOptions {
-    static let specs: [OptionSpec] = [
-        OptionSpec("state", value: "DIR", help: "state directory (default ./state, or ADAPT_STATE)"),
-        OptionSpec("durability", value: "full|normal", help: "commit durability (default full, or ADAPT_DURABILITY)"),
-    ]
+    static let specs: [OptionSpec] = StateOptions.all
 
     static func stateDirectory(_ invocation: Invocation) throws -> StateDirectory {
-        try stateDirectory(option: invocation.global.string("state"))
-    }
-
-    /// `--state ""` would otherwise resolve to the working directory and put a database there.
-    static func stateDirectory(option: String?) throws -> StateDirectory {
-        if option == "" { throw UsageError("--state needs a directory, got an empty path") }
-        return StateDirectory.resolve(option: option)
+        try StateOptions.stateDirectory(invocation.global)
     }
 
     static func durability(_ invocation: Invocation) throws -> Durability {
-        let text = invocation.global.string("durability")
-            ?? ProcessInfo.processInfo.environment["ADAPT_DURABILITY"].flatMap { $0.isEmpty ? nil : $0 } ?? "full"
-        do { return try Durability(parsing: text) } catch { throw UsageError("\(error)") }
+        try StateOptions.durability(invocation.global)
     }
 
     /// Opens the state database of a command that only reads: never creates anything (a mistyped --state must
@@ -56,8 +45,9 @@ enum GlobalOptions {
     /// left readable by others (made by an older adapt, or copied) is made private, and that is said once.
     static func database(_ invocation: Invocation) throws -> Database {
         let state = try stateDirectory(invocation)
+        let durability = try durability(invocation)  // a bad one is refused before anything is created
         report(try state.createPrivate(), of: state)
-        return try Database(path: state.database.path, durability: try durability(invocation))
+        return try Database(path: state.database.path, durability: durability)
     }
 
     /// Says once what making the state private changed, or could not change.

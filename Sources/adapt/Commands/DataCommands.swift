@@ -10,7 +10,10 @@ import Storage
 enum DataCommands {
     static let all: [Command] = [importCommand, list, stats, forget, policy, release]
 
-    static let lineageOption = OptionSpec("lineage", value: "L", help: "the lineage (e.g. mail)")
+    /// Checked by the store as it writes (`import`, `policy` and `release` open the state first, as they
+    /// always have); the read-only commands check `lineageFilter` before they open anything.
+    static let lineage = Option<String?>("lineage", value: "L", help: "the lineage (e.g. mail)")
+    static let lineageFilter = Option(lineage: "only this lineage")
 
     static func store(_ invocation: Invocation) throws -> ReplayStore {
         try ReplayStore(database: try GlobalOptions.database(invocation))
@@ -19,11 +22,6 @@ enum DataCommands {
     /// The replay buffer of a command that only reads: read-only, and an error if the state does not exist.
     static func readingStore(_ invocation: Invocation) throws -> ReplayStore {
         try ReplayStore(database: try GlobalOptions.readOnlyDatabase(invocation))
-    }
-
-    static func checkLineageOption(_ args: ParsedArguments) throws {
-        guard let lineage = args.string("lineage") else { return }
-        try asUsage { if !SafeNameRule.isValid(lineage) { throw ReplayError.invalidLineage(lineage) } }
     }
 
     /// Lineage names and policy values are command-line input: a bad one is a usage error (exit 2).
@@ -50,27 +48,18 @@ enum DataCommands {
             E-mail addresses, IBANs, card numbers and phone numbers become [EMAIL], [IBAN], [CARD], [PHONE].
             All or nothing: any bad line stops the import (exit 1) unless --skip-bad. A line already stored is a duplicate.
             """,
-        options: [lineageOption,
-                  .flag("skip-bad", help: "import the good lines and report the bad ones"),
-                  .flag("held-out", help: "put every new example in the held-out split (never trained on), not the hash's choice"),
-                  OptionSpec("source", value: "S", help: "source recorded for lines that name none (default: import)"),
-                  OptionSpec("max-record-bytes", value: "N", help: "refuse lines longer than N bytes (default 262144)"),
-                  OptionSpec("max-length", value: "N", help: "cut conversations to N tokens from their oldest turns (default: no limit)"),
-                  .json],
+        options: [lineage, Import.skipBad, Import.heldOut, Import.source, Import.maxRecordBytes, Import.maxLength, .json],
         positionals: [PositionalSpec("FILE", help: "a JSONL file, or - for standard input")]
     ) { invocation in
         let args = invocation.arguments
-        let lineage = try args.required("lineage")
+        let lineage = try args.required(lineage)
         let path = try args.required("FILE")
-        var options = ImportOptions(skipBad: args.flag("skip-bad"))
-        options.heldOut = args.flag("held-out")
+        var options = ImportOptions(skipBad: args[Import.skipBad])
+        options.heldOut = args[Import.heldOut]
         options.gateMinimum = gateMinimum
-        if let source = args.string("source") {
-            guard !source.isEmpty, source.count <= 200 else { throw UsageError("--source must be 1 to 200 characters") }
-            options.source = source
-        }
-        options.reader.maxRecordBytes = try args.int("max-record-bytes", default: 256 * 1024, in: 1...(64 << 20))
-        if args.string("max-length") != nil { options.maxLength = try args.int("max-length", default: 0, in: 1...(64 << 20)) }
+        options.source = try args[Import.source]
+        options.reader.maxRecordBytes = try args[Import.maxRecordBytes]
+        if let maxLength = try args[Import.maxLength] { options.maxLength = maxLength }
         let data: Data
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
@@ -105,6 +94,21 @@ enum DataCommands {
         }
     }
 
+    /// The options of `data import`.
+    enum Import {
+        static let skipBad = Flag("skip-bad", help: "import the good lines and report the bad ones")
+        static let heldOut = Flag("held-out", help: "put every new example in the held-out split (never trained on), not the hash's choice")
+        static let source = Option("source", value: "S", default: ImportOptions().source,
+                                   defaultHelp: ImportOptions().source, help: "source recorded for lines that name none") { source in
+            guard !source.isEmpty, source.count <= 200 else { throw UsageError("must be 1 to 200 characters") }
+            return source
+        }
+        static let maxRecordBytes = Option("max-record-bytes", default: 256 * 1024, in: 1...(64 << 20),
+                                           help: "refuse lines longer than N bytes")
+        static let maxLength = Option<Int?>("max-length", in: 1...(64 << 20),
+                                            help: "cut conversations to N tokens from their oldest turns (default: no limit)")
+    }
+
     /// The pairs the default pipeline's gate asks for (`eval.min_pairs`); a lineage's `min_held_out` may raise it.
     static var gateMinimum: Int { EvalParameters().minPairs }
 
@@ -123,15 +127,14 @@ enum DataCommands {
 
     static let list = Command(
         "data list", summary: "list stored examples",
-        options: [OptionSpec("lineage", value: "L", help: "only this lineage"),
-                  OptionSpec("split", value: "train|held_out", help: "only this split"), .json]
+        options: [lineageFilter, split, .json]
     ) { invocation in
         let args = invocation.arguments
-        let split = try args.choice("split", Split.allCases.map(\.rawValue)).flatMap(Split.init(rawValue:))
-        try checkLineageOption(args)  // a bad name is a usage error (2) even where there is no state
+        let split = try args[split]
+        let lineage = try args[lineageFilter]  // a bad name is a usage error (2) even where there is no state
         let store = try readingStore(invocation)
-        let examples = try asUsage { try store.examples(lineage: args.string("lineage"), split: split) }
-        if args.flag("json") {
+        let examples = try asUsage { try store.examples(lineage: lineage?.name, split: split) }
+        if args[.json] {
             Console.print(JSON.pretty(JSONValue.array(examples.map(json))))
             return
         }
@@ -145,6 +148,13 @@ enum DataCommands {
         Console.print(table.render())
         Console.error("\(examples.count) example\(examples.count == 1 ? "" : "s") (~ = estimated token count"
                       + (examples.contains { $0.quarantinedAt != nil } ? "; train* = quarantined, never sampled until released)" : ")"))
+    }
+
+    static let split = Option<Split?>("split", value: "train|held_out", default: nil, help: "only this split") { text in
+        guard let split = Split(rawValue: text) else {
+            throw UsageError("must be one of \(Split.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
+        }
+        return split
     }
 
     /// The `data list --json` object: DESIGN.md's fields, then extra ones (`turns` only for a conversation of
@@ -179,18 +189,18 @@ enum DataCommands {
 
     static let stats = Command(
         "data stats", summary: "counts per lineage: examples, splits, budget, expiry, scrubbed data",
-        options: [OptionSpec("lineage", value: "L", help: "only this lineage"), .json]
+        options: [lineageFilter, .json]
     ) { invocation in
         let args = invocation.arguments
-        try checkLineageOption(args)  // a bad name is a usage error (2) even where there is no state
+        let lineage = try args[lineageFilter]?.name  // a bad name is a usage error (2) even where there is no state
         let store = try readingStore(invocation)
-        let all = try asUsage { try store.stats(lineage: args.string("lineage"), gateMinimum: gateMinimum) }
-        if args.flag("json") {
+        let all = try asUsage { try store.stats(lineage: lineage, gateMinimum: gateMinimum) }
+        if args[.json] {
             Console.print(JSON.pretty(JSONValue.array(all.map(json))))
             return
         }
         if all.isEmpty {
-            Console.error(args.string("lineage").map { "no data or policy stored for lineage \($0); see 'adapt data stats'" }
+            Console.error(lineage.map { "no data or policy stored for lineage \($0); see 'adapt data stats'" }
                           ?? "no lineages stored; import examples with 'adapt data import'")
             return
         }
@@ -250,25 +260,22 @@ enum DataCommands {
             retires them in the same transaction (they stay registered but can never be made active again) and
             moves an active one to the newest version not retired that was once active, or to the base model.
             """,
-        options: [OptionSpec("id", value: "ID", repeats: true,
-                             help: "an example id or its first 8+ characters, as data list shows it (repeatable)"),
-                  OptionSpec("source", value: "S", help: "every example with this source"),
-                  OptionSpec("lineage", value: "L", help: "with --source: only in this lineage"),
-                  .flag("retire-adapters", help: "retire the adapter versions trained on a forgotten example"), .json]
+        options: [Forget.id, Forget.source, Forget.lineage, Forget.retireAdapters, .json]
     ) { invocation in
         let args = invocation.arguments
-        let ids = args.strings("id")
-        let source = args.string("source")
+        let ids = try args.all(Forget.id).compactMap { $0 }
+        let source = try args[Forget.source]
+        let lineage = try args[Forget.lineage]
         guard ids.isEmpty != (source == nil) else {
             throw UsageError(ids.isEmpty ? "pass --id ID or --source S" : "pass either --id or --source, not both")
         }
-        if !ids.isEmpty, args.string("lineage") != nil { throw UsageError("--lineage goes with --source, not --id") }
+        if !ids.isEmpty, lineage != nil { throw UsageError("--lineage goes with --source, not --id") }
         let database = try GlobalOptions.database(invocation)
         let store = try ReplayStore(database: database)
         let request: ForgetRequest = try asUsage {
             if let source {
-                if let lineage = args.string("lineage") { _ = try store.policy(lineage: lineage) }  // validates the name
-                return .source(source, lineage: args.string("lineage"))
+                if let lineage { _ = try store.policy(lineage: lineage) }  // validates the name
+                return .source(source, lineage: lineage)
             }
             // Every id is resolved before anything is erased: one that matches nothing, or several examples,
             // stops the command with nothing forgotten.
@@ -277,7 +284,7 @@ enum DataCommands {
         let report: DataErasure.Report
         do {
             let state = try GlobalOptions.stateDirectory(invocation)
-            report = try DataErasure.forget(request, retireAdapters: args.flag("retire-adapters"), database: database,
+            report = try DataErasure.forget(request, retireAdapters: args[Forget.retireAdapters], database: database,
                                             blobs: state.blobs, state: state)
         } catch let error as StorageError {
             guard case let .noSpace(path, _) = error else { throw error }
@@ -293,7 +300,7 @@ enum DataCommands {
             .object(["lineage": .string(move.lineage.value), "from": move.from.map { .string($0.name) } ?? .null,
                      "to": move.to.map { .string($0.name) } ?? .null])
         }
-        if args.flag("json") {
+        if args[.json] {
             Console.print(JSON.pretty(JSONValue.object([
                 "forgotten": .int(forgotten), "erased_blobs": .int(report.erasure.blobs.count),
                 "freed_bytes": .int(Int(report.erasure.freedBytes)), "wal_truncated": .bool(report.erasure.walTruncated),
@@ -325,6 +332,15 @@ enum DataCommands {
         }
     }
 
+    /// The options of `data forget`. The lineage is checked by the store, after the state is opened, as before.
+    enum Forget {
+        static let id = Option<String?>("id", value: "ID", default: nil, repeats: true,
+                                        help: "an example id or its first 8+ characters, as data list shows it (repeatable)") { $0 }
+        static let source = Option<String?>("source", value: "S", help: "every example with this source")
+        static let lineage = Option<String?>("lineage", value: "L", help: "with --source: only in this lineage")
+        static let retireAdapters = Flag("retire-adapters", help: "retire the adapter versions trained on a forgotten example")
+    }
+
     // MARK: policy
 
     static let policy = Command(
@@ -337,18 +353,12 @@ enum DataCommands {
             --held-out-fraction: share of new examples held out by the hash of their id (0–0.5; stored examples keep
             their split, and held-out examples never return to train). --min-held-out: the held-out floor.
             """,
-        options: [lineageOption,
-                  OptionSpec("ttl-days", value: "N", help: "days a training example is kept (default 90)"),
-                  OptionSpec("max-uses", value: "N", help: "training runs one example may join (default 5)"),
-                  OptionSpec("max-tokens-per-night", value: "N", help: "tokens one night may train on (default 20000)"),
-                  OptionSpec("held-out-fraction", value: "F", help: "share of new examples held out (default 0.2)"),
-                  OptionSpec("min-held-out", value: "N", help: "held-out minimum: new examples are held out first until the lineage holds N (default 10)"),
-                  .json]
+        options: [lineage, Policy.ttl, Policy.uses, Policy.tokens, Policy.fraction, Policy.minimum, .json]
     ) { invocation in
         let args = invocation.arguments
-        let lineage = try args.required("lineage")
-        let ttl = try args.int("ttl-days"), uses = try args.int("max-uses"), tokens = try args.int("max-tokens-per-night")
-        let fraction = try args.double("held-out-fraction"), minimum = try args.int("min-held-out")
+        let lineage = try args.required(lineage)
+        let ttl = try args[Policy.ttl], uses = try args[Policy.uses], tokens = try args[Policy.tokens]
+        let fraction = try args[Policy.fraction], minimum = try args[Policy.minimum]
         let store = try store(invocation)
         let changing = [ttl, uses, tokens, minimum].contains { $0 != nil } || fraction != nil
         let result = try asUsage {
@@ -361,7 +371,7 @@ enum DataCommands {
                 if let minimum { p.minHeldOut = minimum }
             }
         }
-        if args.flag("json") {
+        if args[.json] {
             guard case var .object(fields) = policyJSON(result) else { return }
             fields["lineage"] = .string(lineage)
             Console.print(JSON.pretty(JSONValue.object(fields)))
@@ -370,5 +380,18 @@ enum DataCommands {
                           + "\(result.maxTokensPerNight) tokens per night, held out \(format(result.heldOutFraction)) "
                           + "(at least \(result.minHeldOut))")
         }
+    }
+
+    /// The options of `data policy`: given ones change the stored policy (whose ranges the store checks);
+    /// the defaults shown are a new lineage's.
+    enum Policy {
+        static let ttl = Option<Int?>("ttl-days", help: "days a training example is kept (default \(LineagePolicy.defaults.ttlDays))")
+        static let uses = Option<Int?>("max-uses", help: "training runs one example may join (default \(LineagePolicy.defaults.maxUsesPerExample))")
+        static let tokens = Option<Int?>("max-tokens-per-night",
+                                         help: "tokens one night may train on (default \(LineagePolicy.defaults.maxTokensPerNight))")
+        static let fraction = Option<Double?>("held-out-fraction", value: "F",
+                                              help: "share of new examples held out (default \(LineagePolicy.defaults.heldOutFraction))")
+        static let minimum = Option<Int?>("min-held-out", help: "held-out minimum: new examples are held out first until the lineage "
+                                          + "holds N (default \(LineagePolicy.defaults.minHeldOut))")
     }
 }

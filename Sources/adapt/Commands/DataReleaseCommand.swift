@@ -13,15 +13,15 @@ extension DataCommands {
             examples good after all, or erase them with 'adapt data forget --source S --lineage L'.
             Releasing a source with nothing quarantined releases 0 and succeeds.
             """,
-        options: [lineageOption, OptionSpec("source", value: "S", help: "the source to release, as the attribution names it"), .json]
+        options: [lineage, releasedSource, .json]
     ) { invocation in
         let args = invocation.arguments
-        let lineage = try args.required("lineage")
-        let source = try args.required("source")
-        try checkLineageOption(args)  // a bad name is a usage error (2) even where there is no state
+        let lineage = try args.required(lineage)
+        let source = try args.required(releasedSource)
+        _ = try Lineage.option(lineage)  // a bad name is a usage error (2) even where there is no state
         let store = try store(invocation)
         let result = try asUsage { try store.release(lineage: lineage, source: source) }
-        if args.flag("json") {
+        if args[.json] {
             Console.print(JSON.pretty(JSONValue.object([
                 "lineage": .string(result.lineage), "source": .string(result.source), "released": .int(result.released),
                 "examples": .int(result.examples),
@@ -31,4 +31,6 @@ extension DataCommands {
         Console.print("released \(result.released) example\(result.released == 1 ? "" : "s") of \(result.examples) in \(lineage)"
                       + (result.released == 0 ? " (none was quarantined)" : "; later nights may sample them again"))
     }
+
+    static let releasedSource = Option<String?>("source", value: "S", help: "the source to release, as the attribution names it")
 }

@@ -7,21 +7,20 @@ import Pipelines
 enum DeviceCommands {
     static let all: [Command] = [device]
 
+    static let pipeline = Option<String?>("pipeline", value: "FILE", help: "take the thresholds from this pipeline file")
+    static let root = Option("root", value: "DIR", default: "/", help: "read sys/ and proc/ under DIR instead of / (for testing)")
+
     static let device = Command(
         "device", summary: "show power, temperature and memory readings and the device policy's decision",
         discussion: "Reads /sys/class/power_supply, /sys/class/thermal and /proc/meminfo. The thresholds come from the "
             + "pipeline's device section (the built-in nightly pipeline unless --pipeline is given).",
-        options: [
-            OptionSpec("pipeline", value: "FILE", help: "take the thresholds from this pipeline file"),
-            OptionSpec("root", value: "DIR", help: "read sys/ and proc/ under DIR instead of / (for testing)"),
-            .json,
-        ]
+        options: [pipeline, root, .json]
     ) { invocation in
-        let policy = try PipelineCommands.load(invocation.arguments.string("pipeline")).device
-        let root = URL(fileURLWithPath: invocation.arguments.string("root") ?? "/")
+        let policy = try PipelineCommands.load(try invocation.arguments[pipeline]).device
+        let root = URL(fileURLWithPath: try invocation.arguments[root])
         let readings = DeviceReadings.read(root: root)
         let decision = policy.decide(readings)
-        if invocation.arguments.flag("json") {
+        if invocation.arguments[.json] {
             Console.print(JSON.pretty(Report(readings: readings, policy: policy, decision: decision)))
             return
         }

@@ -16,27 +16,32 @@ enum GCCommand {
             record them. 'adapt prune-history' runs gc after deleting old runs.
             --json prints {deleted_blobs, freed_bytes, kept_blobs, kept_recent, erased_deleted, grace_seconds, dry_run}.
             """,
-        options: [.flag("dry-run", help: "count what would be deleted, delete nothing"),
-                  OptionSpec("min-age", value: "SECONDS", help: "keep unowned blobs younger than this (default: the longest lease in use, at least 120)"),
-                  .json]
+        options: [dryRun, minimumAge, .json]
     ) { invocation in
         let a = invocation.arguments
-        let minimumAge = try a.double("min-age")
-        if let minimumAge, !(0...(365 * 86_400)).contains(minimumAge) {
-            throw UsageError("--min-age must be between 0 and 31536000 seconds, got \(minimumAge)")
-        }
+        let minimumAge = try a[minimumAge]
         // Nothing to collect in a state that does not exist: refused like the reading commands, never created.
         // A dry run only reads, so it also works on a read-only state.
         _ = try GlobalOptions.existingState(invocation)
-        let database = try a.flag("dry-run") ? GlobalOptions.readOnlyDatabase(invocation) : GlobalOptions.database(invocation)
+        let database = try a[dryRun] ? GlobalOptions.readOnlyDatabase(invocation) : GlobalOptions.database(invocation)
         let collector = BlobCollector(database: database, blobs: try GlobalOptions.stateDirectory(invocation).blobs)
-        let report = try collector.collect(dryRun: a.flag("dry-run"), graceMilliseconds: minimumAge.map { Int64($0 * 1000) })
-        if a.flag("json") { Console.print(JSON.pretty(report)); return }
+        let report = try collector.collect(dryRun: a[dryRun], graceMilliseconds: minimumAge.map { Int64($0 * 1000) })
+        if a[.json] { Console.print(JSON.pretty(report)); return }
         Console.print((report.dryRun ? "would have " : "") + describe(report))
     }
 
     static func describe(_ r: BlobCollector.Report) -> String {
         "deleted \(r.deletedBlobs) blob(s) (\(r.freedBytes) bytes\(r.erasedDeleted > 0 ? ", \(r.erasedDeleted) erased" : "")); "
             + "kept \(r.keptBlobs) (\(r.keptRecent) unowned but younger than \(Int(r.graceSeconds)) s)"
+    }
+
+    static let dryRun = Flag("dry-run", help: "count what would be deleted, delete nothing")
+    static let minimumAge = Option<Double?>(
+        "min-age", value: "SECONDS", default: nil,
+        help: "keep unowned blobs younger than this (default: the longest lease in use, at least 120)"
+    ) { text in
+        let age = try OptionParsing.number(text)
+        guard (0...(365 * 86_400)).contains(age) else { throw UsageError("must be between 0 and 31536000 seconds, got \(age)") }
+        return age
     }
 }

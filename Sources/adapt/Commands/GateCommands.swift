@@ -17,46 +17,52 @@ enum GateCommands {
             --alpha, 'worse' when significantly higher, 'not_enough_evidence' otherwise or below --min-pairs. \
             Results agree with scipy.stats.wilcoxon (SciPy 1.17) given the same options.
             """,
-        options: [
-            OptionSpec("candidate", value: "FILE", help: "the candidate's per-example losses"),
-            OptionSpec("baseline", value: "FILE", help: "the incumbent's per-example losses, same examples, same order"),
-            OptionSpec("alternative", value: "less|greater|two-sided", help: "alternative hypothesis on candidate − baseline (default less)"),
-            OptionSpec("method", value: "auto|exact|approx", help: "p-value computation (default auto: SciPy's rule)"),
-            OptionSpec("zero-method", value: "wilcox|pratt|zsplit", help: "treatment of zero differences (default wilcox)"),
-            .flag("correction", help: "apply the continuity correction to the normal approximation"),
-            OptionSpec("alpha", value: "A", help: "significance level, in (0, 0.5] (default 0.05)"),
-            OptionSpec("min-pairs", value: "N", help: "fewer pairs than this give not_enough_evidence (default 10)"),
-            .json,
-        ]
+        options: [candidate, baseline, alternative, method, zeroMethod, correction, alpha, minimumPairs, .json]
     ) { invocation in
         let args = invocation.arguments
-        let candidatePath = try args.required("candidate"), baselinePath = try args.required("baseline")
+        let candidatePath = try args.required(candidate), baselinePath = try args.required(baseline)
         if candidatePath == "-" && baselinePath == "-" {
             throw UsageError("only one of --candidate and --baseline can read standard input")
         }
         var options = WilcoxonOptions()
-        options.alternative = try args.choice("alternative", Alternative.allCases.map(\.rawValue)).flatMap(Alternative.init) ?? .less
-        options.method = try args.choice("method", WilcoxonMethod.allCases.map(\.rawValue)).flatMap(WilcoxonMethod.init) ?? .auto
-        options.zeroMethod = try args.choice("zero-method", ZeroMethod.allCases.map(\.rawValue)).flatMap(ZeroMethod.init) ?? .wilcox
-        options.correction = args.flag("correction")
-        let alpha = try args.double("alpha") ?? PromotionGate.defaultAlpha
-        guard alpha > 0, alpha <= 0.5 else { throw UsageError("--alpha must be in (0, 0.5], got \(alpha)") }
-        let minimumPairs = try args.int("min-pairs", default: PromotionGate.defaultMinimumPairs, in: 0...1_000_000_000)
+        options.alternative = try args[alternative]
+        options.method = try args[method]
+        options.zeroMethod = try args[zeroMethod]
+        options.correction = args[correction]
+        let alpha = try args[alpha]
+        let minimumPairs = try args[minimumPairs]
 
-        let candidate = try ScoreFile.read(candidatePath, role: "candidate")
-        let baseline = try ScoreFile.read(baselinePath, role: "baseline")
-        guard candidate.count == baseline.count else {
-            throw ScoreFileError.unequalLengths(candidate: candidatePath, candidateCount: candidate.count,
-                                                baseline: baselinePath, baselineCount: baseline.count)
+        let candidateScores = try ScoreFile.read(candidatePath, role: "candidate")
+        let baselineScores = try ScoreFile.read(baselinePath, role: "baseline")
+        guard candidateScores.count == baselineScores.count else {
+            throw ScoreFileError.unequalLengths(candidate: candidatePath, candidateCount: candidateScores.count,
+                                                baseline: baselinePath, baselineCount: baselineScores.count)
         }
         let gate = try PromotionGate(alpha: alpha, minimumPairs: minimumPairs, options: options)
-        let report = try gate.evaluate(candidate: candidate, baseline: baseline)
-        if args.flag("json") {
+        let report = try gate.evaluate(candidate: candidateScores, baseline: baselineScores)
+        if args[.json] {
             Console.print(JSON.pretty(report))
         } else {
             Console.print(describe(report))
         }
     }
+
+    static let candidate = Option<String?>("candidate", value: "FILE", help: "the candidate's per-example losses")
+    static let baseline = Option<String?>("baseline", value: "FILE",
+                                          help: "the incumbent's per-example losses, same examples, same order")
+    static let alternative = Option("alternative", default: Alternative.less,
+                                    help: "alternative hypothesis on candidate − baseline")
+    static let method = Option("method", default: WilcoxonMethod.auto, help: "p-value computation (auto is SciPy's rule)")
+    static let zeroMethod = Option("zero-method", default: ZeroMethod.wilcox, help: "treatment of zero differences")
+    static let correction = Flag("correction", help: "apply the continuity correction to the normal approximation")
+    static let alpha = Option("alpha", value: "A", default: PromotionGate.defaultAlpha,
+                              defaultHelp: "\(PromotionGate.defaultAlpha)", help: "significance level, in (0, 0.5]") { text in
+        let value = try OptionParsing.number(text)
+        guard value > 0, value <= 0.5 else { throw UsageError("must be in (0, 0.5], got \(value)") }
+        return value
+    }
+    static let minimumPairs = Option("min-pairs", default: PromotionGate.defaultMinimumPairs, in: 0...1_000_000_000,
+                                     help: "fewer pairs than this give not_enough_evidence")
 
     static func describe(_ r: GateReport) -> String {
         func number(_ value: Double?) -> String { value.map { String(format: "%.6g", $0) } ?? "-" }

@@ -9,11 +9,11 @@ import Storage
 extension JobCommands {
     static let runs = Command(
         "runs", summary: "list runs, newest first",
-        options: [OptionSpec("limit", value: "N", help: "how many (default 50)"), .json]
+        options: [Listing.runLimit, .json]
     ) { invocation in
-        let limit = try invocation.arguments.int("limit", default: 50, in: 1...1_000_000)
+        let limit = try invocation.arguments[Listing.runLimit]
         let runs = try readingQueue(invocation).runs(limit: limit)
-        if invocation.arguments.flag("json") { Console.print(JSON.pretty(runs)); return }
+        if invocation.arguments[.json] { Console.print(JSON.pretty(runs)); return }
         var table = Table("ID", "KIND", "NAME", "STATE", "DONE", "ATTEMPT", "CREATED", "UPDATED")
         for run in runs {
             let done = (run.counts[.succeeded] ?? 0)
@@ -25,24 +25,49 @@ extension JobCommands {
 
     static let jobs = Command(
         "jobs", summary: "list jobs (the newest N matching, oldest first)",
-        options: [
-            OptionSpec("run", value: "ID", help: "only this run's jobs"),
-            OptionSpec("state", value: "S", help: "only jobs in this state (\(JobState.allCases.map(\.rawValue).joined(separator: ", ")))"),
-            OptionSpec("kind", value: "K", help: "only jobs of this kind"),
-            OptionSpec("limit", value: "N", help: "how many (default 100)"),
-            .json,
-        ]
+        options: [Listing.run, Listing.state, Listing.kind, Listing.jobLimit, .json]
     ) { invocation in
         let a = invocation.arguments
-        let state = try a.choice("state", JobState.allCases.map(\.rawValue)).flatMap(JobState.init(rawValue:))
-        let run = try a.string("run").map { try runID($0, option: "--run") }
+        let state = try a[Listing.state]
+        let run = try a[Listing.run]
+        let kind = try a[Listing.kind]
+        let limit = try a[Listing.jobLimit]
         let queue = try readingQueue(invocation)
         if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
-        let filter = JobQueue.JobFilter(run: run, state: state, kind: a.string("kind"),
-                                        limit: try a.int("limit", default: 100, in: 1...10_000_000))
-        let jobs = try queue.jobs(matching: filter)
-        if a.flag("json") { Console.print(JSON.pretty(jobs)); return }
+        let jobs = try queue.jobs(matching: JobQueue.JobFilter(run: run, state: state, kind: kind, limit: limit))
+        if a[.json] { Console.print(JSON.pretty(jobs)); return }
         Console.print(jobs.isEmpty ? "no jobs match" : jobTable(jobs).render())
+    }
+
+    /// The options of the listings.
+    enum Listing {
+        static let runLimit = Option("limit", default: 50, in: 1...1_000_000, help: "how many")
+        static let jobLimit = Option("limit", default: 100, in: 1...10_000_000, help: "how many")
+        static let eventLimit = Option("limit", default: 10_000, in: 1...100_000_000, help: "at most N events")
+        static let run = runOption(help: "only this run's jobs")
+        static let eventRun = runOption(help: "only this run's events")
+        static let job = Option<JobID?>("job", value: "ID", default: nil, help: "only this job's events") { text in
+            guard let id = JobID.parse(text) else { throw UsageError("expects a job id like job-3, got '\(text.prefix(40))'") }
+            return id
+        }
+        static let state = Option<JobState?>(
+            "state", value: "S", default: nil,
+            help: "only jobs in this state (\(JobState.allCases.map(\.rawValue).joined(separator: ", ")))"
+        ) { text in
+            guard let state = JobState(rawValue: text) else {
+                throw UsageError("must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
+            }
+            return state
+        }
+        static let kind = Option<String?>("kind", value: "K", help: "only jobs of this kind")
+        static let follow = Flag("follow", help: "keep printing new events (with --run: until the run finishes); JSON lines with --json")
+
+        static func runOption(help: String) -> Option<RunID?> {
+            Option<RunID?>("run", value: "ID", default: nil, help: help) { text in
+                guard let id = RunID.parse(text) else { throw UsageError("expects a run id like run-3, got '\(text.prefix(40))'") }
+                return id
+            }
+        }
     }
 
     static func jobTable(_ jobs: [JobRecord]) -> Table {
@@ -63,7 +88,7 @@ extension JobCommands {
             throw UsageError("ID expects run-N or job-N, got '\(text.prefix(40))'")
         }
         let queue = try readingQueue(invocation)
-        let json = invocation.arguments.flag("json")
+        let json = invocation.arguments[.json]
         switch identifier {
         case let .run(id): try showRun(id, queue: queue, json: json)
         case let .job(id): try showJob(id, queue: queue, json: json)
@@ -128,23 +153,17 @@ extension JobCommands {
 
     static let events = Command(
         "events", summary: "print the history of state changes (and progress notes)",
-        options: [
-            OptionSpec("run", value: "ID", help: "only this run's events"),
-            OptionSpec("job", value: "ID", help: "only this job's events"),
-            OptionSpec("limit", value: "N", help: "at most N events (default 10000)"),
-            .flag("follow", help: "keep printing new events (with --run: until the run finishes); JSON lines with --json"),
-            .json,
-        ]
+        options: [Listing.eventRun, Listing.job, Listing.eventLimit, Listing.follow, .json]
     ) { invocation in
         let a = invocation.arguments
-        let run = try a.string("run").map { try runID($0, option: "--run") }
-        let job = try a.string("job").map { try jobID($0, option: "--job") }
-        let limit = try a.int("limit", default: 10_000, in: 1...100_000_000)
+        let run = try a[Listing.eventRun]
+        let job = try a[Listing.job]
+        let limit = try a[Listing.eventLimit]
         let queue = try readingQueue(invocation)
         if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
         if let job, try !queue.jobExists(job) { throw JobQueueError.unknownJob(job) }
-        let json = a.flag("json")
-        guard a.flag("follow") else {
+        let json = a[.json]
+        guard a[Listing.follow] else {
             let events = try queue.events(run: run, job: job, limit: limit)
             Console.print(json ? JSON.pretty(events) : events.isEmpty ? "no events" : eventTable(events).render())
             return

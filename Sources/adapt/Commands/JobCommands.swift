@@ -26,32 +26,22 @@ enum JobCommands {
 
     static let enqueueNoop = Command(
         "enqueue noop", summary: "enqueue a run of noop jobs (for tests, demos and benchmarks)",
-        options: [
-            OptionSpec("count", value: "N", help: "how many jobs (default 1)"),
-            OptionSpec("sleep-ms", value: "MS", help: "each job waits this long (default 0)"),
-            OptionSpec("fail-rate", value: "P", help: "probability in [0, 1] that an attempt fails (seeded per job)"),
-            OptionSpec("max-attempts", value: "N", help: "attempts before a job is discarded (default 3)"),
-            OptionSpec("priority", value: "N", help: "lower runs first (default 0)"),
-            OptionSpec("unique-key", value: "K", help: "enqueue at most one run with this key; later calls return it"),
-            .flag("chain", help: "make each job depend on the one before (a chain, for DAG demos)"),
-            .flag("separate-runs", help: "enqueue N runs of one job each, one transaction apiece (for benchmarks)"),
-            OptionSpec("interval-ms", value: "MS", help: "with --separate-runs: pause between runs (a trickle, for latency)"),
-            .json,
-        ]
+        options: [Noop.count, Noop.sleep, Noop.failRate, Noop.maxAttempts, Noop.priority, Noop.uniqueKey, Noop.chain,
+                  Noop.separateRuns, Noop.interval, .json]
     ) { invocation in
         let a = invocation.arguments
-        let count = try a.int("count", default: 1, in: 1...10_000_000)
-        let sleep = try a.int("sleep-ms", default: 0, in: 0...86_400_000)
-        let failRate = try a.double("fail-rate") ?? 0
-        guard (0...1).contains(failRate) else { throw UsageError("--fail-rate must be between 0 and 1, got \(failRate)") }
-        let maxAttempts = try a.int("max-attempts", default: RunDescription.defaultMaxAttempts, in: 1...1_000)
-        let priority = try a.int("priority", default: 0, in: -1_000_000...1_000_000)
+        let count = try a[Noop.count]
+        let sleep = try a[Noop.sleep]
+        let failRate = try a[Noop.failRate]
+        let maxAttempts = try a[Noop.maxAttempts]
+        let priority = try a[Noop.priority]
+        let uniqueKey = try a[Noop.uniqueKey]
         let input = NoopJob.input(sleepMilliseconds: sleep, failRate: failRate)
-        if a.flag("separate-runs") {
-            guard !a.flag("chain"), !a.has("unique-key") else {
+        if a[Noop.separateRuns] {
+            guard !a[Noop.chain], uniqueKey == nil else {
                 throw UsageError("--separate-runs makes independent runs; it does not combine with --chain or --unique-key")
             }
-            let interval = try a.int("interval-ms", default: 0, in: 0...3_600_000)
+            let interval = try a[Noop.interval]
             let queue = try queue(invocation)
             var results: [EnqueueResult] = []
             for i in 1...count {
@@ -62,22 +52,39 @@ enum JobCommands {
                 results.append(try queue.enqueue(RunDescription(kind: "noop", name: "noop", steps: [
                     .init(name: "noop", kind: NoopJob.kind, input: .object(stamped), priority: priority, maxAttempts: maxAttempts)])))
             }
-            if a.flag("json") { Console.print(JSON.pretty(results)) } else { Console.print("enqueued \(count) runs of one noop job") }
+            if a[.json] { Console.print(JSON.pretty(results)) } else { Console.print("enqueued \(count) runs of one noop job") }
             return
         }
-        if a.has("interval-ms") { throw UsageError("--interval-ms needs --separate-runs") }
+        if a.given(Noop.interval) { throw UsageError("--interval-ms needs --separate-runs") }
         let width = String(count).count
         func name(_ i: Int) -> String { "noop-" + String(repeating: "0", count: width - String(i).count) + String(i) }
         let steps = (1...count).map { i in
             RunDescription.Step(name: name(i), kind: NoopJob.kind, input: input,
-                                dependsOn: a.flag("chain") && i > 1 ? [name(i - 1)] : [],
+                                dependsOn: a[Noop.chain] && i > 1 ? [name(i - 1)] : [],
                                 priority: priority, maxAttempts: maxAttempts)
         }
         let description = RunDescription(kind: "noop", name: "\(count) noop job\(count == 1 ? "" : "s")",
-                                         uniqueKey: a.string("unique-key"),
-                                         manifest: .object(["count": .int(count), "chain": .bool(a.flag("chain"))]),
+                                         uniqueKey: uniqueKey,
+                                         manifest: .object(["count": .int(count), "chain": .bool(a[Noop.chain])]),
                                          steps: steps)
-        printEnqueued(try queue(invocation).enqueue(description), json: a.flag("json"))
+        printEnqueued(try queue(invocation).enqueue(description), json: a[.json])
+    }
+
+    /// The options of `enqueue noop`.
+    enum Noop {
+        static let count = Option("count", default: 1, in: 1...10_000_000, help: "how many jobs")
+        static let sleep = Option("sleep-ms", value: "MS", default: 0, in: 0...86_400_000, help: "each job waits this long")
+        static let failRate = Option("fail-rate", value: "P", default: 0.0, in: 0...1,
+                                     help: "probability in [0, 1] that an attempt fails (seeded per job)")
+        static let maxAttempts = Option("max-attempts", default: RunDescription.defaultMaxAttempts, in: 1...1_000,
+                                        help: "attempts before a job is discarded")
+        static let priority = Option("priority", default: 0, in: -1_000_000...1_000_000, help: "lower runs first")
+        static let uniqueKey = Option<String?>("unique-key", value: "K",
+                                               help: "enqueue at most one run with this key; later calls return it")
+        static let chain = Flag("chain", help: "make each job depend on the one before (a chain, for DAG demos)")
+        static let separateRuns = Flag("separate-runs", help: "enqueue N runs of one job each, one transaction apiece (for benchmarks)")
+        static let interval = Option("interval-ms", value: "MS", default: 0, in: 0...3_600_000,
+                                     help: "with --separate-runs: pause between runs (a trickle, for latency)")
     }
 
     static let enqueueRun = Command(
@@ -114,28 +121,20 @@ enum JobCommands {
 
     static let worker = Command(
         "worker", summary: "claim and run jobs until stopped (SIGINT/SIGTERM: finish the current job; twice: release it)",
-        options: [
-            OptionSpec("kinds", value: "K[,K]", help: "job kinds to claim (this executable runs: \(handlers.keys.sorted().joined(separator: ", ")))"),
-            .flag("exit-when-idle", help: "exit once no job of these kinds is ready, running or due within two minutes (later runs are not waited for)"),
-            OptionSpec("lease-ms", value: "MS", help: "lease length, for every job when given (default: the job's own lease_ms, else 30000); heartbeats every third of it"),
-            OptionSpec("concurrency", value: "N", help: "jobs run at once in this process (default 1); jobs finishing together share one commit"),
-            OptionSpec("poll-us", value: "US", help: "where inotify is unavailable: how often an idle worker looks for commits (default 1000)"),
-            .flag("verbose", help: "log every claim and completion on stderr"),
-            .json,
-        ]
+        options: [Work.kinds, Work.exitWhenIdle, Work.lease, Work.concurrency, Work.poll, Work.verbose, .json]
     ) { invocation in
         let a = invocation.arguments
-        let kinds = a.list("kinds") ?? []
+        let kinds = try a[Work.kinds]
         guard !kinds.isEmpty else { throw UsageError("--kinds needs at least one job kind") }
         for kind in kinds where handlers[kind] == nil {
             throw UsageError("'adapt worker' cannot run '\(kind)' jobs (it runs \(handlers.keys.sorted().joined(separator: ", "))); "
                              + "pipeline steps run in their own adapt-<kind>-worker executables")
         }
-        let verbose = a.flag("verbose")
+        let verbose = a[Work.verbose]
         let options = WorkerOptions(
-            kinds: kinds, leaseMilliseconds: Int64(try a.int("lease-ms", default: 30_000, in: ClaimRequest.leaseRange)),
-            leaseOverridesJobs: a.has("lease-ms"), concurrency: try a.int("concurrency", default: 1, in: 1...256),
-            exitWhenIdle: a.flag("exit-when-idle"), pollMicroseconds: try a.int("poll-us", default: 1_000, in: 50...1_000_000),
+            kinds: kinds, leaseMilliseconds: Int64(try a[Work.lease]),
+            leaseOverridesJobs: a.given(Work.lease), concurrency: try a[Work.concurrency],
+            exitWhenIdle: a[Work.exitWhenIdle], pollMicroseconds: try a[Work.poll],
             log: { line in
                 if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { Console.error("worker: \(line)") }
             })
@@ -148,13 +147,29 @@ enum JobCommands {
         let signals = worker.stopOnSignals()
         let summary = try await worker.run()
         withExtendedLifetime(signals) {}
-        if a.flag("json") {
+        if a[.json] {
             Console.print(JSON.pretty(summary))
         } else {
             Console.error("worker \(options.owner): \(summary.succeeded) succeeded, \(summary.failed) failed (will retry), "
                           + "\(summary.discarded) discarded, \(summary.cancelled) cancelled, \(summary.released) released, "
                           + "\(summary.leaseLost) lost their lease; \(summary.commits) commits")
         }
+    }
+
+    /// The options of `worker`.
+    enum Work {
+        static let kinds = Option<[String]>(
+            "kinds", value: "K[,K]", default: [],
+            help: "job kinds to claim (this executable runs: \(handlers.keys.sorted().joined(separator: ", ")))"
+        ) { text in text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        static let exitWhenIdle = Flag("exit-when-idle", help: "exit once no job of these kinds is ready, running or due within two minutes (later runs are not waited for)")
+        static let lease = Option("lease-ms", value: "MS", default: 30_000, in: ClaimRequest.leaseRange,
+                                  help: "lease length, for every job when given (else the job's own lease_ms); heartbeats every third of it")
+        static let concurrency = Option("concurrency", default: 1, in: 1...256,
+                                        help: "jobs run at once in this process; jobs finishing together share one commit")
+        static let poll = Option("poll-us", value: "US", default: 1_000, in: 50...1_000_000,
+                                 help: "where inotify is unavailable: how often an idle worker looks for commits")
+        static let verbose = Flag("verbose", help: "log every claim and completion on stderr")
     }
 
     static let cancel = Command(
@@ -194,11 +209,9 @@ enum JobCommands {
 
     static let prune = Command(
         "prune-history", summary: "delete finished runs (with their jobs and events) older than DAYS, then run gc",
-        options: [OptionSpec("older-than", value: "DAYS", help: "age of the run's last change, in days (0 prunes every finished run)"), .json]
+        options: [olderThan, .json]
     ) { invocation in
-        let days = try invocation.arguments.double("older-than")
-        guard let days else { throw UsageError("missing --older-than") }
-        guard days >= 0 else { throw UsageError("--older-than must not be negative, got \(days)") }
+        let days = try invocation.arguments.required(olderThan)
         let queue = try queue(invocation)
         let outcome = try queue.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
         // The pruned runs owned blobs (snapshots, adapters, checkpoints): collect what nothing owns now. Its
@@ -207,6 +220,13 @@ enum JobCommands {
         Console.error("gc: " + GCCommand.describe(collected))
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s)")
+    }
+
+    static let olderThan = Option<Double?>("older-than", value: "DAYS", default: nil,
+                                           help: "age of the run's last change, in days (0 prunes every finished run)") { text in
+        let days = try OptionParsing.number(text)
+        guard days >= 0 else { throw UsageError("must not be negative, got \(days)") }
+        return days
     }
 
     // MARK: Identifiers

@@ -3,19 +3,11 @@ import CommandLineKit
 import Foundation
 import JobQueue
 import Pipelines
-import Steps
-import WorkerRuntime
+import Services
 
 /// `adapt enqueue nightly`, `adapt work` and `adapt replay`: the nightly pipeline as people drive it.
 enum NightlyCommands {
     static let all: [Command] = [enqueueNightly, work, replay]
-
-    static func environment(_ invocation: Invocation) throws -> (StepEnvironment, JobQueue) {
-        let database = try GlobalOptions.database(invocation)
-        let environment = StepEnvironment(state: try GlobalOptions.stateDirectory(invocation), database: database,
-                                          deviceRoot: StepEnvironment.deviceRoot(), log: { Console.error($0) })
-        return (environment, try JobQueue(database: database))
-    }
 
     static let enqueueNightly = Command(
         "enqueue nightly", summary: "enqueue tonight's run of a lineage's pipeline (idempotent per lineage and night)",
@@ -26,43 +18,49 @@ enum NightlyCommands {
             completes. --at delays the first step (HH:MM today or tomorrow, or an ISO 8601 time); the night
             is the local date of --at (or of now) unless --night says otherwise.
             """,
-        options: [
-            OptionSpec("lineage", value: "L", help: "the lineage (letters, digits, -, _)"),
-            OptionSpec("pipeline", value: "FILE", help: "pipeline file (default: the built-in nightly pipeline)"),
-            OptionSpec("model", value: "NAME", help: "base model file or name in the state's models/ (default \(DefaultModel.fileName))"),
-            OptionSpec("at", value: "TIME", help: "not before this time: HH:MM (next occurrence) or YYYY-MM-DDTHH:MM[:SS][Z]"),
-            OptionSpec("night", value: "YYYY-MM-DD", help: "the night the run belongs to (default: the local date of --at or now)"),
-            OptionSpec("seed", value: "S", help: "the run's seed (default: the pipeline's, else derived from lineage and night)"),
-            .json,
-        ]
+        options: [Enqueue.lineage, Enqueue.pipeline, Enqueue.model, Enqueue.at, Enqueue.night, Enqueue.seed, .json]
     ) { invocation in
         let a = invocation.arguments
-        let lineage = try a.required("lineage")
-        guard SafeName.isValid(lineage) else { throw UsageError("--lineage: \(PipelineError.invalidLineage(lineage))") }
-        let pipeline = try PipelineCommands.loadRunnable(a.string("pipeline"))
+        let lineage = try a.required(Enqueue.lineage)
+        let pipeline = try PipelineCommands.loadRunnable(try a[Enqueue.pipeline])
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
             Console.error("adapt: warning: sample.held_out_fraction is not applied per run; the lineage's stored policy "
                           + "decides the held-out split (adapt data policy --lineage \(lineage) --held-out-fraction F)")
         }
-        let runAt = try a.string("at").map(parseTime)
-        let night = try a.string("night").map { text in
-            do { return try Night(parsing: text) } catch let error as PipelineError { throw UsageError("--night: \(error)") }
-        }
+        let runAt = try a[Enqueue.at]
+        let night = try a[Enqueue.night]
             ?? Night(date: Date(timeIntervalSince1970: Double(runAt ?? SystemClock().nowMilliseconds()) / 1000))
-        var seed: UInt64?
-        if let text = a.string("seed") {
-            guard let value = UInt64(text) else { throw UsageError("--seed expects a non-negative integer, got '\(text)'") }
-            seed = value
+        let seed = try a[Enqueue.seed]
+        let model = try a[Enqueue.model]
+        let result = try Nightly.enqueue(state: try GlobalOptions.stateDirectory(invocation), database: try GlobalOptions.database(invocation),
+                                         pipeline: pipeline, lineage: lineage, night: night, seed: seed,
+                                         model: model, runAt: runAt) { Console.error($0) }
+        JobCommands.printEnqueued(result, json: a[.json])
+    }
+
+    /// The options of `enqueue nightly`.
+    enum Enqueue {
+        static let lineage = Option(lineage: "the lineage (letters, digits, -, _)")
+        static let pipeline = Option<String?>("pipeline", value: "FILE", help: "pipeline file (default: the built-in nightly pipeline)")
+        static let model = Option("model", value: "NAME", default: DefaultModel.fileName, defaultHelp: DefaultModel.fileName,
+                                  help: "base model file or name in the state's models/") { text in
+            guard !text.isEmpty else { throw UsageError("needs a model file's path or a name in the state's models/ directory, got ''") }
+            return text
         }
-        if a.string("model") == "" {
-            throw UsageError("--model needs a model file's path or a name in the state's models/ directory, got ''")
+        static let at = Option<Int64?>("at", value: "TIME", default: nil,
+                                       help: "not before this time: HH:MM (next occurrence) or YYYY-MM-DDTHH:MM[:SS][Z]") {
+            try parseTime($0)
         }
-        let (environment, queue) = try environment(invocation)
-        let result = try NightlyRun.enqueue(queue: queue, environment: environment, pipeline: pipeline, lineage: lineage,
-                                            night: night, seed: seed, model: a.string("model") ?? DefaultModel.fileName,
-                                            runAt: runAt)
-        JobCommands.printEnqueued(result, json: a.flag("json"))
+        static let night = Option<Night?>("night", value: "YYYY-MM-DD", default: nil,
+                                          help: "the night the run belongs to (default: the local date of --at or now)") {
+            try Night(parsing: $0)
+        }
+        static let seed = Option<UInt64?>("seed", value: "S", default: nil,
+                                          help: "the run's seed (default: the pipeline's, else derived from lineage and night)") { text in
+            guard let value = UInt64(text) else { throw UsageError("expects a non-negative integer, got '\(text)'") }
+            return value
+        }
     }
 
     /// `HH:MM` (the next time the clock shows it) or an ISO 8601 date-time; milliseconds since the epoch.
@@ -74,7 +72,7 @@ enum NightlyCommands {
             var parts = calendar.dateComponents([.year, .month, .day], from: now)
             parts.hour = time.hour
             parts.minute = time.minute
-            guard var date = calendar.date(from: parts) else { throw UsageError("--at: cannot place \(text) on today's date") }
+            guard var date = calendar.date(from: parts) else { throw UsageError("cannot place \(text) on today's date") }
             if date <= now { date = calendar.date(byAdding: .day, value: 1, to: date) ?? date }
             return Int64(date.timeIntervalSince1970 * 1000)
         }
@@ -83,7 +81,7 @@ enum NightlyCommands {
             formatter.formatOptions = options
             if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
         }
-        throw UsageError("--at expects HH:MM or an ISO 8601 time such as 2026-12-01T02:00:00Z, got '\(text)'")
+        throw UsageError("expects HH:MM or an ISO 8601 time such as 2026-12-01T02:00:00Z, got '\(text)'")
     }
 
     static let work = Command(
@@ -97,35 +95,37 @@ enum NightlyCommands {
             --exit-when-idle it stops the workers and exits 0 once no step of these kinds is ready or running, or
             due within two minutes (a retry's backoff); steps scheduled later are listed on stderr, not waited for.
             """,
-        options: [
-            OptionSpec("workers", value: "K[,K]", help: "kinds to run (default prune,sample,train,eval,promote)"),
-            .flag("exit-when-idle", help: "exit once no step of these kinds is ready, running or due within two minutes"),
-            OptionSpec("lease-ms", value: "MS", help: "passed to every worker, where it replaces the steps' lease_seconds (default: each step's own)"),
-            .json,
-        ]
+        options: [Work.workers, Work.exitWhenIdle, Work.lease, .json]
     ) { invocation in
         let a = invocation.arguments
-        let kinds = a.list("workers") ?? NightlyRun.kinds
-        for kind in kinds where !NightlyRun.kinds.contains(kind) {
-            throw UsageError("--workers: unknown kind '\(kind)'; use \(NightlyRun.kinds.joined(separator: ", "))")
-        }
+        let kinds = try a[Work.workers]
         guard !kinds.isEmpty else { throw UsageError("--workers needs at least one kind") }
-        let (_, queue) = try environment(invocation)
+        let lease = try a[Work.lease]
+        let database = try GlobalOptions.database(invocation)
         let state = try GlobalOptions.stateDirectory(invocation)
-        // Held until this process exits, however it exits: a second `adapt work` on this state is refused.
-        let lock = try SupervisorLock(stateRoot: state.root)
-        var workerArguments = ["--state", state.root.path]
-        if let durability = invocation.global.string("durability") { workerArguments += ["--durability", durability] }
-        if a.string("lease-ms") != nil { workerArguments += ["--lease-ms", String(try a.int("lease-ms", default: 0, in: ClaimRequest.leaseRange))] }
+        // The workers read the state the way this command did: the same options, resolved by the same code.
+        var workerArguments = try StateOptions.forwarded(invocation.global)
+        if let lease { workerArguments += ["--lease-ms", String(lease)] }
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let supervisor = WorkerSupervisor(
-            options: .init(kinds: kinds, directory: Self.executableDirectory(fallback: directory), workerArguments: workerArguments,
-                           exitWhenIdle: a.flag("exit-when-idle"), log: { Console.error("work: \($0)") }),
-            queue: queue)
-        let signals = SignalHandlers { _ in supervisor.requestStop() }
-        let summary = try await supervisor.run()
-        withExtendedLifetime((signals, lock)) {}
-        if a.flag("json") { Console.print(JSON.pretty(summary)) }
+        let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: Self.executableDirectory(fallback: directory),
+                                          workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
+        let summary = try await Nightly.work(request, state: state, database: database) { Console.error("work: \($0)") }
+        if a[.json] { Console.print(JSON.pretty(summary)) }
+    }
+
+    /// The options of `work`.
+    enum Work {
+        static let workers = Option("workers", value: "K[,K]", default: Nightly.kinds, defaultHelp: Nightly.kinds.joined(separator: ","),
+                                    help: "kinds to run") { text in
+            let kinds = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for kind in kinds where !Nightly.kinds.contains(kind) {
+                throw UsageError("names an unknown kind '\(kind)'; use \(Nightly.kinds.joined(separator: ", "))")
+            }
+            return kinds
+        }
+        static let exitWhenIdle = Flag("exit-when-idle", help: "exit once no step of these kinds is ready, running or due within two minutes")
+        static let lease = Option<Int?>("lease-ms", value: "MS", in: ClaimRequest.leaseRange,
+                                        help: "passed to every worker, where it replaces the steps' lease_seconds (default: each step's own)")
     }
 
     /// The directory of the running `adapt` executable (where the worker executables are built and installed).
@@ -150,49 +150,30 @@ enum NightlyCommands {
             A run whose input was erased ('data forget') or expired cannot be replayed: exit 2, and --json says so
             ("replayable": false).
             """,
-        options: [
-            .flag("check", help: "exit 1 when any compared value differs"),
-            OptionSpec("scratch", value: "DIR", help: "replay here and keep it (default: STATE/scratch/replay-PID-…, private, removed after)"),
-            .json,
-        ],
+        options: [Replay.check, Replay.scratch, .json],
         positionals: [PositionalSpec("RUN", help: "run id (run-N or N)")]
     ) { invocation in
         let a = invocation.arguments
         let text = try a.required("RUN")
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
-        let (environment, queue) = try environment(invocation)
-        guard try queue.runExists(runID) else { throw JobQueueError.unknownRun(runID) }
-        let scratchURL: URL
-        let temporary = a.string("scratch") == nil
-        if let path = a.string("scratch") {
-            scratchURL = URL(fileURLWithPath: path)
-            if let contents = try? FileManager.default.contentsOfDirectory(atPath: path), !contents.isEmpty {
-                throw UsageError("--scratch \(path) is not empty; replay needs an empty directory")
-            }
-        } else {
-            scratchURL = try ReplayScratch.make(in: environment.state)
-        }
-        defer { if temporary { try? FileManager.default.removeItem(at: scratchURL) } }
-        let report: RunReplay.Report
+        let outcome: Nightly.ReplayOutcome
         do {
-            report = try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
-                                   log: { Console.error("replay: " + TerminalText.escaped($0)) }).replay(runID)
-        } catch let error as StepError {
+            outcome = try Nightly.replay(runID, state: try GlobalOptions.stateDirectory(invocation),
+                                         database: try GlobalOptions.database(invocation),
+                                         scratch: try a[Replay.scratch].map { URL(fileURLWithPath: $0) },
+                                         stepLog: { Console.error($0) }, log: { Console.error("replay: " + TerminalText.escaped($0)) })
+        } catch let error as Nightly.ScratchNotEmpty {
+            throw UsageError(error.description)
+        }
+        guard case let .compared(report) = outcome else {
             // An erased input cannot be replayed, like a missing model: exit 2, and --json says why.
-            guard case .inputErased = error else { throw error }
-            if a.flag("json") {
-                let erased = try queue.jobs(matching: JobQueue.JobFilter(run: runID, limit: 10_000)).sorted { $0.id < $1.id }
-                    .flatMap { try ErasedInput.of($0, in: queue.database) }
-                Console.print(JSON.pretty(JSONValue.object([
-                    "run_id": .string(runID.description), "equal": .bool(false), "first_difference": .null,
-                    "replayable": .bool(false), "error": .string(error.description),
-                    "erased_inputs": try JSON.decode(JSONValue.self, from: JSON.canonical(erased), context: "erased inputs"),
-                ])))
+            if case let .notReplayable(error, document) = outcome {
+                if a[.json] { Console.print(JSON.pretty(document)) }
+                Console.error("adapt: error: \(error.description)")
             }
-            Console.error("adapt: error: \(error.description)")
             throw ExitCode(2)
         }
-        if a.flag("json") {
+        if a[.json] {
             Console.print(JSON.pretty(report))
         } else if let d = report.firstDifference {
             Console.print(TerminalText.escaped("\(report.runID): differs at \(d.step).\(d.field): "
@@ -200,6 +181,13 @@ enum NightlyCommands {
         } else {
             Console.print("\(report.runID): every compared value is equal (\(report.steps.count) steps)")
         }
-        if a.flag("check") && !report.equal { throw ExitCode(1) }
+        if a[Replay.check] && !report.equal { throw ExitCode(1) }
+    }
+
+    /// The options of `replay`.
+    enum Replay {
+        static let check = Flag("check", help: "exit 1 when any compared value differs")
+        static let scratch = Option<String?>("scratch", value: "DIR",
+                                             help: "replay here and keep it (default: STATE/scratch/replay-PID-…, private, removed after)")
     }
 }

@@ -177,12 +177,9 @@ enum RegistryCommands {
         positionals: [PositionalSpec("FILE", optional: true, help: "the adapter file (or one of the --from-… options)")]
     ) { invocation in
         let args = invocation.arguments
-        guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
         // A new version's lineage follows the rule of every other command that names one ('.' is refused), so
         // the pipeline can later find it; existing lineages stay reachable through the looser identifier rule.
-        guard SafeNameRule.isValid(lineage.value) else {
-            throw UsageError("--lineage must be 1 to 64 letters, digits, '-' or '_', starting with a letter or digit")
-        }
+        let lineage = ShortIdentifier(try Lineage.option(try args.required("lineage")))
         let source = try RegistryExchangeCommands.source(invocation)
         if source != nil, args.string("FILE") != nil { throw UsageError("pass FILE or a --from-… option, not both") }
         let imported = try source.map { format, path in

@@ -12,31 +12,23 @@ enum ScheduleCommands {
         discussion: "Writes adapt-nightly-LINEAGE.timer and .service under $XDG_CONFIG_HOME/systemd/user (default "
             + "~/.config/systemd/user), then runs 'systemctl --user daemon-reload' and 'enable --now' when a user service "
             + "manager is available. Always prints the equivalent crontab line for systems without systemd.",
-        options: [
-            OptionSpec("lineage", value: "L", help: "the lineage to run (letters, digits, '-', '_')"),
-            OptionSpec("at", value: "HH:MM", help: "local time of day to start, e.g. 02:00"),
-            OptionSpec("pipeline", value: "FILE", help: "a pipeline file (default: the built-in nightly pipeline)"),
-            .flag("dry-run", help: "print the unit files and the cron line; write and enable nothing"),
-            .json,
-        ]
+        options: [lineageToRun, at, pipeline, dryRun, .json]
     ) { invocation in
         let arguments = invocation.arguments
-        let lineage = try lineageArgument(arguments)
-        let time: TimeOfDay
-        do { time = try TimeOfDay(parsing: try arguments.required("at")) } catch let error as PipelineError {
-            throw UsageError("--at: \(error.description)")
-        }
+        let lineage = try arguments.required(lineageToRun).name
+        let time = try arguments.required(at)
+        let pipelinePathGiven = try arguments[pipeline]
         // Checked before anything reads the paths: each goes verbatim into the unit files and the cron line.
         let statePath = try GlobalOptions.stateDirectory(invocation).root.path
         for (option, value, field) in [("--state", statePath, "state directory"),
-                                       ("--pipeline", arguments.string("pipeline"), "pipeline path")] {
+                                       ("--pipeline", pipelinePathGiven, "pipeline path")] {
             guard let value else { continue }
             do { try NightlySchedule.requireNoControlCharacters(value, field: field) } catch let error as PipelineError {
                 throw UsageError("\(option): \(error.description)")
             }
         }
         var pipelinePath: String?
-        if let path = arguments.string("pipeline") {
+        if let path = pipelinePathGiven {
             // Validate now rather than at 02:00; record an absolute path because the timer has no working directory.
             _ = try PipelineCommands.loadRunnable(path)
             pipelinePath = URL(fileURLWithPath: path).standardizedFileURL.path
@@ -46,7 +38,7 @@ enum ScheduleCommands {
                                            pipeline: pipelinePath)
         let directory = NightlySchedule.unitDirectory()
         let files = schedule.files(in: directory)
-        let dryRun = arguments.flag("dry-run")
+        let dryRun = arguments[dryRun]
         var enabled = false
         var systemdProblem: String?
         var enableFailure: Error?
@@ -66,7 +58,7 @@ enum ScheduleCommands {
             }
         }
         defer { if let enableFailure { Console.error("adapt: error: \(enableFailure)") } }
-        if arguments.flag("json") {
+        if arguments[.json] {
             Console.print(JSON.pretty(InstallReport(
                 lineage: lineage, at: time.description, timerPath: files.timer.path, servicePath: files.service.path,
                 timer: schedule.timerUnit, service: schedule.serviceUnit, cronLine: schedule.cronLine,
@@ -99,9 +91,9 @@ enum ScheduleCommands {
         "schedule remove", summary: "stop and delete a lineage's nightly timer",
         discussion: "Disables the timer when a user service manager is available, deletes both unit files and reloads. "
             + "A cron line added by hand must be removed by hand ('crontab -e').",
-        options: [OptionSpec("lineage", value: "L", help: "the lineage whose schedule to remove"), .json]
+        options: [lineageToRemove, .json]
     ) { invocation in
-        let lineage = try lineageArgument(invocation.arguments)
+        let lineage = try invocation.arguments.required(lineageToRemove).name
         let directory = NightlySchedule.unitDirectory()
         let base = NightlySchedule.unitBaseName(lineage: lineage)
         let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent(base + ".timer").path)
@@ -118,7 +110,7 @@ enum ScheduleCommands {
         }
         let removed = try NightlySchedule.removeFiles(lineage: lineage, from: directory)
         if !removed.isEmpty, systemdProblem == nil { try systemctl.user(["daemon-reload"]) }
-        if invocation.arguments.flag("json") {
+        if invocation.arguments[.json] {
             Console.print(JSON.pretty(RemoveReport(lineage: lineage, removed: removed.map(\.path), disabled: disabled)))
             return
         }
@@ -131,11 +123,13 @@ enum ScheduleCommands {
         Console.print("# if you added the cron line instead, delete it with 'crontab -e'")
     }
 
-    static func lineageArgument(_ arguments: ParsedArguments) throws -> String {
-        let lineage = try arguments.required("lineage")
-        do { try SafeName.validate(lineage) } catch let error as PipelineError { throw UsageError("--lineage: \(error.description)") }
-        return lineage
+    static let lineageToRun = Option(lineage: "the lineage to run (letters, digits, '-', '_')")
+    static let lineageToRemove = Option(lineage: "the lineage whose schedule to remove")
+    static let at = Option<TimeOfDay?>("at", value: "HH:MM", default: nil, help: "local time of day to start, e.g. 02:00") {
+        try TimeOfDay(parsing: $0)
     }
+    static let pipeline = Option<String?>("pipeline", value: "FILE", help: "a pipeline file (default: the built-in nightly pipeline)")
+    static let dryRun = Flag("dry-run", help: "print the unit files and the cron line; write and enable nothing")
 
     /// The absolute path of the running `adapt`, which the units run (so an installed binary moved later needs a
     /// reinstall, and says so by failing visibly in the journal).

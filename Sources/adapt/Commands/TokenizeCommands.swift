@@ -8,6 +8,11 @@ enum TokenizeCommands {
     static let all: [Command] = [tokenize]
 
 
+    static let model = Option<String?>(
+        "model", value: "FILE",
+        help: "GGUF model (default: STATE/models/\(DefaultModel.fileName), i.e. state/models/… in the default state directory)")
+    static let special = Flag("special", help: "match control tokens such as <|im_start|> in TEXT")
+
     static let tokenize = Command(
         "tokenize",
         summary: "show the token ids and pieces of a text under a model's tokenizer",
@@ -16,19 +21,14 @@ enum TokenizeCommands {
             stands for; a byte that is only part of a character is shown as <0xNN>. BOS is never added.
             --json prints {"ids": [Int], "pieces": [String]}.
             """,
-        options: [
-            OptionSpec("model", value: "FILE",
-                       help: "GGUF model (default: STATE/models/\(DefaultModel.fileName), i.e. state/models/… in the default state directory)"),
-            .flag("special", help: "match control tokens such as <|im_start|> in TEXT"),
-            .json,
-        ],
+        options: [model, special, .json],
         positionals: [PositionalSpec("TEXT", help: "the text to tokenize")]
     ) { invocation in
         let arguments = invocation.arguments
         let tokenizer = try loadTokenizer(invocation)
-        let ids = tokenizer.encode(try arguments.required("TEXT"), parseSpecial: arguments.flag("special"))
+        let ids = tokenizer.encode(try arguments.required("TEXT"), parseSpecial: arguments[special])
         let pieces = try ids.map { try tokenizer.piece($0) }
-        if arguments.flag("json") {
+        if arguments[.json] {
             let document: JSONValue = .object(["ids": .array(ids.map { .int($0) }),
                                                "pieces": .array(pieces.map { .string($0) })])
             Console.print(JSON.canonicalString(document))
@@ -43,7 +43,7 @@ enum TokenizeCommands {
     /// The model's tokenizer; a missing default model says how to fetch it.
     static func loadTokenizer(_ invocation: Invocation) throws -> Tokenizer {
         let url: URL
-        let given = invocation.arguments.string("model")
+        let given = try invocation.arguments[model]
         if let given {
             url = URL(fileURLWithPath: given)
         } else {

@@ -18,29 +18,9 @@ enum TrainCommands {
             with exactly the weights and loss curve an uninterrupted run would have. Progress goes to stderr:
             a live line on a terminal, JSON lines otherwise.
             """,
-        options: [
-            OptionSpec("data", value: "FILE", help: "JSON Lines of {\"prompt\", \"completion\"[, \"weight\"]}"),
-            OptionSpec("model", value: "GGUF", help: "base model file (or a name in the state's models/)"),
-            OptionSpec("out", value: "ADAPTER", help: "where to write the adapter file (replaced if it exists; never the --model, --data or --held-out file)"),
-            OptionSpec("steps", value: "N", help: "optimizer steps (default \(TrainingDefaults.steps))"),
-            OptionSpec("rank", value: "R", help: "LoRA rank (default \(TrainingDefaults.rank))"),
-            OptionSpec("alpha", value: "A", help: "LoRA alpha (default \(number(TrainingDefaults.alpha)))"),
-            OptionSpec("dropout", value: "P", help: "LoRA dropout (default \(number(TrainingDefaults.dropout)))"),
-            OptionSpec("targets", value: "q,k,v,o", help: "projections to adapt: q,k,v,o,gate,up,down (default q,k,v,o)"),
-            OptionSpec("lr", value: "LR", help: "peak learning rate (default \(number(TrainingDefaults.learningRate)), cosine with 10% warm-up)"),
-            OptionSpec("batch-size", value: "B", help: "sequences per micro-batch (default \(TrainingDefaults.batchSize))"),
-            OptionSpec("grad-accum", value: "N", help: "micro-batches per optimizer step (default 1)"),
-            OptionSpec("max-length", value: "L", help: "truncate sequences to L tokens (default 512)"),
-            OptionSpec("checkpoint-every", value: "N", help: "checkpoint every N steps (default 10)"),
-            OptionSpec("checkpoint-dir", value: "DIR", help: "checkpoint directory (default ADAPTER.checkpoints)"),
-            OptionSpec("held-out", value: "FILE", help: "JSON Lines never trained on: held-out loss for early stopping"),
-            OptionSpec("eval-every", value: "M", help: "with --held-out: evaluate every M steps (default \(TrainingDefaults.earlyStoppingEvery))"),
-            OptionSpec("patience", value: "P", help: "with --held-out: stop after P evaluations without improvement (default \(TrainingDefaults.earlyStoppingPatience)); the best weights are kept"),
-            OptionSpec("seed", value: "S", help: "seed of data order, dropout and initialisation (default 0)"),
-            OptionSpec("threads", value: "T", help: "threads that compute each step; 1 and 2 differ in the last bits (default 1; on --resume, the checkpoint's)"),
-            .flag("resume", help: "continue from the newest valid checkpoint"),
-            .json,
-        ]
+        options: [O.data, O.model, O.out, O.steps, O.rank, O.alpha, O.dropout, O.targets, O.learningRate, O.batchSize,
+                  O.gradientAccumulation, O.maxLength, O.checkpointEvery, O.checkpointDirectory, O.heldOut, O.evalEvery,
+                  O.patience, O.seed, O.threads, O.resume, .json]
     ) { invocation in
         try run(invocation)
     }
@@ -48,15 +28,83 @@ enum TrainCommands {
     /// A default as the help shows it: 16, 0.05, 0.0005.
     static func number(_ value: Double) -> String { String(format: "%g", value) }
 
+    /// The options of `train`, each with its default (the shared `TrainingDefaults` where the nightly run
+    /// uses the same value).
+    enum O {
+        static let data = Option<String?>("data", value: "FILE", help: "JSON Lines of {\"prompt\", \"completion\"[, \"weight\"]}")
+        static let model = Option<String?>("model", value: "GGUF", help: "base model file (or a name in the state's models/)")
+        static let out = Option<String?>("out", value: "ADAPTER", help: "where to write the adapter file (replaced if it exists; never the --model, --data or --held-out file)")
+        static let steps = Option("steps", default: TrainingDefaults.steps, in: 1...10_000_000, help: "optimizer steps")
+        static let rank = Option("rank", value: "R", default: TrainingDefaults.rank, in: 1...1024, help: "LoRA rank")
+        static let alpha = Option("alpha", value: "A", default: TrainingDefaults.alpha,
+                                  defaultHelp: number(TrainingDefaults.alpha), help: "LoRA alpha") { text in
+            let value = try OptionParsing.number(text)
+            guard value > 0 else { throw UsageError("must be positive, got \(Float(value))") }
+            return value
+        }
+        static let dropout = Option("dropout", value: "P", default: TrainingDefaults.dropout,
+                                    defaultHelp: number(TrainingDefaults.dropout), help: "LoRA dropout") { text in
+            let value = try OptionParsing.number(text)
+            guard value >= 0, Float(value) < 1 else { throw UsageError("must be in [0, 1), got \(Float(value))") }
+            return value
+        }
+        static let targets = Option<[Projection]?>("targets", value: "q,k,v,o", default: nil, defaultHelp: "q,k,v,o",
+                                                   help: "projections to adapt: q,k,v,o,gate,up,down") { text in
+            let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let targets = try names.map { name in
+                guard let projection = Projection(rawValue: name) else {
+                    throw UsageError("names an unknown projection '\(name)'; use q, k, v, o, gate, up, down")
+                }
+                return projection
+            }
+            guard !targets.isEmpty else { throw UsageError("must name at least one projection") }
+            // A projection listed twice would write its tensors twice, and an adapter file refuses that.
+            var seen = Set<Projection>()
+            if let repeated = targets.first(where: { !seen.insert($0).inserted }) {
+                throw UsageError("names \(repeated.rawValue) twice; name each projection once")
+            }
+            return targets
+        }
+        static let learningRate = Option("lr", value: "LR", default: TrainingDefaults.learningRate,
+                                         defaultHelp: "\(number(TrainingDefaults.learningRate)), cosine with 10% warm-up",
+                                         help: "peak learning rate") { text in
+            let rate = try OptionParsing.number(text)
+            guard rate > 0 else { throw UsageError("must be positive, got \(rate)") }
+            return rate
+        }
+        static let batchSize = Option("batch-size", value: "B", default: TrainingDefaults.batchSize, in: 1...4096,
+                                      help: "sequences per micro-batch")
+        static let gradientAccumulation = Option("grad-accum", default: 1, in: 1...4096, help: "micro-batches per optimizer step")
+        static let maxLength = Option("max-length", value: "L", default: 512, in: 2...1_000_000, help: "truncate sequences to L tokens")
+        static let checkpointEvery = Option("checkpoint-every", default: 10, in: 1...10_000_000, help: "checkpoint every N steps")
+        static let checkpointDirectory = Option<String?>("checkpoint-dir", value: "DIR",
+                                                         help: "checkpoint directory (default ADAPTER.checkpoints)")
+        static let heldOut = Option<String?>("held-out", value: "FILE",
+                                             help: "JSON Lines never trained on: held-out loss for early stopping")
+        static let evalEvery = Option("eval-every", value: "M", default: TrainingDefaults.earlyStoppingEvery, in: 1...10_000_000,
+                                      help: "with --held-out: evaluate every M steps")
+        static let patience = Option("patience", value: "P", default: TrainingDefaults.earlyStoppingPatience, in: 1...1_000_000,
+                                     help: "with --held-out: stop after P evaluations without improvement; the best weights are kept")
+        static let seed = Option("seed", value: "S", default: UInt64(0), defaultHelp: "0",
+                                 help: "seed of data order, dropout and initialisation") { text in
+            guard let seed = UInt64(text) else { throw UsageError("expects a non-negative integer, got '\(text)'") }
+            return seed
+        }
+        static let threads = Option("threads", value: "T", default: 1, in: ModelCommands.threadRange,
+                                    help: "threads that compute each step; 1 and 2 differ in the last bits (on --resume, the checkpoint's)")
+        static let resume = Flag("resume", help: "continue from the newest valid checkpoint")
+    }
+
     static func run(_ invocation: Invocation) throws {
         let args = invocation.arguments
-        let dataURL = URL(fileURLWithPath: try args.required("data"))
-        let modelURL = try modelLocation(try args.required("model"), invocation)
-        let out = URL(fileURLWithPath: try args.required("out"))
+        let dataURL = URL(fileURLWithPath: try args.required(O.data))
+        let modelURL = try modelLocation(try args.required(O.model), invocation)
+        let out = URL(fileURLWithPath: try args.required(O.out))
         var inputs = [(option: "model", url: modelURL), (option: "data", url: dataURL)]
-        if let path = args.string("held-out") { inputs.append((option: "held-out", url: URL(fileURLWithPath: path))) }
+        let heldOutPath = try args[O.heldOut]
+        if let path = heldOutPath { inputs.append((option: "held-out", url: URL(fileURLWithPath: path))) }
         try OutputPath.check(out, option: "out", inputs: inputs)
-        let checkpointDirectory = URL(fileURLWithPath: args.string("checkpoint-dir") ?? out.path + ".checkpoints")
+        let checkpointDirectory = URL(fileURLWithPath: try args[O.checkpointDirectory] ?? out.path + ".checkpoints")
         let store = DirectoryCheckpointStore(directory: checkpointDirectory)
 
         let lora = try loraConfig(args)
@@ -64,10 +112,10 @@ enum TrainCommands {
         // A resumed run uses the thread count its checkpoints were made with, unless told otherwise (and then
         // the checkpoint check refuses a different one, naming --threads).
         let existing = (try? store.loadNewest()) ?? nil
-        if args.flag("resume"), args.string("threads") == nil, let existing {
+        if args[O.resume], !args.given(O.threads), let existing {
             configuration.threads = existing.checkpoint.configuration.threads
         }
-        if !args.flag("resume"), let existing {
+        if !args[O.resume], let existing {
             throw UsageError("\(checkpointDirectory.lastPathComponent) already holds a checkpoint at step \(existing.checkpoint.state.step); pass --resume to continue it or remove the directory to start fresh")
         }
 
@@ -76,15 +124,14 @@ enum TrainCommands {
         }
         let examples = try TrainingExample.parseJSONLines(data, name: dataURL.lastPathComponent)
         var heldOut: [TrainingExample] = []
-        if let path = args.string("held-out") {
+        if let path = heldOutPath {
             guard let text = FileManager.default.contents(atPath: path) else {
                 throw TrainingError.io("cannot read \(URL(fileURLWithPath: path).lastPathComponent); check the path")
             }
             heldOut = try TrainingExample.parseJSONLines(text, name: URL(fileURLWithPath: path).lastPathComponent)
             configuration.earlyStopping = EarlyStopping(
-                every: try args.int("eval-every", default: TrainingDefaults.earlyStoppingEvery, in: 1...10_000_000),
-                patience: try args.int("patience", default: TrainingDefaults.earlyStoppingPatience, in: 1...1_000_000))
-        } else if args.has("eval-every") || args.has("patience") {
+                every: try args[O.evalEvery], patience: try args[O.patience])
+        } else if args.given(O.evalEvery) || args.given(O.patience) {
             throw UsageError("--eval-every and --patience need --held-out FILE")
         }
         let run = try LoRATrainingRun(modelURL: modelURL, examples: examples, heldOut: heldOut, lora: lora,
@@ -101,7 +148,7 @@ enum TrainCommands {
             FileHandle.standardError.write(Data(text.utf8))
         }
         var state = trainer.freshState()
-        if args.flag("resume") {
+        if args[O.resume] {
             if let (resumed, event) = try trainer.resumeState() {
                 state = resumed
                 printer(event)
@@ -117,7 +164,7 @@ enum TrainCommands {
         let tokensPerSecond = seconds > 0 ? Double(state.tokens - startTokens) / seconds : 0
 
         let digest = try run.adapter(from: state).write(to: out)
-        if args.flag("json") {
+        if args[.json] {
             Console.print(JSON.pretty(TrainResult(adapter: out.path, digest: digest.hex, steps: state.step,
                                                   losses: state.losses, tokensPerSecond: tokensPerSecond)))
         } else {
@@ -152,43 +199,24 @@ enum TrainCommands {
 
     static func loraConfig(_ args: ParsedArguments) throws -> LoRAConfig {
         var config = LoRAConfig()
-        config.rank = try args.int("rank", default: TrainingDefaults.rank, in: 1...1024)
-        config.alpha = Float(try args.double("alpha") ?? TrainingDefaults.alpha)
-        config.dropout = Float(try args.double("dropout") ?? TrainingDefaults.dropout)
-        guard config.dropout >= 0, config.dropout < 1 else { throw UsageError("--dropout must be in [0, 1), got \(config.dropout)") }
-        guard config.alpha > 0 else { throw UsageError("--alpha must be positive, got \(config.alpha)") }
-        if let names = args.list("targets") {
-            config.targets = try names.map { name in
-                guard let projection = Projection(rawValue: name) else {
-                    throw UsageError("--targets: unknown projection '\(name)'; use q, k, v, o, gate, up, down")
-                }
-                return projection
-            }
-            guard !config.targets.isEmpty else { throw UsageError("--targets must name at least one projection") }
-            // A projection listed twice would write its tensors twice, and an adapter file refuses that.
-            var seen = Set<Projection>()
-            if let repeated = config.targets.first(where: { !seen.insert($0).inserted }) {
-                throw UsageError("--targets names \(repeated.rawValue) twice; name each projection once")
-            }
-        }
+        config.rank = try args[O.rank]
+        config.alpha = Float(try args[O.alpha])
+        config.dropout = Float(try args[O.dropout])
+        if let targets = try args[O.targets] { config.targets = targets }
         return config
     }
 
     static func trainingConfiguration(_ args: ParsedArguments) throws -> TrainingConfiguration {
-        let steps = try args.int("steps", default: TrainingDefaults.steps, in: 1...10_000_000)
-        let rate = try args.double("lr") ?? TrainingDefaults.learningRate
-        guard rate > 0 else { throw UsageError("--lr must be positive, got \(rate)") }
-        let seedText = args.string("seed") ?? "0"
-        guard let seed = UInt64(seedText) else { throw UsageError("--seed expects a non-negative integer, got '\(seedText)'") }
+        let steps = try args[O.steps]
         return TrainingConfiguration(
             steps: steps,
-            batchSize: try args.int("batch-size", default: TrainingDefaults.batchSize, in: 1...4096),
-            gradientAccumulation: try args.int("grad-accum", default: 1, in: 1...4096),
-            learningRate: rate,
+            batchSize: try args[O.batchSize],
+            gradientAccumulation: try args[O.gradientAccumulation],
+            learningRate: try args[O.learningRate],
             schedule: .cosine(warmup: TrainingDefaults.warmupSteps(forSteps: steps), floor: 0.1),
-            seed: seed,
-            maxLength: try args.int("max-length", default: 512, in: 2...1_000_000),
-            threads: try args.int("threads", default: 1, in: ModelCommands.threadRange),
-            checkpointEvery: try args.int("checkpoint-every", default: 10, in: 1...10_000_000))
+            seed: try args[O.seed],
+            maxLength: try args[O.maxLength],
+            threads: try args[O.threads],
+            checkpointEvery: try args[O.checkpointEvery])
     }
 }

@@ -1,0 +1,91 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Pipelines
+import Steps
+import Storage
+import WorkerRuntime
+
+/// The nightly pipeline as people drive it: `enqueue nightly`, `work` and `replay`.
+public enum Nightly {
+    /// Enqueues the run of `pipeline` for `lineage` and `night` (idempotent per lineage and night).
+    public static func enqueue(state: StateDirectory, database: Database, pipeline: Pipeline, lineage: Lineage, night: Night,
+                               seed: UInt64?, model: String, runAt: Int64?, log: @escaping @Sendable (String) -> Void) throws -> EnqueueResult {
+        let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: log)
+        return try NightlyRun.enqueue(queue: try JobQueue(database: database), environment: environment, pipeline: pipeline,
+                                      lineage: lineage.name, night: night, seed: seed, model: model, runAt: runAt)
+    }
+
+    /// The step kinds `work` runs by default, each in its own worker executable.
+    public static var kinds: [String] { NightlyRun.kinds }
+
+    /// What `work` is told: which workers, where their executables are, what each is passed.
+    public struct WorkRequest: Sendable {
+        public var kinds: [String]
+        public var executableDirectory: URL
+        public var workerArguments: [String]
+        public var exitWhenIdle: Bool
+
+        public init(kinds: [String], executableDirectory: URL, workerArguments: [String], exitWhenIdle: Bool) {
+            (self.kinds, self.executableDirectory, self.workerArguments, self.exitWhenIdle) =
+                (kinds, executableDirectory, workerArguments, exitWhenIdle)
+        }
+    }
+
+    /// Runs the worker executables under a supervisor until SIGINT/SIGTERM (or idle); one per state directory.
+    public static func work(_ request: WorkRequest, state: StateDirectory, database: Database,
+                            log: @escaping @Sendable (String) -> Void) async throws -> WorkerSupervisor.Summary {
+        let queue = try JobQueue(database: database)
+        // Held until this process exits, however it exits: a second `adapt work` on this state is refused.
+        let lock = try SupervisorLock(stateRoot: state.root)
+        let supervisor = WorkerSupervisor(
+            options: .init(kinds: request.kinds, directory: request.executableDirectory, workerArguments: request.workerArguments,
+                           exitWhenIdle: request.exitWhenIdle, log: log),
+            queue: queue)
+        let signals = SignalHandlers { _ in supervisor.requestStop() }
+        let summary = try await supervisor.run()
+        withExtendedLifetime((signals, lock)) {}
+        return summary
+    }
+
+    /// A replay's result: the comparison, or why the run cannot be replayed.
+    public enum ReplayOutcome: Sendable {
+        case compared(RunReplay.Report)
+        /// An input the run read was erased (`data forget`) or expired; `document` is the `--json` answer.
+        case notReplayable(StepError, document: JSONValue)
+    }
+
+    /// `--scratch` names a directory that holds something: replay needs an empty one.
+    public struct ScratchNotEmpty: Error, CustomStringConvertible {
+        public let path: String
+        public var description: String { "--scratch \(path) is not empty; replay needs an empty directory" }
+    }
+
+    /// Re-executes `run` in `scratch` (or a private temporary directory inside the state, removed after).
+    /// `stepLog` hears the steps' own lines, `log` the replay's.
+    public static func replay(_ run: RunID, state: StateDirectory, database: Database, scratch: URL?,
+                              stepLog: @escaping @Sendable (String) -> Void,
+                              log: @escaping @Sendable (String) -> Void) throws -> ReplayOutcome {
+        let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: stepLog)
+        let queue = try JobQueue(database: database)
+        guard try queue.runExists(run) else { throw JobQueueError.unknownRun(run) }
+        if let scratch, let contents = try? FileManager.default.contentsOfDirectory(atPath: scratch.path), !contents.isEmpty {
+            throw ScratchNotEmpty(path: scratch.path)
+        }
+        let scratchURL = try scratch ?? ReplayScratch.make(in: state)
+        defer { if scratch == nil { try? FileManager.default.removeItem(at: scratchURL) } }
+        do {
+            return .compared(try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
+                                           log: log).replay(run))
+        } catch let error as StepError {
+            guard case .inputErased = error else { throw error }
+            let erased = try queue.jobs(matching: JobQueue.JobFilter(run: run, limit: 10_000)).sorted { $0.id < $1.id }
+                .flatMap { try ErasedInput.of($0, in: queue.database) }
+            return .notReplayable(error, document: .object([
+                "run_id": .string(run.description), "equal": .bool(false), "first_difference": .null,
+                "replayable": .bool(false), "error": .string(error.description),
+                "erased_inputs": try JSON.decode(JSONValue.self, from: JSON.canonical(erased), context: "erased inputs"),
+            ]))
+        }
+    }
+}
