@@ -149,15 +149,26 @@ enum NightlyCommands {
             removed by the next.
             A run whose input was erased ('data forget') or expired cannot be replayed: exit 2, and --json says so
             ("replayable": false).
+            With --bundle FILE (from 'adapt run export') no state directory is needed: the run is replayed from
+            the bundle in a private scratch directory under the system temporary directory, removed afterwards,
+            reading the base model from --model (default: the bundle's model name in STATE/models); a damaged
+            bundle, an altered blob, a missing model or one with another SHA-256 cannot be replayed: exit 2.
             """,
         options: [
             .flag("check", help: "exit 1 when any compared value differs"),
+            OptionSpec("bundle", value: "FILE", help: "replay a bundle written by 'adapt run export' instead of a run of this state"),
+            OptionSpec("model", value: "PATH", help: "with --bundle: the base model file (its SHA-256 must be the bundle's)"),
             OptionSpec("scratch", value: "DIR", help: "replay here and keep it (default: STATE/scratch/replay-PID-…, private, removed after)"),
             .json,
         ],
-        positionals: [PositionalSpec("RUN", help: "run id (run-N or N)")]
+        positionals: [PositionalSpec("RUN", optional: true, help: "run id (run-N or N); none with --bundle")]
     ) { invocation in
         let a = invocation.arguments
+        if let bundle = a.string("bundle") {
+            if a.string("RUN") != nil { throw UsageError("give either RUN or --bundle FILE, not both") }
+            return try BundleCommands.replayBundle(invocation, path: bundle)
+        }
+        if a.string("model") != nil { throw UsageError("--model applies to --bundle only; a run of this state reads the model it recorded") }
         let text = try a.required("RUN")
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
         let (environment, queue) = try environment(invocation)
