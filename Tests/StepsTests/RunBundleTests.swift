@@ -223,3 +223,34 @@ enum BLASCoreTypeProbe {
         return text.contains(" avx2") && text.contains(" fma")
     }
 }
+
+/// A checkpoint records the arithmetic that computed it; a worker resuming it under other kernels says, in the
+/// job's events, that the result will differ from an uninterrupted run.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct CheckpointArithmeticTests {
+    @Test func aTrainStepResumedUnderOtherKernelsSaysItsResultWillDiffer() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(steps: 300, checkpointInterval: 10))
+        let run = try await fixture.enqueue()
+        for kind in ["prune", "sample"] {
+            try fixture.expectSuccess(await Executables.runAsync("adapt-\(kind)-worker", ["--state", fixture.statePath, "--exit-when-idle"]))
+        }
+        let queue = try fixture.queue()
+        let train = try #require(try queue.jobs(matching: .init(run: RunID.parse(run), kind: "train")).first)
+        // The first worker computes with Sandybridge's kernels (as a machine OpenBLAS gives them to would).
+        let worker = try Executables.start("adapt-train-worker", ["--state", fixture.statePath, "--exit-when-idle", "--lease-ms", "1000"],
+                                           environment: ["OPENBLAS_CORETYPE": "Sandybridge"], outputIn: fixture.directory.url)
+        let deadline = Date().addingTimeInterval(120)
+        while worker.isRunning, Date() < deadline, try queue.checkpointPointer(job: train.id) == nil {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        worker.send(SIGKILL)
+        _ = try await blocking { worker.wait() }
+        #expect(try queue.job(train.id).state == .running, "the train step ended before it was killed: \(worker.stderr)")
+
+        try await Task.sleep(for: .milliseconds(1_100))
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let events = try fixture.queue().events(job: train.id).compactMap(\.message)
+        let note = try #require(events.first { $0.hasPrefix("resumed under other arithmetic") }, "\(events)")
+        #expect(note.contains("here, Sandybridge recorded"), "\(note)")
+        #expect(note.contains("the result will differ from an uninterrupted run"))
+    }
+}
