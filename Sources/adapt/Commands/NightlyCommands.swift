@@ -169,7 +169,7 @@ enum NightlyCommands {
             return try BundleCommands.replayBundle(invocation, path: bundle)
         }
         if a.string("model") != nil { throw UsageError("--model applies to --bundle only; a run of this state reads the model it recorded") }
-        let text = try a.required("RUN")
+        guard let text = a.string("RUN") else { throw UsageError("give the run to replay (run-N), or --bundle FILE from 'adapt run export'") }
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
         let (environment, queue) = try environment(invocation)
         guard try queue.runExists(runID) else { throw JobQueueError.unknownRun(runID) }
