@@ -14,6 +14,14 @@ public enum NightlyRun {
     public static let kind = "nightly"
     /// The manifest section the steps' digests go to.
     public static let digestsSection = "step_digests"
+    /// The manifest section where each step that multiplies matrices records what its bits depend on
+    /// (`BLASArithmetic`: OpenBLAS version and core type, thread count, our kernels).
+    public static let arithmeticSection = "arithmetic"
+
+    /// The kinds whose results depend on the BLAS kernels (train, and eval's scoring).
+    public static func multipliesMatrices(_ kind: String) -> Bool {
+        kind == StepKind.train.rawValue || kind == StepKind.eval.rawValue
+    }
 
     public static func description(_ planned: PlannedRun, baseModel name: String, baseModelDigest: Digest,
                                    runAt: Int64? = nil) -> RunDescription {

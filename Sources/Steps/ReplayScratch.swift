@@ -18,9 +18,15 @@ public enum ReplayScratch {
 
     /// Removes stale scratch directories, then creates a fresh private one for this process.
     public static func make(in state: StateDirectory, processID: Int32 = getpid()) throws -> URL {
-        let parent = parent(of: state)
+        try make(under: parent(of: state), processID: processID)
+    }
+
+    /// A fresh private scratch directory under `parent`, after removing the stale ones there. A bundle replay
+    /// (`adapt replay --bundle`) has no state directory and uses the system temporary directory: the scratch
+    /// is 0700 and removed when the replay ends, and the next bundle replay removes one a killed replay left.
+    public static func make(under parent: URL, processID: Int32 = getpid()) throws -> URL {
         try makePrivateDirectory(parent)
-        removeStale(in: state)
+        removeStale(under: parent)
         let url = parent.appendingPathComponent("\(prefix)\(processID)-\(UUID().uuidString.prefix(8).lowercased())")
         try makePrivateDirectory(url, mustBeNew: true)
         return url
@@ -30,7 +36,11 @@ public enum ReplayScratch {
     /// directory of a live process (another replay running now) is left alone.
     @discardableResult
     public static func removeStale(in state: StateDirectory) -> [URL] {
-        let parent = parent(of: state)
+        removeStale(under: parent(of: state))
+    }
+
+    @discardableResult
+    public static func removeStale(under parent: URL) -> [URL] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent.path) else { return [] }
         var removed: [URL] = []
         for name in names.sorted() where name.hasPrefix(prefix) {

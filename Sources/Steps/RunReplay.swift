@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Model
 import Pipelines
 import Registry
 import ReplayBuffer
@@ -33,15 +34,27 @@ public struct RunReplay {
         public let seconds: Double
     }
 
+    /// A step replayed under other arithmetic than it was recorded with (another OpenBLAS core type, build,
+    /// thread count or architecture): why its bits may differ.
+    public struct ArithmeticDifference: Sendable, Equatable, Encodable {
+        public let step: String
+        public let reason: String
+        public let recorded: BLASArithmetic
+        public let here: BLASArithmetic
+    }
+
     public struct Report: Sendable, Equatable, Encodable {
         public let runID: String
         public let equal: Bool
         public let firstDifference: Difference?
         public let steps: [StepReport]
+        /// The first replayed step whose arithmetic differs from the recorded one; nil when none does or the
+        /// run recorded none (runs before the manifest's `arithmetic` section).
+        public var arithmeticDifference: ArithmeticDifference? = nil
 
         enum CodingKeys: String, CodingKey {
             case equal, steps
-            case runID = "run_id", firstDifference = "first_difference"
+            case runID = "run_id", firstDifference = "first_difference", arithmeticDifference = "arithmetic_difference"
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -50,6 +63,7 @@ public struct RunReplay {
             try c.encode(equal, forKey: .equal)
             try c.encode(firstDifference, forKey: .firstDifference)  // an explicit null when equal
             try c.encode(steps, forKey: .steps)
+            try c.encode(arithmeticDifference, forKey: .arithmeticDifference)
         }
     }
 
@@ -69,75 +83,93 @@ public struct RunReplay {
 
     public func replay(_ runID: RunID) throws -> Report {
         let run = try queue.run(runID)
-        guard case var .object(manifest) = run.manifest, let baseName = run.manifest["base_model"]?["name"]?.stringValue else {
+        guard let baseName = run.manifest["base_model"]?["name"]?.stringValue else {
             throw StepError.notAPipelineRun(run: runID.description, field: "base_model")
         }
-        let jobs = try queue.jobs(matching: JobQueue.JobFilter(run: runID, limit: 10_000)).sorted { $0.id < $1.id }
-        let done = jobs.filter { $0.state == .succeeded }
-        guard !done.isEmpty else {
-            throw StepError.replayNotPossible(run: runID.description, reason: "none of its steps has succeeded yet")
+        let recorded = try RecordedRun.load(runID, queue: queue, blobs: original.blobs)
+        // The model is read from where the run found it.
+        return try Self.replay(recorded, model: try original.modelURL(baseName), scratch: scratch, clock: original.clock,
+                               deviceRoot: original.deviceRoot, log: log)
+    }
+
+    /// Replays `run` in the empty directory `scratch`, reading the base model from `model` (the scratch
+    /// manifest names it by absolute path). Nothing is written outside `scratch`.
+    public static func replay(_ run: RecordedRun, model: URL, scratch: StateDirectory, clock: any Clock,
+                              deviceRoot: URL, log: @escaping @Sendable (String) -> Void) throws -> Report {
+        guard case var .object(manifest) = run.manifest, manifest["base_model"]?["name"]?.stringValue != nil else {
+            throw StepError.notAPipelineRun(run: run.runID, field: "base_model")
         }
-        // Erased or expired inputs are gone by design: say so rather than fail on a missing blob.
-        for job in done {
-            if let erased = try ErasedInput.of(job, in: queue.database).first {
-                throw StepError.inputErased(run: runID.description, step: erased.step, field: erased.field, sentence: erased.message)
-            }
+        guard !run.steps.isEmpty else {
+            throw StepError.replayNotPossible(run: run.runID, reason: "none of its steps has succeeded yet")
         }
-        // The model is read from where the run found it; the scratch manifest names it by absolute path.
         var base = manifest["base_model"]?.objectValue ?? [:]
-        base["name"] = .string(try original.modelURL(baseName).path)
+        base["name"] = .string(model.path)
         manifest["base_model"] = .object(base)
 
         try scratch.create()
         let database = try Database(path: scratch.database.path, durability: .normal)
-        let environment = StepEnvironment(state: scratch, database: database, clock: original.clock,
-                                          deviceRoot: original.deviceRoot, log: log)
-        var replayed: [JobID: JSONValue] = [:]
+        let environment = StepEnvironment(state: scratch, database: database, clock: clock, deviceRoot: deviceRoot, log: log)
+        var replayed: [Int64: JSONValue] = [:]
         var reports: [StepReport] = []
-        for job in done {
-            guard let recorded = job.output else { continue }
+        var arithmetic: ArithmeticDifference?
+        func report(equal: Bool, _ difference: Difference?) -> Report {
+            Report(runID: run.runID, equal: equal, firstDifference: difference, steps: reports, arithmeticDifference: arithmetic)
+        }
+        for step in run.steps {
+            let recorded = step.output
             if let ranWith = StepRecord.recordedInput(of: recorded),
-               let difference = Self.inputDifference(step: job.name, recorded: ranWith, replayed: job.input) {
-                reports.append(StepReport(name: job.name, kind: job.kind, equal: false, seconds: 0))
-                return Report(runID: runID.description, equal: false, firstDifference: difference, steps: reports)
+               let difference = inputDifference(step: step.name, recorded: ranWith, replayed: step.input) {
+                reports.append(StepReport(name: step.name, kind: step.kind, equal: false, seconds: 0))
+                return report(equal: false, difference)
             }
-            try prepare(job, recorded: recorded, environment: environment)
+            try prepare(step, from: run, environment: environment)
             var ancestors: [String: JSONValue] = [:]
-            for (kind, record) in try StepRunner.nearestSucceededAncestors(queue: queue, job: job.id) { ancestors[kind] = replayed[record.id] }
-            let context = StepContext(environment: environment, name: job.name, input: job.input, manifest: .object(manifest),
+            for (kind, id) in step.ancestors { ancestors[kind] = replayed[id] }
+            let context = StepContext(environment: environment, name: step.name, input: step.input, manifest: .object(manifest),
                                       ancestors: ancestors, recorded: recorded)
-            log("replaying \(job.name)")
-            let start = original.clock.nowMilliseconds()
-            guard case let .completed(output) = try StepRunner.run(kind: job.kind, context) else {
-                throw StepError.replayNotPossible(run: runID.description, reason: "step \(job.name) was deferred by the device policy")
+            log("replaying \(step.name)")
+            let start = clock.nowMilliseconds()
+            guard case let .completed(output) = try StepRunner.run(kind: step.kind, context) else {
+                throw StepError.replayNotPossible(run: run.runID, reason: "step \(step.name) was deferred by the device policy")
             }
             if let finalize = output.finalize { try database.transaction { try finalize(database) } }
             output.afterCommit?()
-            let fresh = StepRecord.jobOutput(output, input: job.input, ancestors: ancestors)
-            let actual = try JSON.decode(JSONValue.self, from: JSON.canonical(fresh), context: "replayed output")
-            replayed[job.id] = actual
-            let difference = Self.firstDifference(step: job.name, expected: recorded, actual: actual)
-            reports.append(StepReport(name: job.name, kind: job.kind, equal: difference == nil,
-                                      seconds: Double(original.clock.nowMilliseconds() - start) / 1000))
-            if let difference {
-                return Report(runID: runID.description, equal: false, firstDifference: difference, steps: reports)
+            if arithmetic == nil, let recordedArithmetic = manifest[NightlyRun.arithmeticSection]?[step.name],
+               let was = try? JSON.decode(BLASArithmetic.self, from: JSON.canonical(recordedArithmetic), context: "recorded arithmetic") {
+                let here = BLASArithmetic.current(threads: BLAS.threads)
+                if let reason = was.difference(from: here) {
+                    arithmetic = ArithmeticDifference(step: step.name, reason: reason, recorded: was, here: here)
+                    log("\(step.name) ran under other arithmetic than recorded: \(reason)")
+                }
             }
+            let fresh = StepRecord.jobOutput(output, input: step.input, ancestors: ancestors)
+            let actual = try JSON.decode(JSONValue.self, from: JSON.canonical(fresh), context: "replayed output")
+            replayed[step.id] = actual
+            let difference = firstDifference(step: step.name, expected: recorded, actual: actual)
+            reports.append(StepReport(name: step.name, kind: step.kind, equal: difference == nil,
+                                      seconds: Double(clock.nowMilliseconds() - start) / 1000))
+            if let difference { return report(equal: false, difference) }
         }
-        return Report(runID: runID.description, equal: true, firstDifference: nil, steps: reports)
+        return report(equal: true, nil)
     }
 
-    /// Copies what `job` reads from outside the job table into the scratch state.
-    private func prepare(_ job: JobRecord, recorded: JSONValue, environment: StepEnvironment) throws {
-        let lineage = job.input["lineage"]?.stringValue ?? ""
-        switch StepKind(rawValue: job.kind) {
+    /// Copies what `step` reads from outside the job table into the scratch state.
+    private static func prepare(_ step: RecordedRun.Step, from run: RecordedRun, environment: StepEnvironment) throws {
+        let lineage = step.input["lineage"]?.stringValue ?? ""
+        func copy(_ digest: Digest) throws -> Data {
+            let data = try run.blob(digest)
+            _ = try environment.blobs.put(data)
+            return data
+        }
+        switch StepKind(rawValue: step.kind) {
         case .prune:
-            let digest = try PruneOutput(jobOutput: recorded).inputs.bufferSnapshot
+            let digest = try PruneOutput(jobOutput: step.output).inputs.bufferSnapshot
             let dump = try LineageDump.decode(try copy(digest), context: "buffer snapshot \(digest.short)")
             try ReplayStore(database: environment.database, clock: environment.clock).restore(dump)
         case .eval:
-            if let incumbent = try EvalOutput(jobOutput: recorded).incumbent { _ = try copy(incumbent.adapterBlob) }
+            if let incumbent = try EvalOutput(jobOutput: step.output).incumbent { _ = try copy(incumbent.adapterBlob) }
         case .promote:
-            guard let digest = try PromoteOutput(jobOutput: recorded).inputs.activeAdapter.digest,
+            guard let digest = try PromoteOutput(jobOutput: step.output).inputs.activeAdapter.digest,
                   let name = ShortIdentifier(lineage) else { return }
             let registry = try AdapterRegistry(database: environment.database, blobs: environment.blobs, clock: environment.clock)
             guard try registry.active(lineage: name)?.adapterDigest != digest else { return }
@@ -146,12 +178,6 @@ public struct RunReplay {
         default:
             break
         }
-    }
-
-    private func copy(_ digest: Digest) throws -> Data {
-        let data = try original.blobs.get(digest)
-        _ = try scratch.blobs.put(data)
-        return data
     }
 
     /// The first field of the job input that differs from the one the step ran with: `input.<field>`, the

@@ -5,7 +5,12 @@ import Model
 public enum StepProcess {
     /// Stops OpenBLAS's idle threads (`BLAS.stopIdleThreads`): they spin for about 0.1 s of a core after the
     /// library loads, and a worker spends most of its life waiting for a step, not multiplying.
+    ///
+    /// First, it pins OpenBLAS's kernels (`BLASCoreType`), re-executing the worker when the variable was
+    /// unset (a worker `adapt work` starts inherits it, so only a worker started by hand does): a step resumed
+    /// by a worker on another machine computes with the kernels an uninterrupted run used.
     public static func prepare() {
+        BLASCoreType.pinByReexecuting()
         BLAS.stopIdleThreads()
     }
 }

@@ -1,5 +1,6 @@
 import AdaptCore
 import JobQueue
+import Model
 import Pipelines
 import Storage
 
@@ -55,9 +56,17 @@ public enum StepRunner {
                 let jobOutput = StepRecord.jobOutput(output, input: claim.input, ancestors: ancestors)
                 let digests = jobOutput["digests"] ?? .null
                 let finalize = output.finalize
+                // What the step's bits depend on beyond its inputs, read after the body set its thread count.
+                let arithmetic = NightlyRun.multipliesMatrices(claim.kind)
+                    ? try JSON.decode(JSONValue.self, from: JSON.canonical(BLASArithmetic.current(threads: BLAS.threads)), context: "arithmetic")
+                    : nil
                 return .completed(jobOutput, alsoInTransaction: { db in
                     _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name,
                                                   value: digests, in: db)
+                    if let arithmetic {
+                        _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.arithmeticSection, key: claim.name,
+                                                          value: arithmetic, in: db)
+                    }
                     try finalize?(db)
                 }, afterCommit: output.afterCommit)
             case let .deferred(reason, after):

@@ -48,12 +48,18 @@ public enum TrainBody {
         let trainer = try run.trainer(store: store, clock: environment.clock)
         var state = trainer.freshState()
         var resumedFrom = 0
-        if let (resumed, event) = try trainer.resumeState() {
+        if let (resumed, event, arithmetic) = try trainer.resume() {
             state = resumed
             resumedFrom = resumed.step
             if case let .resumed(step, name, warnings) = event {
                 try context.progress("resumed from checkpoint \(name) at step \(step)"
                                      + (warnings.isEmpty ? "" : " (\(warnings.count) newer checkpoint(s) unusable)"))
+                // The kernels are pinned where they can be (BLASCoreType); where they still differ, the job's
+                // events say the result will not be the uninterrupted run's, bit for bit.
+                if let arithmetic, let reason = arithmetic.difference(from: .current(threads: configuration.threads)) {
+                    try context.progress("resumed under other arithmetic than checkpoint \(name) was computed with (\(reason)); "
+                                         + "the result will differ from an uninterrupted run")
+                }
             }
         }
 

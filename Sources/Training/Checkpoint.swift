@@ -1,6 +1,7 @@
 import AdaptCore
 import Adapters
 import Foundation
+import Model
 
 /// A training checkpoint: the configuration and digests a run must match, and the whole `TrainingState`.
 ///
@@ -29,6 +30,10 @@ public struct Checkpoint: Sendable, Equatable {
     public var baseModelDigest: Digest
     public var datasetDigest: Digest
     public var state: TrainingState
+    /// What the state's bits were computed with (OpenBLAS version and core type, threads, our kernels): a
+    /// worker resuming on another machine compares it with its own. Nil in checkpoints written before it was
+    /// recorded, and in ones not written by a trainer.
+    public var arithmetic: BLASArithmetic? = nil
 
     public init(configuration: TrainingConfiguration, baseModelDigest: Digest, datasetDigest: Digest, state: TrainingState) {
         self.configuration = configuration
@@ -56,6 +61,7 @@ public struct Checkpoint: Sendable, Equatable {
         var bestEvaluation: Evaluation?
         var staleEvaluations: Int
         var stoppedEarly: Bool
+        var arithmetic: BLASArithmetic?
     }
 
     /// The file's bytes: header, then the zstd-compressed payload.
@@ -64,7 +70,7 @@ public struct Checkpoint: Sendable, Equatable {
                         blasThreads: configuration.threads, step: state.step, cursor: state.cursor,
                         microStep: state.microStep, tokens: state.tokens, evaluations: state.evaluations,
                         bestEvaluation: state.bestEvaluation, staleEvaluations: state.staleEvaluations,
-                        stoppedEarly: state.stoppedEarly)
+                        stoppedEarly: state.stoppedEarly, arithmetic: arithmetic)
         var payload = BinaryWriter()
         func section(_ tag: StaticString, _ body: (inout BinaryWriter) -> Void) {
             var inner = BinaryWriter()
@@ -221,8 +227,10 @@ public struct Checkpoint: Sendable, Equatable {
                                   cursor: meta.cursor, microStep: meta.microStep, losses: losses, tokens: meta.tokens,
                                   evaluations: meta.evaluations, best: best, bestEvaluation: meta.bestEvaluation,
                                   staleEvaluations: meta.staleEvaluations, stoppedEarly: meta.stoppedEarly)
-        return Checkpoint(configuration: meta.configuration, baseModelDigest: meta.baseModelDigest,
-                          datasetDigest: meta.datasetDigest, state: state)
+        var checkpoint = Checkpoint(configuration: meta.configuration, baseModelDigest: meta.baseModelDigest,
+                                    datasetDigest: meta.datasetDigest, state: state)
+        checkpoint.arithmetic = meta.arithmetic
+        return checkpoint
     }
 
     /// Refuses a checkpoint made for another configuration, base model, dataset or parameter layout, naming

@@ -71,12 +71,17 @@ public struct Trainer: Sendable {
     /// empty. Corrupt checkpoints are skipped (reported in the `.resumed` event's warnings); one written for
     /// another configuration, base model or dataset is refused with `TrainingError.checkpointMismatch`.
     public func resumeState() throws -> (state: TrainingState, event: TrainingEvent)? {
+        try resume().map { ($0.state, $0.event) }
+    }
+
+    /// `resumeState`, with the arithmetic the checkpoint was computed with (nil when it records none).
+    public func resume() throws -> (state: TrainingState, event: TrainingEvent, arithmetic: BLASArithmetic?)? {
         guard let store, let loaded = try store.loadNewest() else { return nil }
         try loaded.checkpoint.check(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, layout: initial, datasetCount: data.count,
                                     name: loaded.reference.name)
         return (loaded.checkpoint.state, .resumed(step: loaded.checkpoint.state.step, checkpoint: loaded.reference.name,
-                                                  warnings: loaded.warnings))
+                                                  warnings: loaded.warnings), loaded.checkpoint.arithmetic)
     }
 
     // MARK: - One step
@@ -165,8 +170,9 @@ public struct Trainer: Sendable {
     /// Writes a checkpoint of `state` to the store (if there is one) and reports it.
     public func checkpoint(_ state: TrainingState, report: (TrainingEvent) -> Void) throws {
         guard let store else { return }
-        let checkpoint = Checkpoint(configuration: configuration, baseModelDigest: baseModelDigest,
+        var checkpoint = Checkpoint(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, state: state)
+        checkpoint.arithmetic = .current(threads: configuration.threads)
         let start = clock.nowMilliseconds()
         let data = try checkpoint.encoded()
         let reference = try store.save(data, step: state.step)

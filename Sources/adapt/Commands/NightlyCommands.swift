@@ -149,12 +149,21 @@ enum NightlyCommands {
             removed by the next.
             A run whose input was erased ('data forget') or expired cannot be replayed: exit 2, and --json says so
             ("replayable": false).
+            With --bundle FILE (from 'adapt run export') no state directory is needed: the run is replayed from
+            the bundle in a private scratch directory under the system temporary directory, removed afterwards,
+            reading the base model from --model (default: the bundle's model name in STATE/models); a damaged
+            bundle, an altered blob, a missing model or one with another SHA-256 cannot be replayed: exit 2.
             """,
-        options: [Replay.check, Replay.scratch, .json],
-        positionals: [PositionalSpec("RUN", help: "run id (run-N or N)")]
+        options: [Replay.check, Replay.bundle, Replay.model, Replay.scratch, .json],
+        positionals: [PositionalSpec("RUN", optional: true, help: "run id (run-N or N); none with --bundle")]
     ) { invocation in
         let a = invocation.arguments
-        let text = try a.required("RUN")
+        if let bundle = try a[Replay.bundle] {
+            if a.string("RUN") != nil { throw UsageError("give either RUN or --bundle FILE, not both") }
+            return try BundleCommands.replayBundle(invocation, path: bundle)
+        }
+        if try a[Replay.model] != nil { throw UsageError("--model applies to --bundle only; a run of this state reads the model it recorded") }
+        guard let text = a.string("RUN") else { throw UsageError("give the run to replay (run-N), or --bundle FILE from 'adapt run export'") }
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
         let outcome: Nightly.ReplayOutcome
         do {
@@ -187,6 +196,10 @@ enum NightlyCommands {
     /// The options of `replay`.
     enum Replay {
         static let check = Flag("check", help: "exit 1 when any compared value differs")
+        static let bundle = Option<String?>("bundle", value: "FILE",
+                                            help: "replay a bundle written by 'adapt run export' instead of a run of this state")
+        static let model = Option<String?>("model", value: "PATH",
+                                           help: "with --bundle: the base model file (its SHA-256 must be the bundle's)")
         static let scratch = Option<String?>("scratch", value: "DIR",
                                              help: "replay here and keep it (default: STATE/scratch/replay-PID-…, private, removed after)")
     }

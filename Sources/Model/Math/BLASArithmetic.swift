@@ -1,0 +1,121 @@
+import CBLAS
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the bits of a run's arithmetic depend on, beyond its inputs: the OpenBLAS build and the kernels it
+/// picked for this CPU (Debian's OpenBLAS is built with DYNAMIC_ARCH and picks them at load time, so an AVX2
+/// machine and an AVX-512 one disagree in the last bits of a matrix product), the thread count, and our own
+/// kernels (portable Swift SIMD, compiled for the architecture's baseline, so they vary only with it).
+public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// `OpenBLAS 0.3.21`.
+    public let openblas: String
+    /// The kernel set OpenBLAS runs (`Haswell`, `SkylakeX`, `Zen`, …): `openblas_get_corename()`.
+    public let coreType: String
+    public let threads: Int
+    /// Our element-wise and quantized kernels: `swift-simd-<architecture>`.
+    public let kernels: String
+    /// Whether the core type was pinned through `OPENBLAS_CORETYPE` rather than picked from the CPU.
+    public let pinned: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case openblas, threads, kernels, pinned
+        case coreType = "core_type"
+    }
+
+    public init(openblas: String, coreType: String, threads: Int, kernels: String, pinned: Bool) {
+        self.openblas = openblas
+        self.coreType = coreType
+        self.threads = threads
+        self.kernels = kernels
+        self.pinned = pinned
+    }
+
+    public var description: String {
+        "\(openblas) core \(coreType)\(pinned ? " (pinned)" : "") × \(threads) thread(s), \(kernels)"
+    }
+
+    /// This process's arithmetic at `threads` BLAS threads.
+    public static func current(threads: Int) -> BLASArithmetic {
+        let configuration = String(cString: openblas_get_config())
+        let version = configuration.split(separator: " ").prefix(2).joined(separator: " ")
+        return BLASArithmetic(openblas: version, coreType: String(cString: openblas_get_corename()), threads: threads,
+                              kernels: "swift-simd-\(architecture)", pinned: ProcessInfo.processInfo.environment[BLASCoreType.variable] != nil)
+    }
+
+    /// Why results computed under `self` and `other` may differ in their bits; nil when they cannot.
+    public func difference(from other: BLASArithmetic) -> String? {
+        var parts: [String] = []
+        if kernels != other.kernels { parts.append("our kernels \(other.kernels) here, \(kernels) recorded") }
+        if openblas != other.openblas { parts.append("\(other.openblas) here, \(openblas) recorded") }
+        if coreType.lowercased() != other.coreType.lowercased() {
+            parts.append("OpenBLAS core type \(other.coreType) here, \(coreType) recorded")
+        }
+        if threads != other.threads { parts.append("\(other.threads) BLAS thread(s) here, \(threads) recorded") }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    static var architecture: String {
+        #if arch(x86_64)
+        return "x86_64"
+        #elseif arch(arm64)
+        return "arm64"
+        #else
+        return "other"
+        #endif
+    }
+}
+
+/// Pins OpenBLAS's kernels so that a deterministic run recorded on one x86-64 machine replays bit for bit on
+/// another: every machine with AVX2 and FMA (Haswell and later, Zen) runs the `Haswell` kernels, including
+/// AVX-512 machines, where OpenBLAS would otherwise pick SkylakeX's.
+///
+/// OpenBLAS reads `OPENBLAS_CORETYPE` once, when the dynamic loader runs its constructor, before `main`; so
+/// an executable that finds it unset sets it and executes itself again (same pid, same arguments). Debian's
+/// 0.3.21 matches the name case-insensitively and does not check it against the CPU (a forced `SkylakeX`
+/// on a CPU without AVX-512 would die on its first product), hence the check of the CPU's flags here. A value
+/// the user set is kept; `ADAPT_BLAS_CORETYPE=native` leaves OpenBLAS to choose.
+public enum BLASCoreType {
+    public static let variable = "OPENBLAS_CORETYPE"
+    public static let policyVariable = "ADAPT_BLAS_CORETYPE"
+    /// The kernel set every AVX2 x86-64 machine can run.
+    public static let portable = "Haswell"
+
+    /// The core type to pin for this process, or nil (already pinned, asked not to, or a CPU without AVX2/FMA,
+    /// where OpenBLAS's choice stands and a replay elsewhere reports the difference).
+    public static func wanted(environment: [String: String] = ProcessInfo.processInfo.environment,
+                              cpuFlags: () -> Set<String> = cpuFlags) -> String? {
+        #if arch(x86_64)
+        if environment[variable] != nil { return nil }
+        let policy = environment[policyVariable] ?? ""
+        if policy == "native" { return nil }
+        let flags = cpuFlags()
+        guard flags.contains("avx2"), flags.contains("fma") else { return nil }
+        return policy.isEmpty ? portable : policy
+        #else
+        return nil
+        #endif
+    }
+
+    /// Call first in `main`: when a core type should be pinned and is not, sets it and re-executes this
+    /// program; returns only when nothing was to be done or the exec failed (then OpenBLAS's choice stands).
+    public static func pinByReexecuting() {
+        guard let type = wanted() else { return }
+        setenv(variable, type, 1)
+        let arguments = CommandLine.arguments
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        execv("/proc/self/exe", &argv)
+        // Still here: the exec failed. Run as we are, unpinned, and record it so.
+        unsetenv(variable)
+        for pointer in argv { free(pointer) }
+    }
+
+    /// The `flags` of the first processor in /proc/cpuinfo.
+    public static func cpuFlags() -> Set<String> {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("flags") }),
+              let colon = line.firstIndex(of: ":") else { return [] }
+        return Set(line[line.index(after: colon)...].split(separator: " ").map(String.init))
+    }
+}

@@ -1,0 +1,45 @@
+import AdaptCore
+
+/// Why a run could not be exported to a bundle, or a bundle could not be replayed. Descriptions name the
+/// field, digest or path that is wrong and the way out; never a user's text.
+public enum RunBundleError: Error, Equatable, CustomStringConvertible {
+    /// The run's buffer snapshot holds examples and `--include-user-data` was not given.
+    case holdsUserData(run: String, lineage: String, examples: Int)
+    /// The file does not start with the bundle's magic bytes.
+    case notABundle(path: String)
+    /// The compressed document cannot be read back whole (cut short, or bytes changed).
+    case damaged(path: String, reason: String)
+    case unsupportedVersion(found: Int, supported: Int)
+    /// A recorded input blob the bundle should carry is absent.
+    case blobMissing(step: String, field: String, digest: Digest)
+    /// A carried blob's bytes no longer hash to the digest the run recorded.
+    case blobAltered(step: String, field: String, expected: Digest, actual: Digest)
+    case modelMissing(path: String)
+    /// The model file given to replay is not the one the run was recorded with.
+    case modelDigestDiffers(path: String, expected: Digest, actual: Digest)
+
+    public var description: String {
+        switch self {
+        case let .holdsUserData(run, lineage, examples):
+            return "\(run) read the replay buffer of lineage \(lineage), which holds \(examples) example(s) of user text; "
+                + "a bundle would carry them off this machine. Pass --include-user-data to export them anyway "
+                + "(the bundle records that it holds user data)"
+        case let .notABundle(path):
+            return "\(path) is not a run bundle (it does not start with the bundle's magic bytes); 'adapt run export' writes one"
+        case let .damaged(path, reason):
+            return "the run bundle \(path) is damaged or truncated (\(reason)); export it again with 'adapt run export'"
+        case let .unsupportedVersion(found, supported):
+            return "the run bundle has format version \(found); this adapt reads version \(supported)"
+        case let .blobMissing(step, field, digest):
+            return "the run bundle lacks the blob \(digest.short) that step \(step) read (\(field)); export it again"
+        case let .blobAltered(step, field, expected, actual):
+            return "the blob of step \(step)'s \(field) in the run bundle was altered: its SHA-256 is \(actual.hex), "
+                + "the run recorded \(expected.hex); export the run again"
+        case let .modelMissing(path):
+            return "cannot replay: no model file at \(path); pass --model with the base model the run was recorded with"
+        case let .modelDigestDiffers(path, expected, actual):
+            return "cannot replay: the model at \(path) has SHA-256 \(actual.hex), the run was recorded with \(expected.hex); "
+                + "pass --model with that file"
+        }
+    }
+}
