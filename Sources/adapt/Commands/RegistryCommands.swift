@@ -2,6 +2,7 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import Registry
+import Services
 import Storage
 
 /// `adapt registry …`: adapter versions, the active pointer per lineage, promotion, rollback, verification.
@@ -118,17 +119,12 @@ enum RegistryCommands {
         "registry list", summary: "list adapter versions and which one is active per lineage",
         options: [lineage, .json]
     ) { invocation in
-        let registry = try readingRegistry(invocation)
-        let versions = try registry.versions(lineage: try invocation.arguments[lineage])
-        let active = try registry.activeIDs()
-        let byID = Dictionary(uniqueKeysWithValues: versions.map { ($0.id, $0) })
-        let rows = versions.map { v in
-            VersionJSON(v, active: active.contains(v.id), parent: v.parentID.flatMap { byID[$0] }, full: false)
-        }
+        let entries = try RegistryService.list(try readingRegistry(invocation), lineage: try invocation.arguments[lineage])
+        let rows = entries.map { VersionJSON($0.version, active: $0.isActive, parent: $0.parent, full: false) }
         if invocation.arguments[.json] { Console.print(JSON.pretty(rows)); return }
         if rows.isEmpty { Console.error("no adapter versions registered"); return }
         var table = Table("LINEAGE", "VERSION", "ACTIVE", "DIGEST", "GATE", "CREATED")
-        for (row, v) in zip(rows, versions) {
+        for (row, v) in zip(rows, entries.map(\.version)) {
             table.append([row.lineage, row.version, row.active ? "*" : (row.retired ? "retired" : ""), v.adapterDigest.short,
                           v.metrics.gate?.outcome.rawValue ?? "-", row.created_at])
         }
@@ -140,10 +136,9 @@ enum RegistryCommands {
         options: [lineage, .json], positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
     ) { invocation in
         let registry = try readingRegistry(invocation)
-        let version = try registry.version(try reference(invocation))
-        let active = try registry.active(lineage: version.lineage)
-        let parent = try version.parentID.map { try registry.version(id: $0) }
-        let json = VersionJSON(version, active: active?.id == version.id, parent: parent, full: true)
+        let entry = try RegistryService.show(try reference(invocation), in: registry)
+        let version = entry.version
+        let json = VersionJSON(version, active: entry.isActive, parent: entry.parent, full: true)
         if invocation.arguments[.json] { Console.print(JSON.pretty(json)); return }
         Console.print("""
             \(json.lineage)/\(json.version)\(json.active ? " (active)" : "")
@@ -172,34 +167,23 @@ enum RegistryCommands {
         // A new version's lineage follows the rule of every other command that names one ('.' is refused), so
         // the pipeline can later find it; existing lineages stay reachable through the looser identifier rule.
         let lineage = ShortIdentifier(try args.required(Add.lineage))
-        let source = try RegistryExchangeCommands.source(invocation)
-        if source != nil, args.string("FILE") != nil { throw UsageError("pass FILE or a --from-… option, not both") }
-        let imported = try source.map { format, path in
-            try RegistryExchangeCommands.importedAdapter(format: format, path: path, lineage: lineage,
-                                                        registry: try RegistryCommands.registry(invocation), invocation: invocation)
+        let source: RegistryService.Addition.Source
+        if let given = try RegistryExchangeCommands.source(invocation) {
+            let (format, path) = given
+            if args.string("FILE") != nil { throw UsageError("pass FILE or a --from-… option, not both") }
+            guard !path.isEmpty else { throw UsageError("an empty path names no adapter; pass its file or directory") }
+            source = .imported(format, path: path, model: try RegistryExchangeCommands.modelURL(invocation))
+        } else {
+            source = .file(path: try nonEmptyPath(try args.required("FILE")))
         }
-        let data: Data
-        if let imported { data = imported.data } else {
-            let path = try args.required("FILE")
-            data = try readWhole(path)
-            // A text file registered and promoted with --force would fail every later night's eval.
-            if !data.isEmpty { try FileFormatCheck.requireAdapter(data, path: path) }
-        }
-        var metadata = imported?.metadata ?? AdapterMetadata()
-        if let digest = try args[Add.baseModel] { metadata.baseModel = digest }
-        if let id = try args[Add.chatConvention] { metadata.chatConvention = id }
-        var metrics = VersionMetrics()
-        if let reportPath = try args[Add.gateReport] {
-            let gate = try JSON.decode(GateSummary.self, from: try readWhole(reportPath), context: reportPath)
-            try gate.checkConsistency()
-            metrics.gate = gate
-        }
-        let parent = try args[Add.parent]
-        let registry = try registry(invocation)
-        let version = try registry.register(adapterData: data, lineage: lineage, parent: parent, metadata: metadata, metrics: metrics)
+        let addition = RegistryService.Addition(
+            lineage: lineage, source: source, parent: try args[Add.parent], baseModel: try args[Add.baseModel],
+            chatConvention: try args[Add.chatConvention], gateReport: try args[Add.gateReport].map(nonEmptyPath))
+        let added = try RegistryService.add(addition) { try registry(invocation) }
+        let version = added.version
         if args[.json] {
             var json = VersionJSON(version, active: false, parent: nil, full: true)
-            json.weights_digest = imported?.weights.hex
+            json.weights_digest = added.importedWeights?.hex
             Console.print(JSON.pretty(json))
         } else {
             Console.print("registered \(version.lineage)/\(version.name) (\(version.adapterDigest.short), \(version.size) bytes)")
@@ -228,13 +212,10 @@ enum RegistryCommands {
         }
     }
 
-    /// A regular file's bytes; a missing path, a directory, a FIFO or a device is a clear error, not a hang.
-    static func readWhole(_ path: String) throws -> Data {
+    /// `path`, unless it is empty: an empty argument names no file.
+    static func nonEmptyPath(_ path: String) throws -> String {
         guard !path.isEmpty else { throw UsageError("an empty path names no file; pass the file's path") }
-        guard let data = try AtomicFile.read(URL(fileURLWithPath: path)) else {
-            throw CoreError.fileUnreadable(path: path, reason: "no such file")
-        }
-        return data
+        return path
     }
 
     static let promote = Command(
@@ -248,9 +229,12 @@ enum RegistryCommands {
     ) { invocation in
         let registry = try registry(invocation)
         let force = invocation.arguments[RegistryCommands.force]
-        let change = try registry.promote(try reference(invocation), reason: force ? .force : .gate)
+        let state = try GlobalOptions.stateDirectory(invocation)
+        let moved = try RegistryService.promote(try reference(invocation), force: force, registry: registry,
+                                                model: state.defaultModel, state: state)
+        let change = moved.change
         if let bypassed = change.bypassed { Console.error("adapt: --force bypassed: \(bypassed); recorded in the history") }
-        if change.move != nil { RegistryExchangeCommands.updateActiveExport(lineage: change.lineage, invocation: invocation) }
+        report(moved)
         if invocation.arguments[.json] { Console.print(JSON.pretty(moveJSON(change))); return }
         if change.move == nil {
             Console.print("\(change.lineage)/\(change.to?.name ?? "base") is already active")
@@ -264,22 +248,32 @@ enum RegistryCommands {
         options: [lineage, .json]
     ) { invocation in
         let lineage = try invocation.arguments.required(RegistryCommands.lineage)
-        let change = try registry(invocation).rollback(lineage: lineage)
-        if change.move != nil { RegistryExchangeCommands.updateActiveExport(lineage: lineage, invocation: invocation) }
+        let state = try GlobalOptions.stateDirectory(invocation)
+        let moved = try RegistryService.rollback(lineage: lineage, registry: try registry(invocation), model: state.defaultModel,
+                                                 state: state)
+        let change = moved.change
+        report(moved)
         if invocation.arguments[.json] { Console.print(JSON.pretty(moveJSON(change))); return }
         Console.print("\(lineage): \(change.from?.name ?? "base") → \(change.to?.name ?? "base")")
+    }
+
+    /// How to serve the rewritten active export, or why it was not rewritten (the move itself is committed).
+    static func report(_ moved: RegistryService.PointerResult) {
+        for line in moved.exportNotes { Console.error("adapt: \(line)") }
+        if let failure = moved.exportFailure {
+            Console.error("adapt: the active export of \(moved.change.lineage) was not updated: \(failure)")
+        }
     }
 
     static let history = Command(
         "registry history", summary: "list every move of the active pointer, oldest first",
         options: [lineage, .json]
     ) { invocation in
-        let registry = try readingRegistry(invocation)
-        let moves = try registry.history(lineage: try invocation.arguments[lineage])
-        let names = Dictionary(uniqueKeysWithValues: try registry.versions().map { ($0.id, $0.name) })
-        let rows = moves.map { m in
-            MoveJSON(lineage: m.lineage.value, from: m.fromVersionID.flatMap { names[$0] }, to: m.toVersionID.flatMap { names[$0] },
-                     reason: m.reason.rawValue, bypassed: m.bypassed, actor: m.actor.value, at: Timestamp.iso8601(m.at), changed: true)
+        let moves = try RegistryService.history(try readingRegistry(invocation), lineage: try invocation.arguments[lineage])
+        let rows = moves.map { named in
+            let m = named.move
+            return MoveJSON(lineage: m.lineage.value, from: named.from, to: named.to, reason: m.reason.rawValue, bypassed: m.bypassed,
+                            actor: m.actor.value, at: Timestamp.iso8601(m.at), changed: true)
         }
         if invocation.arguments[.json] { Console.print(JSON.pretty(rows)); return }
         var table = Table("AT", "LINEAGE", "FROM", "TO", "REASON", "BY", "BYPASSED")

@@ -4,19 +4,17 @@ import Adapters
 import CommandLineKit
 import Foundation
 import Registry
+import Services
 
 /// `adapt registry export` and the `--from-…` sources of `adapt registry add`: adapters to and from llama.cpp
-/// (GGUF-LoRA), Hugging Face PEFT and mlx-lm. The formats live in Adapters and AdapterExchange; this file only
-/// reads the options and prints.
+/// (GGUF-LoRA), Hugging Face PEFT and mlx-lm. The formats live in Adapters and AdapterExchange, the work in
+/// `RegistryService`; this file only reads the options and prints.
 enum RegistryExchangeCommands {
-    /// The base model an export is shaped by and an import is checked against: `ModelCommands.model`.
+    /// The base model an export is shaped by and an import is checked against (`ModelCommands.model`); the
+    /// service checks it exists when it needs it.
     static func modelURL(_ invocation: Invocation) throws -> URL {
-        let url = try invocation.arguments[ModelCommands.model].map { URL(fileURLWithPath: $0) }
+        try invocation.arguments[ModelCommands.model].map { URL(fileURLWithPath: $0) }
             ?? GlobalOptions.stateDirectory(invocation).defaultModel
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw CoreError.fileUnreadable(path: url.path, reason: "no such file; pass the base model with --model")
-        }
-        return url
     }
 
     struct ExportJSON: Encodable {
@@ -52,19 +50,11 @@ enum RegistryExchangeCommands {
         if args.given(Export.outtype), format != .ggufLoRA { throw UsageError("--outtype applies to --format gguf-lora only; peft and mlx are f32") }
         if args.given(Export.version), args[Export.active] { throw UsageError("pass --version or --active, not both") }
         let registry = try RegistryCommands.readingRegistry(invocation)
-        let version: AdapterVersion
-        if let number = try args[Export.version] {
-            version = try registry.version(VersionReference(lineage: lineage, number: number))
-        } else {
-            guard let active = try registry.active(lineage: lineage) else {
-                throw RegistryExchangeError.noActiveVersion(lineage: lineage.value)
-            }
-            version = active
-        }
-        let (adapter, _) = try AdapterFile.decode(try registry.adapterData(version), name: "\(lineage)/\(version.name)")
-        let base = try BaseModelShape(model: try modelURL(invocation))
-        let result = try AdapterExport.export(adapter, base: base, format: format, precision: precision,
-                                              to: URL(fileURLWithPath: out))
+        let request = RegistryService.ExportRequest(lineage: lineage, version: try args[Export.version], format: format,
+                                                    precision: precision, out: URL(fileURLWithPath: out),
+                                                    model: try modelURL(invocation))
+        let exported = try RegistryService.export(request, from: registry)
+        let (version, result) = (exported.version, exported.result)
         if args[.json] {
             Console.print(JSON.pretty(ExportJSON(
                 lineage: lineage.value, version: version.name, format: format.rawValue, path: result.path.path,
@@ -117,54 +107,4 @@ enum RegistryExchangeCommands {
     static let fromMLX = Option<String?>("from-mlx", value: "DIR",
                                          help: "import an mlx-lm adapter directory (adapters.safetensors, adapter_config.json)")
     static let importOptions: [any OptionDeclaration] = [fromGGUFLoRA, fromPEFT, fromMLX, ModelCommands.model]
-
-    /// An adapter from another tool as an adapt adapter file for `lineage`: checked against the base model
-    /// (the lineage's, which --model must be when the lineage has versions) and the lineage's rank.
-    static func importedAdapter(format: ExchangeFormat, path: String, lineage: ShortIdentifier,
-                                registry: AdapterRegistry, invocation: Invocation) throws -> (data: Data, metadata: AdapterMetadata, weights: Digest) {
-        guard !path.isEmpty else { throw UsageError("an empty path names no adapter; pass its file or directory") }
-        let model = try modelURL(invocation)
-        let base = try BaseModelShape(model: model)
-        var expectedRank: Int?
-        if let latest = try registry.versions(lineage: lineage).last {
-            let (file, _) = try AdapterFile.decode(try registry.adapterData(latest), name: "\(lineage)/\(latest.name)")
-            guard file.metadata.baseModelDigest == base.digest else {
-                throw RegistryExchangeError.lineageOnOtherBase(lineage: lineage.value, lineageBase: file.metadata.baseModelDigest.hex,
-                                                              model: base.digest.hex)
-            }
-            expectedRank = file.metadata.rank
-        }
-        let portable = try AdapterImport.read(format: format, at: URL(fileURLWithPath: path), base: base, expectedRank: expectedRank)
-        let file = try AdapterImport.adapterFile(portable, format: format, base: base, model: model)
-        let metadata = AdapterMetadata(baseModel: base.digest, chatConvention: ShortIdentifier(file.metadata.chatConvention))
-        return (file.encoded().data, metadata, portable.weightsDigest)
-    }
-
-    /// Rewrites `state/exports/<lineage>/` after the active pointer moved, and prints how to serve it. The
-    /// move is already committed: a failure here is reported, not thrown.
-    static func updateActiveExport(lineage: ShortIdentifier, invocation: Invocation) {
-        do {
-            let state = try GlobalOptions.stateDirectory(invocation)
-            let registry = try RegistryCommands.readingRegistry(invocation)
-            for line in try ActiveAdapterExport.update(lineage: lineage, registry: registry, model: state.defaultModel, state: state) {
-                Console.error("adapt: \(line)")
-            }
-        } catch {
-            Console.error("adapt: the active export of \(lineage) was not updated: \(error)")
-        }
-    }
-}
-
-enum RegistryExchangeError: Error, CustomStringConvertible {
-    case noActiveVersion(lineage: String)
-    case lineageOnOtherBase(lineage: String, lineageBase: String, model: String)
-
-    var description: String {
-        switch self {
-        case let .noActiveVersion(lineage):
-            return "lineage \(lineage) has no active version; pass --version N"
-        case let .lineageOnOtherBase(lineage, lineageBase, model):
-            return "lineage \(lineage) is on base model \(lineageBase.prefix(12)), the model given is \(model.prefix(12)); pass the lineage's base model with --model"
-        }
-    }
 }
