@@ -80,16 +80,19 @@ public enum RegistryService {
     }
 
     /// Registers the addition as the lineage's next version (not activated). `open` gives the registry; it is
-    /// called before an import (which reads the lineage) or, for a file, once the file was read, so a missing
-    /// file creates no state.
+    /// called once, before an import (which reads the lineage) or, for a file, once the file was read, so a
+    /// missing file creates no state.
     public static func add(_ addition: Addition, registry open: () throws -> AdapterRegistry) throws -> Added {
+        var registry: AdapterRegistry?
         var metadata = AdapterMetadata()
         var importedWeights: Digest?
         let data: Data
         switch addition.source {
         case let .imported(format, path, model):
+            let opened = try open()
+            registry = opened
             let imported = try importedAdapter(format: format, path: path, model: model, lineage: addition.lineage,
-                                               registry: try open())
+                                               registry: opened)
             (data, metadata, importedWeights) = (imported.data, imported.metadata, imported.weights)
         case let .file(path):
             data = try readWhole(path)
@@ -104,7 +107,7 @@ public enum RegistryService {
             try gate.checkConsistency()
             metrics.gate = gate
         }
-        let version = try open().register(adapterData: data, lineage: addition.lineage, parent: addition.parent,
+        let version = try (registry ?? open()).register(adapterData: data, lineage: addition.lineage, parent: addition.parent,
                                           metadata: metadata, metrics: metrics)
         return Added(version: version, importedWeights: importedWeights)
     }
