@@ -63,7 +63,7 @@ let package = Package(
         // its service and prints what comes back.
         .target(name: "Services", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue", "WorkerRuntime",
-            "Evaluation", "Registry", "Adapters", "Inference", "Steps",
+            "Evaluation", "Registry", "Adapters", "Inference", "Steps", "AdapterExchange",
         ]),
 
         .executableTarget(name: "adapt", dependencies: [

@@ -2,6 +2,7 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import Registry
+import Services
 import Storage
 
 /// `adapt registry …`: adapter versions, the active pointer per lineage, promotion, rollback, verification.
@@ -14,7 +15,14 @@ enum RegistryCommands {
                 options: command.options, positionals: command.positionals, run: command.run)
     }
 
-    static let lineageOption = OptionSpec("lineage", value: "L", help: "the lineage (e.g. mail)")
+    /// `--lineage L` of the commands that read what is registered: the identifier rule, looser than
+    /// `Lineage.rule` (it allows '.'), so that lineages registered under it stay reachable. `registry add`
+    /// names a new lineage with `Add.lineage` instead.
+    static let lineage = Option<ShortIdentifier?>("lineage", value: "L", default: nil, help: "the lineage (e.g. mail)") { text in
+        guard let id = ShortIdentifier(text) else { throw UsageError("must be 1 to 64 letters, digits, '.', '_' or '-'") }
+        return id
+    }
+    static let force = Flag("force", help: "promote without a 'better' gate outcome (recorded)")
 
     static func registry(_ invocation: Invocation) throws -> AdapterRegistry {
         let state = try GlobalOptions.stateDirectory(invocation)
@@ -27,21 +35,12 @@ enum RegistryCommands {
         return try AdapterRegistry(database: try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs)
     }
 
-    static func lineage(_ invocation: Invocation) throws -> ShortIdentifier? {
-        try invocation.arguments.string("lineage").map { text in
-            guard let id = ShortIdentifier(text) else {
-                throw UsageError("--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")
-            }
-            return id
-        }
-    }
-
     /// `VERSION` is `vN` or `LINEAGE/vN`; `--lineage` fills in a bare `vN`.
     static func reference(_ invocation: Invocation) throws -> VersionReference {
         let text = try invocation.arguments.required("VERSION")
         let parsed: VersionReference
         do { parsed = try VersionReference(parsing: text) } catch { throw UsageError("\(error)") }
-        let option = try lineage(invocation)
+        let option = try invocation.arguments[lineage]
         if let option, let given = parsed.lineage, option != given {
             throw UsageError("VERSION names lineage \(given) but --lineage says \(option)")
         }
@@ -118,19 +117,14 @@ enum RegistryCommands {
 
     static let list = Command(
         "registry list", summary: "list adapter versions and which one is active per lineage",
-        options: [lineageOption, .json]
+        options: [lineage, .json]
     ) { invocation in
-        let registry = try readingRegistry(invocation)
-        let versions = try registry.versions(lineage: try lineage(invocation))
-        let active = try registry.activeIDs()
-        let byID = Dictionary(uniqueKeysWithValues: versions.map { ($0.id, $0) })
-        let rows = versions.map { v in
-            VersionJSON(v, active: active.contains(v.id), parent: v.parentID.flatMap { byID[$0] }, full: false)
-        }
-        if invocation.arguments.flag("json") { Console.print(JSON.pretty(rows)); return }
+        let entries = try RegistryService.list(try readingRegistry(invocation), lineage: try invocation.arguments[lineage])
+        let rows = entries.map { VersionJSON($0.version, active: $0.isActive, parent: $0.parent, full: false) }
+        if invocation.arguments[.json] { Console.print(JSON.pretty(rows)); return }
         if rows.isEmpty { Console.error("no adapter versions registered"); return }
         var table = Table("LINEAGE", "VERSION", "ACTIVE", "DIGEST", "GATE", "CREATED")
-        for (row, v) in zip(rows, versions) {
+        for (row, v) in zip(rows, entries.map(\.version)) {
             table.append([row.lineage, row.version, row.active ? "*" : (row.retired ? "retired" : ""), v.adapterDigest.short,
                           v.metrics.gate?.outcome.rawValue ?? "-", row.created_at])
         }
@@ -139,14 +133,13 @@ enum RegistryCommands {
 
     static let show = Command(
         "registry show", summary: "show one adapter version: digest, parent, metadata, metrics",
-        options: [lineageOption, .json], positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
+        options: [lineage, .json], positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
     ) { invocation in
         let registry = try readingRegistry(invocation)
-        let version = try registry.version(try reference(invocation))
-        let active = try registry.active(lineage: version.lineage)
-        let parent = try version.parentID.map { try registry.version(id: $0) }
-        let json = VersionJSON(version, active: active?.id == version.id, parent: parent, full: true)
-        if invocation.arguments.flag("json") { Console.print(JSON.pretty(json)); return }
+        let entry = try RegistryService.show(try reference(invocation), in: registry)
+        let version = entry.version
+        let json = VersionJSON(version, active: entry.isActive, parent: entry.parent, full: true)
+        if invocation.arguments[.json] { Console.print(JSON.pretty(json)); return }
         Console.print("""
             \(json.lineage)/\(json.version)\(json.active ? " (active)" : "")
             digest     \(json.digest)
@@ -166,68 +159,63 @@ enum RegistryCommands {
             outcome is what 'registry promote' checks, so a report whose numbers contradict its outcome is \
             refused. Metadata holds only numbers, digests and identifiers.
             """,
-        options: [
-            lineageOption,
-            OptionSpec("parent", value: "vN", help: "the version this one was trained from"),
-            OptionSpec("gate-report", value: "FILE", help: "record this gate report (adapt gate --json) as the version's gate metrics"),
-            OptionSpec("base-model", value: "DIGEST", help: "SHA-256 of the base model file"),
-            OptionSpec("chat-convention", value: "NAME", help: "chat formatting convention used in training (e.g. chatml)"),
-            .json,
-        ] + RegistryExchangeCommands.importOptions,
+        options: [Add.lineage, Add.parent, Add.gateReport, Add.baseModel, Add.chatConvention, .json]
+            + RegistryExchangeCommands.importOptions,
         positionals: [PositionalSpec("FILE", optional: true, help: "the adapter file (or one of the --from-… options)")]
     ) { invocation in
         let args = invocation.arguments
         // A new version's lineage follows the rule of every other command that names one ('.' is refused), so
         // the pipeline can later find it; existing lineages stay reachable through the looser identifier rule.
-        let lineage = ShortIdentifier(try Lineage.option(try args.required("lineage")))
-        let source = try RegistryExchangeCommands.source(invocation)
-        if source != nil, args.string("FILE") != nil { throw UsageError("pass FILE or a --from-… option, not both") }
-        let imported = try source.map { format, path in
-            try RegistryExchangeCommands.importedAdapter(format: format, path: path, lineage: lineage,
-                                                        registry: try RegistryCommands.registry(invocation), invocation: invocation)
+        let lineage = ShortIdentifier(try args.required(Add.lineage))
+        let source: RegistryService.Addition.Source
+        if let given = try RegistryExchangeCommands.source(invocation) {
+            let (format, path) = given
+            if args.string("FILE") != nil { throw UsageError("pass FILE or a --from-… option, not both") }
+            guard !path.isEmpty else { throw UsageError("an empty path names no adapter; pass its file or directory") }
+            source = .imported(format, path: path, model: try RegistryExchangeCommands.modelURL(invocation))
+        } else {
+            source = .file(path: try nonEmptyPath(try args.required("FILE")))
         }
-        let data: Data
-        if let imported { data = imported.data } else {
-            let path = try args.required("FILE")
-            data = try readWhole(path)
-            // A text file registered and promoted with --force would fail every later night's eval.
-            if !data.isEmpty { try FileFormatCheck.requireAdapter(data, path: path) }
-        }
-        var metadata = imported?.metadata ?? AdapterMetadata()
-        if let text = args.string("base-model") {
-            guard let digest = Digest(hex: text) else { throw UsageError("--base-model expects a 64-digit SHA-256") }
-            metadata.baseModel = digest
-        }
-        if let text = args.string("chat-convention") {
-            guard let id = ShortIdentifier(text) else { throw UsageError("--chat-convention must be a short identifier") }
-            metadata.chatConvention = id
-        }
-        var metrics = VersionMetrics()
-        if let reportPath = args.string("gate-report") {
-            let gate = try JSON.decode(GateSummary.self, from: try readWhole(reportPath), context: reportPath)
-            try gate.checkConsistency()
-            metrics.gate = gate
-        }
-        let parent: VersionReference?
-        do { parent = try args.string("parent").map(VersionReference.init(parsing:)) } catch { throw UsageError("--parent: \(error)") }
-        let registry = try registry(invocation)
-        let version = try registry.register(adapterData: data, lineage: lineage, parent: parent, metadata: metadata, metrics: metrics)
-        if args.flag("json") {
+        let addition = RegistryService.Addition(
+            lineage: lineage, source: source, parent: try args[Add.parent], baseModel: try args[Add.baseModel],
+            chatConvention: try args[Add.chatConvention], gateReport: try args[Add.gateReport].map(nonEmptyPath))
+        let added = try RegistryService.add(addition) { try registry(invocation) }
+        let version = added.version
+        if args[.json] {
             var json = VersionJSON(version, active: false, parent: nil, full: true)
-            json.weights_digest = imported?.weights.hex
+            json.weights_digest = added.importedWeights?.hex
             Console.print(JSON.pretty(json))
         } else {
             Console.print("registered \(version.lineage)/\(version.name) (\(version.adapterDigest.short), \(version.size) bytes)")
         }
     }
 
-    /// A regular file's bytes; a missing path, a directory, a FIFO or a device is a clear error, not a hang.
-    static func readWhole(_ path: String) throws -> Data {
-        guard !path.isEmpty else { throw UsageError("an empty path names no file; pass the file's path") }
-        guard let data = try AtomicFile.read(URL(fileURLWithPath: path)) else {
-            throw CoreError.fileUnreadable(path: path, reason: "no such file")
+    /// The options of `registry add` besides the `--from-…` sources.
+    enum Add {
+        /// A new version's lineage follows `Lineage.rule`, as every command that names a new one.
+        static let lineage = Option<Lineage?>(lineage: "the lineage (e.g. mail)")
+        static let parent = Option<VersionReference?>("parent", value: "vN", default: nil,
+                                                      help: "the version this one was trained from") { text in
+            try VersionReference(parsing: text)
         }
-        return data
+        static let gateReport = Option<String?>("gate-report", value: "FILE",
+                                                help: "record this gate report (adapt gate --json) as the version's gate metrics")
+        static let baseModel = Option<Digest?>("base-model", value: "DIGEST", default: nil,
+                                               help: "SHA-256 of the base model file") { text in
+            guard let digest = Digest(hex: text) else { throw UsageError("expects a 64-digit SHA-256") }
+            return digest
+        }
+        static let chatConvention = Option<ShortIdentifier?>("chat-convention", value: "NAME", default: nil,
+                                                             help: "chat formatting convention used in training (e.g. chatml)") { text in
+            guard let id = ShortIdentifier(text) else { throw UsageError("must be a short identifier") }
+            return id
+        }
+    }
+
+    /// `path`, unless it is empty: an empty argument names no file.
+    static func nonEmptyPath(_ path: String) throws -> String {
+        guard !path.isEmpty else { throw UsageError("an empty path names no file; pass the file's path") }
+        return path
     }
 
     static let promote = Command(
@@ -236,15 +224,18 @@ enum RegistryCommands {
             Refuses unless the version's recorded gate outcome is 'better'. --force promotes anyway, says what \
             it bypassed, and records 'force' in the history. The adapter file is verified first.
             """,
-        options: [lineageOption, .flag("force", help: "promote without a 'better' gate outcome (recorded)"), .json],
+        options: [lineage, force, .json],
         positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
     ) { invocation in
         let registry = try registry(invocation)
-        let force = invocation.arguments.flag("force")
-        let change = try registry.promote(try reference(invocation), reason: force ? .force : .gate)
+        let force = invocation.arguments[RegistryCommands.force]
+        let state = try GlobalOptions.stateDirectory(invocation)
+        let moved = try RegistryService.promote(try reference(invocation), force: force, registry: registry,
+                                                model: state.defaultModel, state: state)
+        let change = moved.change
         if let bypassed = change.bypassed { Console.error("adapt: --force bypassed: \(bypassed); recorded in the history") }
-        if change.move != nil { RegistryExchangeCommands.updateActiveExport(lineage: change.lineage, invocation: invocation) }
-        if invocation.arguments.flag("json") { Console.print(JSON.pretty(moveJSON(change))); return }
+        report(moved)
+        if invocation.arguments[.json] { Console.print(JSON.pretty(moveJSON(change))); return }
         if change.move == nil {
             Console.print("\(change.lineage)/\(change.to?.name ?? "base") is already active")
         } else {
@@ -254,27 +245,37 @@ enum RegistryCommands {
 
     static let rollback = Command(
         "registry rollback", summary: "point a lineage back to the version active before the current one (or the base model)",
-        options: [lineageOption, .json]
+        options: [lineage, .json]
     ) { invocation in
-        guard let lineage = try lineage(invocation) else { throw UsageError("missing --lineage") }
-        let change = try registry(invocation).rollback(lineage: lineage)
-        if change.move != nil { RegistryExchangeCommands.updateActiveExport(lineage: lineage, invocation: invocation) }
-        if invocation.arguments.flag("json") { Console.print(JSON.pretty(moveJSON(change))); return }
+        let lineage = try invocation.arguments.required(RegistryCommands.lineage)
+        let state = try GlobalOptions.stateDirectory(invocation)
+        let moved = try RegistryService.rollback(lineage: lineage, registry: try registry(invocation), model: state.defaultModel,
+                                                 state: state)
+        let change = moved.change
+        report(moved)
+        if invocation.arguments[.json] { Console.print(JSON.pretty(moveJSON(change))); return }
         Console.print("\(lineage): \(change.from?.name ?? "base") → \(change.to?.name ?? "base")")
+    }
+
+    /// How to serve the rewritten active export, or why it was not rewritten (the move itself is committed).
+    static func report(_ moved: RegistryService.PointerResult) {
+        for line in moved.exportNotes { Console.error("adapt: \(line)") }
+        if let failure = moved.exportFailure {
+            Console.error("adapt: the active export of \(moved.change.lineage) was not updated: \(failure)")
+        }
     }
 
     static let history = Command(
         "registry history", summary: "list every move of the active pointer, oldest first",
-        options: [lineageOption, .json]
+        options: [lineage, .json]
     ) { invocation in
-        let registry = try readingRegistry(invocation)
-        let moves = try registry.history(lineage: try lineage(invocation))
-        let names = Dictionary(uniqueKeysWithValues: try registry.versions().map { ($0.id, $0.name) })
-        let rows = moves.map { m in
-            MoveJSON(lineage: m.lineage.value, from: m.fromVersionID.flatMap { names[$0] }, to: m.toVersionID.flatMap { names[$0] },
-                     reason: m.reason.rawValue, bypassed: m.bypassed, actor: m.actor.value, at: Timestamp.iso8601(m.at), changed: true)
+        let moves = try RegistryService.history(try readingRegistry(invocation), lineage: try invocation.arguments[lineage])
+        let rows = moves.map { named in
+            let m = named.move
+            return MoveJSON(lineage: m.lineage.value, from: named.from, to: named.to, reason: m.reason.rawValue, bypassed: m.bypassed,
+                            actor: m.actor.value, at: Timestamp.iso8601(m.at), changed: true)
         }
-        if invocation.arguments.flag("json") { Console.print(JSON.pretty(rows)); return }
+        if invocation.arguments[.json] { Console.print(JSON.pretty(rows)); return }
         var table = Table("AT", "LINEAGE", "FROM", "TO", "REASON", "BY", "BYPASSED")
         for r in rows { table.append([r.at, r.lineage, r.from ?? "base", r.to ?? "base", r.reason, r.actor, r.bypassed ?? ""]) }
         Console.print(table.render())
@@ -289,13 +290,13 @@ enum RegistryCommands {
 
     static let verify = Command(
         "registry verify", summary: "rehash every adapter file; exit 1 if any is missing or corrupt",
-        options: [lineageOption, .json]
+        options: [lineage, .json]
     ) { invocation in
-        let results = try readingRegistry(invocation).verify(lineage: try lineage(invocation))
+        let results = try readingRegistry(invocation).verify(lineage: try invocation.arguments[lineage])
         let rows = results.map {
             VerificationJSON(version: $0.version.name, lineage: $0.version.lineage.value, digest: $0.version.adapterDigest.hex, state: $0.state.rawValue)
         }
-        if invocation.arguments.flag("json") {
+        if invocation.arguments[.json] {
             Console.print(JSON.pretty(rows))
         } else {
             var table = Table("LINEAGE", "VERSION", "DIGEST", "STATE")

@@ -4,21 +4,17 @@ import Adapters
 import CommandLineKit
 import Foundation
 import Registry
+import Services
 
 /// `adapt registry export` and the `--from-…` sources of `adapt registry add`: adapters to and from llama.cpp
-/// (GGUF-LoRA), Hugging Face PEFT and mlx-lm. The formats live in Adapters and AdapterExchange; this file only
-/// reads the options and prints.
+/// (GGUF-LoRA), Hugging Face PEFT and mlx-lm. The formats live in Adapters and AdapterExchange, the work in
+/// `RegistryService`; this file only reads the options and prints.
 enum RegistryExchangeCommands {
-    static let modelOption = OptionSpec("model", value: "FILE",
-                                        help: "the base model GGUF (default: models/\(DefaultModel.fileName) in the state directory)")
-
+    /// The base model an export is shaped by and an import is checked against (`ModelCommands.model`); the
+    /// service checks it exists when it needs it.
     static func modelURL(_ invocation: Invocation) throws -> URL {
-        let url = try invocation.arguments.string("model").map { URL(fileURLWithPath: $0) }
+        try invocation.arguments[ModelCommands.model].map { URL(fileURLWithPath: $0) }
             ?? GlobalOptions.stateDirectory(invocation).defaultModel
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw CoreError.fileUnreadable(path: url.path, reason: "no such file; pass the base model with --model")
-        }
-        return url
     }
 
     struct ExportJSON: Encodable {
@@ -42,46 +38,24 @@ enum RegistryExchangeCommands {
             adapter_config.json into the directory --out; mlx writes adapters.safetensors and adapter_config.json. \
             The export is read back before the command reports it; digest is its weights digest.
             """,
-        options: [
-            OptionSpec("version", value: "N", help: "the version to export (vN or N; default: the active one)"),
-            .flag("active", help: "export the lineage's active version (the default)"),
-            OptionSpec("format", value: "F", help: "gguf-lora, peft or mlx"),
-            OptionSpec("out", value: "PATH", help: "the file (gguf-lora) or directory (peft, mlx) to write"),
-            OptionSpec("outtype", value: "T", help: "gguf-lora tensor type: f32 (default), f16 or q8_0"),
-            modelOption,
-            .json,
-        ],
+        options: [Export.version, Export.active, Export.format, Export.out, Export.outtype, ModelCommands.model, .json],
         positionals: [PositionalSpec("LINEAGE", help: "the lineage")]
     ) { invocation in
         let args = invocation.arguments
         let lineageText = try args.required("LINEAGE")
         guard let lineage = ShortIdentifier(lineageText) else { throw UsageError("LINEAGE must be 1 to 64 letters, digits, '.', '_' or '-'") }
-        let formatText = try args.required("format")
-        guard let format = ExchangeFormat(rawValue: formatText) else { throw UsageError("--format must be gguf-lora, peft or mlx") }
-        let out = try args.required("out")
-        guard !out.isEmpty else { throw UsageError("--out must name a path") }
-        let precisionText = args.string("outtype")
-        guard let precision = GGUFLoRA.Precision(rawValue: precisionText ?? "f32") else { throw UsageError("--outtype must be f32, f16 or q8_0") }
-        if precisionText != nil, format != .ggufLoRA { throw UsageError("--outtype applies to --format gguf-lora only; peft and mlx are f32") }
-        if args.string("version") != nil, args.flag("active") { throw UsageError("pass --version or --active, not both") }
+        let format = try args.required(Export.format)
+        let out = try args.required(Export.out)
+        let precision = try args[Export.outtype]
+        if args.given(Export.outtype), format != .ggufLoRA { throw UsageError("--outtype applies to --format gguf-lora only; peft and mlx are f32") }
+        if args.given(Export.version), args[Export.active] { throw UsageError("pass --version or --active, not both") }
         let registry = try RegistryCommands.readingRegistry(invocation)
-        let version: AdapterVersion
-        if let text = args.string("version") {
-            guard let number = Int(text.hasPrefix("v") ? String(text.dropFirst()) : text), number >= 1 else {
-                throw UsageError("--version expects N or vN with N ≥ 1")
-            }
-            version = try registry.version(VersionReference(lineage: lineage, number: number))
-        } else {
-            guard let active = try registry.active(lineage: lineage) else {
-                throw RegistryExchangeError.noActiveVersion(lineage: lineage.value)
-            }
-            version = active
-        }
-        let (adapter, _) = try AdapterFile.decode(try registry.adapterData(version), name: "\(lineage)/\(version.name)")
-        let base = try BaseModelShape(model: try modelURL(invocation))
-        let result = try AdapterExport.export(adapter, base: base, format: format, precision: precision,
-                                              to: URL(fileURLWithPath: out))
-        if args.flag("json") {
+        let request = RegistryService.ExportRequest(lineage: lineage, version: try args[Export.version], format: format,
+                                                    precision: precision, out: URL(fileURLWithPath: out),
+                                                    model: try modelURL(invocation))
+        let exported = try RegistryService.export(request, from: registry)
+        let (version, result) = (exported.version, exported.result)
+        if args[.json] {
             Console.print(JSON.pretty(ExportJSON(
                 lineage: lineage.value, version: version.name, format: format.rawValue, path: result.path.path,
                 digest: result.digest.hex, source_digest: result.sourceDigest.hex,
@@ -91,68 +65,46 @@ enum RegistryExchangeCommands {
         Console.print("exported \(lineage)/\(version.name) as \(format.rawValue) to \(result.path.path) (weights \(result.digest.short))")
     }
 
+    /// The options of `registry export`; the checks of the version number wait until the registry is open.
+    enum Export {
+        static let version = Option<Int?>("version", value: "N", default: nil,
+                                          help: "the version to export (vN or N; default: the active one)") { text in
+            guard let number = Int(text.hasPrefix("v") ? String(text.dropFirst()) : text), number >= 1 else {
+                throw UsageError("expects N or vN with N ≥ 1")
+            }
+            return number
+        }
+        static let active = Flag("active", help: "export the lineage's active version (the default)")
+        static let format = Option<ExchangeFormat?>("format", value: "F", default: nil, help: "gguf-lora, peft or mlx") { text in
+            guard let format = ExchangeFormat(rawValue: text) else { throw UsageError("must be gguf-lora, peft or mlx") }
+            return format
+        }
+        static let out = Option<String?>("out", value: "PATH", default: nil,
+                                         help: "the file (gguf-lora) or directory (peft, mlx) to write") { text in
+            guard !text.isEmpty else { throw UsageError("must name a path") }
+            return text
+        }
+        /// No default in help: the help text says it, beside the two other types.
+        static let outtype = Option<GGUFLoRA.Precision>("outtype", value: "T", default: .f32,
+                                                        help: "gguf-lora tensor type: f32 (default), f16 or q8_0") { text in
+            guard let precision = GGUFLoRA.Precision(rawValue: text) else { throw UsageError("must be f32, f16 or q8_0") }
+            return precision
+        }
+    }
+
     /// The source `registry add` was given with --from-gguf-lora, --from-peft or --from-mlx, if any.
     static func source(_ invocation: Invocation) throws -> (ExchangeFormat, String)? {
-        let given: [(ExchangeFormat, String)] = [(.ggufLoRA, "from-gguf-lora"), (.peft, "from-peft"), (.mlx, "from-mlx")]
-            .compactMap { format, option in invocation.arguments.string(option).map { (format, $0) } }
+        let options: [(ExchangeFormat, Option<String?>)] = [(.ggufLoRA, fromGGUFLoRA), (.peft, fromPEFT), (.mlx, fromMLX)]
+        let given = try options.compactMap { format, option in try invocation.arguments[option].map { (format, $0) } }
         guard given.count <= 1 else { throw UsageError("pass one of --from-gguf-lora, --from-peft and --from-mlx") }
         return given.first
     }
 
-    static let importOptions: [OptionSpec] = [
-        OptionSpec("from-gguf-lora", value: "FILE", help: "import a GGUF-LoRA adapter (llama.cpp's converter's output)"),
-        OptionSpec("from-peft", value: "DIR", help: "import a PEFT LoRA directory (adapter_model.safetensors, adapter_config.json)"),
-        OptionSpec("from-mlx", value: "DIR", help: "import an mlx-lm adapter directory (adapters.safetensors, adapter_config.json)"),
-        modelOption,
-    ]
-
-    /// An adapter from another tool as an adapt adapter file for `lineage`: checked against the base model
-    /// (the lineage's, which --model must be when the lineage has versions) and the lineage's rank.
-    static func importedAdapter(format: ExchangeFormat, path: String, lineage: ShortIdentifier,
-                                registry: AdapterRegistry, invocation: Invocation) throws -> (data: Data, metadata: AdapterMetadata, weights: Digest) {
-        guard !path.isEmpty else { throw UsageError("an empty path names no adapter; pass its file or directory") }
-        let model = try modelURL(invocation)
-        let base = try BaseModelShape(model: model)
-        var expectedRank: Int?
-        if let latest = try registry.versions(lineage: lineage).last {
-            let (file, _) = try AdapterFile.decode(try registry.adapterData(latest), name: "\(lineage)/\(latest.name)")
-            guard file.metadata.baseModelDigest == base.digest else {
-                throw RegistryExchangeError.lineageOnOtherBase(lineage: lineage.value, lineageBase: file.metadata.baseModelDigest.hex,
-                                                              model: base.digest.hex)
-            }
-            expectedRank = file.metadata.rank
-        }
-        let portable = try AdapterImport.read(format: format, at: URL(fileURLWithPath: path), base: base, expectedRank: expectedRank)
-        let file = try AdapterImport.adapterFile(portable, format: format, base: base, model: model)
-        let metadata = AdapterMetadata(baseModel: base.digest, chatConvention: ShortIdentifier(file.metadata.chatConvention))
-        return (file.encoded().data, metadata, portable.weightsDigest)
-    }
-
-    /// Rewrites `state/exports/<lineage>/` after the active pointer moved, and prints how to serve it. The
-    /// move is already committed: a failure here is reported, not thrown.
-    static func updateActiveExport(lineage: ShortIdentifier, invocation: Invocation) {
-        do {
-            let state = try GlobalOptions.stateDirectory(invocation)
-            let registry = try RegistryCommands.readingRegistry(invocation)
-            for line in try ActiveAdapterExport.update(lineage: lineage, registry: registry, model: state.defaultModel, state: state) {
-                Console.error("adapt: \(line)")
-            }
-        } catch {
-            Console.error("adapt: the active export of \(lineage) was not updated: \(error)")
-        }
-    }
-}
-
-enum RegistryExchangeError: Error, CustomStringConvertible {
-    case noActiveVersion(lineage: String)
-    case lineageOnOtherBase(lineage: String, lineageBase: String, model: String)
-
-    var description: String {
-        switch self {
-        case let .noActiveVersion(lineage):
-            return "lineage \(lineage) has no active version; pass --version N"
-        case let .lineageOnOtherBase(lineage, lineageBase, model):
-            return "lineage \(lineage) is on base model \(lineageBase.prefix(12)), the model given is \(model.prefix(12)); pass the lineage's base model with --model"
-        }
-    }
+    static let fromGGUFLoRA = Option<String?>("from-gguf-lora", value: "FILE",
+                                              help: "import a GGUF-LoRA adapter (llama.cpp's converter's output)")
+    static let fromPEFT = Option<String?>("from-peft", value: "DIR",
+                                          help: "import a PEFT LoRA directory (adapter_model.safetensors, adapter_config.json)")
+    static let fromMLX = Option<String?>("from-mlx", value: "DIR",
+                                         help: "import an mlx-lm adapter directory (adapters.safetensors, adapter_config.json)")
+    static let importOptions: [any OptionDeclaration] = [fromGGUFLoRA, fromPEFT, fromMLX, ModelCommands.model]
 }

@@ -5,8 +5,8 @@ import Foundation
 /// Refuses a file of the wrong kind where a command would otherwise store it and fail much later: `registry
 /// add` takes only adapt adapters.
 ///
-/// The Registry stores bytes without knowing formats; the command decides which format `registry add`
-/// accepts, so the check lives here.
+/// The Registry stores bytes without knowing formats; the service behind `registry add` decides which format
+/// it accepts, so the check lives here.
 enum FileFormatCheck {
     /// Throws unless `data` is a whole, intact adapt adapter file (magic, version, trailing SHA-256, tensors).
     static func requireAdapter(_ data: Data, path: String) throws {

@@ -1,0 +1,158 @@
+import AdaptCore
+import AdapterExchange
+import Adapters
+import Foundation
+import Registry
+import Storage
+
+/// `adapt registry …` beyond parsing and printing: what a listing shows of each version, registering a file or
+/// an import, moving the active pointer together with the active export, and exporting.
+///
+/// Not named `Registry`: that is the module this service calls, and the name would hide it.
+public enum RegistryService {
+    /// A registered version with what a listing says about it.
+    public struct Entry: Sendable {
+        public let version: AdapterVersion
+        public let isActive: Bool
+        public let parent: AdapterVersion?
+    }
+
+    /// Every version (of `lineage` when given), oldest first. A parent outside the listing is not named.
+    public static func list(_ registry: AdapterRegistry, lineage: ShortIdentifier?) throws -> [Entry] {
+        let versions = try registry.versions(lineage: lineage)
+        let active = try registry.activeIDs()
+        let byID = Dictionary(uniqueKeysWithValues: versions.map { ($0.id, $0) })
+        return versions.map { Entry(version: $0, isActive: active.contains($0.id), parent: $0.parentID.flatMap { byID[$0] }) }
+    }
+
+    public static func show(_ reference: VersionReference, in registry: AdapterRegistry) throws -> Entry {
+        let version = try registry.version(reference)
+        let active = try registry.active(lineage: version.lineage)
+        let parent = try version.parentID.map { try registry.version(id: $0) }
+        return Entry(version: version, isActive: active?.id == version.id, parent: parent)
+    }
+
+    /// A move of the active pointer with the names of the versions it joined (nil: the base model).
+    public struct Move: Sendable {
+        public let move: PointerMove
+        public let from: String?
+        public let to: String?
+    }
+
+    /// Every move of the active pointer (of `lineage` when given), oldest first.
+    public static func history(_ registry: AdapterRegistry, lineage: ShortIdentifier?) throws -> [Move] {
+        let moves = try registry.history(lineage: lineage)
+        let names = Dictionary(uniqueKeysWithValues: try registry.versions().map { ($0.id, $0.name) })
+        return moves.map { Move(move: $0, from: $0.fromVersionID.flatMap { names[$0] }, to: $0.toVersionID.flatMap { names[$0] }) }
+    }
+
+    // MARK: Adding a version
+
+    /// What `registry add` registers.
+    public struct Addition: Sendable {
+        public enum Source: Sendable {
+            /// An adapt adapter file.
+            case file(path: String)
+            /// An adapter of another tool, checked against `model`, the lineage's base model.
+            case imported(ExchangeFormat, path: String, model: URL)
+        }
+
+        public let lineage: ShortIdentifier
+        public let source: Source
+        public let parent: VersionReference?
+        /// Override what an import found (or fill in what a file does not record).
+        public let baseModel: Digest?
+        public let chatConvention: ShortIdentifier?
+        /// A gate report (`adapt gate --json`) to record as the version's gate metrics.
+        public let gateReport: String?
+
+        public init(lineage: ShortIdentifier, source: Source, parent: VersionReference?, baseModel: Digest?,
+                    chatConvention: ShortIdentifier?, gateReport: String?) {
+            (self.lineage, self.source, self.parent) = (lineage, source, parent)
+            (self.baseModel, self.chatConvention, self.gateReport) = (baseModel, chatConvention, gateReport)
+        }
+    }
+
+    public struct Added: Sendable {
+        public let version: AdapterVersion
+        /// For an import: the weights digest an export of the same weights reports.
+        public let importedWeights: Digest?
+    }
+
+    /// Registers the addition as the lineage's next version (not activated). `open` gives the registry; it is
+    /// called once, before an import (which reads the lineage) or, for a file, once the file was read, so a
+    /// missing file creates no state.
+    public static func add(_ addition: Addition, registry open: () throws -> AdapterRegistry) throws -> Added {
+        var registry: AdapterRegistry?
+        var metadata = AdapterMetadata()
+        var importedWeights: Digest?
+        let data: Data
+        switch addition.source {
+        case let .imported(format, path, model):
+            let opened = try open()
+            registry = opened
+            let imported = try importedAdapter(format: format, path: path, model: model, lineage: addition.lineage,
+                                               registry: opened)
+            (data, metadata, importedWeights) = (imported.data, imported.metadata, imported.weights)
+        case let .file(path):
+            data = try readWhole(path)
+            // A text file registered and promoted with --force would fail every later night's eval.
+            if !data.isEmpty { try FileFormatCheck.requireAdapter(data, path: path) }
+        }
+        if let digest = addition.baseModel { metadata.baseModel = digest }
+        if let id = addition.chatConvention { metadata.chatConvention = id }
+        var metrics = VersionMetrics()
+        if let reportPath = addition.gateReport {
+            let gate = try JSON.decode(GateSummary.self, from: try readWhole(reportPath), context: reportPath)
+            try gate.checkConsistency()
+            metrics.gate = gate
+        }
+        let version = try (registry ?? open()).register(adapterData: data, lineage: addition.lineage, parent: addition.parent,
+                                          metadata: metadata, metrics: metrics)
+        return Added(version: version, importedWeights: importedWeights)
+    }
+
+    /// A regular file's bytes; a missing path, a directory, a FIFO or a device is a clear error, not a hang.
+    static func readWhole(_ path: String) throws -> Data {
+        guard let data = try AtomicFile.read(URL(fileURLWithPath: path)) else {
+            throw CoreError.fileUnreadable(path: path, reason: "no such file")
+        }
+        return data
+    }
+
+    // MARK: Moving the active pointer
+
+    /// A move of the active pointer and what became of the active export it rewrote.
+    public struct PointerResult: Sendable {
+        public let change: AdapterRegistry.PointerChange
+        /// What the export says about serving it, one line each.
+        public let exportNotes: [String]
+        /// Why the export was not rewritten: the move is committed either way, so this is reported, not thrown.
+        public let exportFailure: String?
+    }
+
+    /// Makes `reference` active (refused without a 'better' gate outcome unless `force`), then rewrites the
+    /// lineage's active export from `model` when the pointer moved.
+    public static func promote(_ reference: VersionReference, force: Bool, registry: AdapterRegistry, model: URL,
+                               state: StateDirectory) throws -> PointerResult {
+        let change = try registry.promote(reference, reason: force ? .force : .gate)
+        return exported(change, registry: registry, model: model, state: state)
+    }
+
+    /// Points the lineage back to the version active before the current one, or the base model.
+    public static func rollback(lineage: ShortIdentifier, registry: AdapterRegistry, model: URL,
+                                state: StateDirectory) throws -> PointerResult {
+        exported(try registry.rollback(lineage: lineage), registry: registry, model: model, state: state)
+    }
+
+    static func exported(_ change: AdapterRegistry.PointerChange, registry: AdapterRegistry, model: URL,
+                         state: StateDirectory) -> PointerResult {
+        guard change.move != nil else { return PointerResult(change: change, exportNotes: [], exportFailure: nil) }
+        do {
+            let notes = try ActiveAdapterExport.update(lineage: change.lineage, registry: registry, model: model, state: state)
+            return PointerResult(change: change, exportNotes: notes, exportFailure: nil)
+        } catch {
+            return PointerResult(change: change, exportNotes: [], exportFailure: "\(error)")
+        }
+    }
+}
