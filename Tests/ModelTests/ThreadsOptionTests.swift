@@ -19,6 +19,8 @@ struct ThreadsOptionTests {
     }
 
     @Test func aCountPastOpenBLASsLimitIsRefusedRatherThanCutDown() throws {
+        let saved = BLAS.threads
+        defer { BLAS.threads = saved }
         #expect(throws: ModelError.tooManyThreads(requested: BLAS.maximumThreads + 1, maximum: BLAS.maximumThreads)) {
             try BLAS.setThreads(BLAS.maximumThreads + 1)
         }
