@@ -1,0 +1,102 @@
+import AdaptCore
+import Adapters
+import Foundation
+import Testing
+import TestSupport
+
+// The PEFT export as Hugging Face applies it: transformers loads the model from the same GGUF in float32 and
+// `PeftModel.from_pretrained` applies adapt's export. PyTorch is too heavy for every run, so its logits come from
+// a fixture that scripts/fixtures/peft_reference.py makes with the real packages; this test makes the same
+// seeded adapter, requires its export to be the bits the fixture was made from, and compares adapt's logits.
+
+struct PEFTReference: Decodable {
+    struct Adapter: Decodable {
+        let rank: Int
+        let alpha: Float
+        let seed: UInt64
+        let bScale: Float
+        let weightsDigest: String
+        let files: [String: String]
+    }
+    struct Prompt: Decodable {
+        let prompt: String
+        let ids: [Int]
+        let compared: [Int]
+        let adapted: [Double]
+        let base: [Double]
+        let adaptedTop1: Int
+        let baseTop1: Int
+    }
+    let model: String
+    let adapter: Adapter
+    let prompts: [Prompt]
+
+    static func load() throws -> PEFTReference {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/peft_reference.json")
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(PEFTReference.self, from: Data(contentsOf: url))
+    }
+}
+
+/// adapt's next-token logits over the whole vocabulary: `adapt logits --top` larger than the vocabulary.
+func adaptAllLogits(_ cli: ExchangeCLI, prompt: String, adapter: URL?) throws -> (ids: [Int], logits: [Int: Double], top1: Int) {
+    let document = try cli.json(["logits", "--prompt", prompt, "--top", "1000000", "--model", CheckoutModel.url.path]
+                                + (adapter.map { ["--adapter", $0.path] } ?? []))
+    let ids = try #require(document["ids"]?.arrayValue).compactMap(\.intValue)
+    let top = try #require(document["top"]?.arrayValue)
+    var logits: [Int: Double] = [:]
+    for entry in top { logits[entry["id"]!.intValue!] = entry["logit"]!.doubleValue! }
+    return (ids, logits, try #require(top.first?["id"]?.intValue))
+}
+
+/// The bound in float32; the figures measured are in docs/adapter-exchange.md.
+let peftTolerance = 1e-3
+
+@Test(.enabled(if: CheckoutModel.isPresent, "scripts/fetch-model puts the model in state/models"))
+func peftAppliesTheExportedAdapterAsAdaptDoes() throws {
+    let reference = try PEFTReference.load()
+    #expect(reference.model == CheckoutModel.url.lastPathComponent)
+    let cli = ExchangeCLI()
+    let base = try BaseModelShape(model: CheckoutModel.url)
+    let adapter = randomAdapter(base: base, rank: reference.adapter.rank, alpha: reference.adapter.alpha, seed: reference.adapter.seed,
+                                bScale: reference.adapter.bScale)
+    let adapterFile = cli.dir.file("adapter.bin")
+    try adapter.write(to: adapterFile)
+    #expect(try cli.run(["registry", "add", adapterFile.path, "--lineage", "mail"]).status == 0)
+
+    // The fixture describes today's export: the same weights and the same bytes.
+    let peft = cli.dir.file("peft")
+    let exported = try cli.json(["registry", "export", "mail", "--version", "1", "--format", "peft", "--out", peft.path,
+                                 "--model", CheckoutModel.url.path])
+    #expect(exported["digest"]?.stringValue == reference.adapter.weightsDigest,
+            "the fixture was made from another adapter or another export: run scripts/fixtures/peft_reference.py")
+    #expect(reference.adapter.files.count == 2)
+    for (name, digest) in reference.adapter.files {
+        #expect(try Digest.sha256(fileAt: peft.appendingPathComponent(name)).hex == digest, "\(name) differs from the one PEFT loaded")
+    }
+
+    var adaptedGap = 0.0, baseGap = 0.0, ourEffect = 0.0, theirEffect = 0.0, changed = 0
+    for entry in reference.prompts {
+        let adapted = try adaptAllLogits(cli, prompt: entry.prompt, adapter: adapterFile)
+        let plain = try adaptAllLogits(cli, prompt: entry.prompt, adapter: nil)
+        #expect(adapted.ids == entry.ids && plain.ids == entry.ids, "\(entry.prompt): adapt's tokens are not the fixture's")
+        #expect(adapted.top1 == entry.adaptedTop1 && plain.top1 == entry.baseTop1, "\(entry.prompt): next token")
+        if entry.adaptedTop1 != entry.baseTop1 { changed += 1 }
+        for (i, id) in entry.compared.enumerated() {
+            let ours = try #require(adapted.logits[id]), oursBase = try #require(plain.logits[id])
+            adaptedGap = max(adaptedGap, abs(ours - entry.adapted[i]))
+            baseGap = max(baseGap, abs(oursBase - entry.base[i]))
+            ourEffect = max(ourEffect, abs(ours - oursBase))
+            theirEffect = max(theirEffect, abs(entry.adapted[i] - entry.base[i]))
+        }
+    }
+    print("PEFT consumer: base gap \(baseGap), adapted gap \(adaptedGap), adapter effect \(ourEffect) (PEFT \(theirEffect)), "
+          + "top-1 changed on \(changed) of \(reference.prompts.count) prompts")
+    #expect(reference.prompts.count >= 6)
+    #expect(baseGap <= peftTolerance, "base model: adapt against transformers \(baseGap)")
+    #expect(adaptedGap <= peftTolerance, "with the adapter: adapt against PEFT \(adaptedGap)")
+    // The adapter really acts in both: its effect stands far above the bound.
+    #expect(ourEffect > 1000 * peftTolerance && theirEffect > 1000 * peftTolerance, "adapter effect \(ourEffect), PEFT \(theirEffect)")
+    #expect(changed > 0, "the adapter changes no next token")
+}
