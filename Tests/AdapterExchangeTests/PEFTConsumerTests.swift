@@ -39,15 +39,21 @@ struct PEFTReference: Decodable {
     }
 }
 
-/// adapt's next-token logits over the whole vocabulary: `adapt logits --top` larger than the vocabulary.
+/// adapt's next-token logits over the whole vocabulary: `adapt logits --top` larger than the vocabulary. Decoded
+/// into a typed value, not a JSONValue: the document holds one entry per vocabulary token.
 func adaptAllLogits(_ cli: ExchangeCLI, prompt: String, adapter: URL?) throws -> (ids: [Int], logits: [Int: Double], top1: Int) {
-    let document = try cli.json(["logits", "--prompt", prompt, "--top", "1000000", "--model", CheckoutModel.url.path]
-                                + (adapter.map { ["--adapter", $0.path] } ?? []))
-    let ids = try #require(document["ids"]?.arrayValue).compactMap(\.intValue)
-    let top = try #require(document["top"]?.arrayValue)
+    struct Answer: Decodable {
+        struct Entry: Decodable { let id: Int; let logit: Double }
+        let ids: [Int]
+        let top: [Entry]
+    }
+    let result = try cli.run(["logits", "--prompt", prompt, "--top", "1000000", "--model", CheckoutModel.url.path, "--json"]
+                             + (adapter.map { ["--adapter", $0.path] } ?? []))
+    #expect(result.status == 0, "\(result.stderr)")
+    let answer = try JSONDecoder().decode(Answer.self, from: Data(result.stdout.utf8))
     var logits: [Int: Double] = [:]
-    for entry in top { logits[entry["id"]!.intValue!] = entry["logit"]!.doubleValue! }
-    return (ids, logits, try #require(top.first?["id"]?.intValue))
+    for entry in answer.top { logits[entry.id] = entry.logit }
+    return (answer.ids, logits, try #require(answer.top.first?.id))
 }
 
 /// The bound in float32; the figures measured are in docs/adapter-exchange.md.
