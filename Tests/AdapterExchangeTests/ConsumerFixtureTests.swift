@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-// The PEFT export as Hugging Face applies it: transformers loads the model from the same GGUF in float32 and
+// Exports as their consumers apply them. The PEFT export as Hugging Face applies it: transformers loads the model from the same GGUF in float32 and
 // `PeftModel.from_pretrained` applies adapt's export. PyTorch is too heavy for every run, so its logits come from
 // a fixture that scripts/fixtures/peft_reference.py makes with the real packages; this test makes the same
 // seeded adapter, requires its export to be the bits the fixture was made from, and compares adapt's logits.
@@ -31,8 +31,8 @@ struct PEFTReference: Decodable {
     let adapter: Adapter
     let prompts: [Prompt]
 
-    static func load() throws -> PEFTReference {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/peft_reference.json")
+    static func load(_ fixture: String) throws -> PEFTReference {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(fixture)")
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(PEFTReference.self, from: Data(contentsOf: url))
@@ -56,12 +56,22 @@ func adaptAllLogits(_ cli: ExchangeCLI, prompt: String, adapter: URL?) throws ->
     return (answer.ids, logits, try #require(answer.top.first?.id))
 }
 
-/// The bound in float32; the figures measured are in docs/adapter-exchange.md.
-let peftTolerance = 1e-3
+/// A tool that applies an exported adapter, with the fixture its script made (scripts/fixtures/<tool>_reference.py).
+/// mlx-lm's fixture has the PEFT fixture's layout: mlx computes in float32 from the same dequantized weights.
+struct ExportConsumer: Sendable, CustomTestStringConvertible {
+    let tool: String, format: String, fixture: String, script: String
+    var testDescription: String { tool }
+    static let peft = ExportConsumer(tool: "PEFT", format: "peft", fixture: "peft_reference.json", script: "peft_reference.py")
+    static let mlx = ExportConsumer(tool: "mlx-lm", format: "mlx", fixture: "mlx_reference.json", script: "mlx_reference.py")
+}
 
-@Test(.enabled(if: CheckoutModel.isPresent, "scripts/fetch-model puts the model in state/models"))
-func peftAppliesTheExportedAdapterAsAdaptDoes() throws {
-    let reference = try PEFTReference.load()
+/// The bound in float32; the figures measured are in docs/adapter-exchange.md.
+let consumerTolerance = 1e-3
+
+@Test(.enabled(if: CheckoutModel.isPresent, "scripts/fetch-model puts the model in state/models"),
+      arguments: [ExportConsumer.peft, .mlx])
+func theConsumerAppliesTheExportedAdapterAsAdaptDoes(_ consumer: ExportConsumer) throws {
+    let reference = try PEFTReference.load(consumer.fixture)
     #expect(reference.model == CheckoutModel.url.lastPathComponent)
     let cli = ExchangeCLI()
     let base = try BaseModelShape(model: CheckoutModel.url)
@@ -72,14 +82,14 @@ func peftAppliesTheExportedAdapterAsAdaptDoes() throws {
     #expect(try cli.run(["registry", "add", adapterFile.path, "--lineage", "mail"]).status == 0)
 
     // The fixture describes today's export: the same weights and the same bytes.
-    let peft = cli.dir.file("peft")
-    let exported = try cli.json(["registry", "export", "mail", "--version", "1", "--format", "peft", "--out", peft.path,
+    let exportDirectory = cli.dir.file(consumer.format)
+    let exported = try cli.json(["registry", "export", "mail", "--version", "1", "--format", consumer.format, "--out", exportDirectory.path,
                                  "--model", CheckoutModel.url.path])
     #expect(exported["digest"]?.stringValue == reference.adapter.weightsDigest,
-            "the fixture was made from another adapter or another export: run scripts/fixtures/peft_reference.py")
+            "the fixture was made from another adapter or another export: run scripts/fixtures/\(consumer.script)")
     #expect(reference.adapter.files.count == 2)
     for (name, digest) in reference.adapter.files {
-        #expect(try Digest.sha256(fileAt: peft.appendingPathComponent(name)).hex == digest, "\(name) differs from the one PEFT loaded")
+        #expect(try Digest.sha256(fileAt: exportDirectory.appendingPathComponent(name)).hex == digest, "\(name) differs from the one \(consumer.tool) loaded")
     }
 
     var adaptedGap = 0.0, baseGap = 0.0, ourEffect = 0.0, theirEffect = 0.0, changed = 0
@@ -97,12 +107,12 @@ func peftAppliesTheExportedAdapterAsAdaptDoes() throws {
             theirEffect = max(theirEffect, abs(entry.adapted[i] - entry.base[i]))
         }
     }
-    print("PEFT consumer: base gap \(baseGap), adapted gap \(adaptedGap), adapter effect \(ourEffect) (PEFT \(theirEffect)), "
+    print("\(consumer.tool) consumer: base gap \(baseGap), adapted gap \(adaptedGap), adapter effect \(ourEffect) (\(consumer.tool) \(theirEffect)), "
           + "top-1 changed on \(changed) of \(reference.prompts.count) prompts")
     #expect(reference.prompts.count >= 6)
-    #expect(baseGap <= peftTolerance, "base model: adapt against transformers \(baseGap)")
-    #expect(adaptedGap <= peftTolerance, "with the adapter: adapt against PEFT \(adaptedGap)")
-    // The adapter really acts in both: its effect stands far above the bound.
-    #expect(ourEffect > 1000 * peftTolerance && theirEffect > 1000 * peftTolerance, "adapter effect \(ourEffect), PEFT \(theirEffect)")
+    #expect(baseGap <= consumerTolerance, "base model: adapt against \(consumer.tool) \(baseGap)")
+    #expect(adaptedGap <= consumerTolerance, "with the adapter: adapt against \(consumer.tool) \(adaptedGap)")
+    // The adapter really acts in both (mlx-lm ignores adapter keys it does not know): its effect stands far above the bound.
+    #expect(ourEffect > 1000 * consumerTolerance && theirEffect > 1000 * consumerTolerance, "adapter effect \(ourEffect), \(consumer.tool) \(theirEffect)")
     #expect(changed > 0, "the adapter changes no next token")
 }
