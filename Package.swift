@@ -63,13 +63,11 @@ let package = Package(
         // its service and prints what comes back.
         .target(name: "Services", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue", "WorkerRuntime",
-            "Evaluation", "Registry", "Adapters", "Inference", "Steps", "AdapterExchange",
+            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "AdapterExchange",
         ]),
 
-        .executableTarget(name: "adapt", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue",
-            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "WorkerRuntime", "AdapterExchange", "Services",
-        ]),
+        // Parses, calls Services, prints: the value types it prints come through Services (Vocabulary.swift).
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "CommandLineKit", "Services"]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
         .executableTarget(name: "TrainWorker", dependencies: ["WorkerMain"], path: "workers/train"),

@@ -18,6 +18,19 @@ public enum RegistryService {
     }
 
     /// Every version (of `lineage` when given), oldest first. A parent outside the listing is not named.
+    /// The number type of a GGUF-LoRA export (`--outtype`).
+    public typealias ExportPrecision = GGUFLoRA.Precision
+
+    /// The registry of `database` (read-only for the commands that only read), storing files in `blobs`.
+    public static func open(_ database: Database, blobs: BlobStore) throws -> AdapterRegistry {
+        try AdapterRegistry(database: database, blobs: blobs)
+    }
+
+    /// Each version's file checked against its recorded digest.
+    public static func verify(_ registry: AdapterRegistry, lineage: ShortIdentifier?) throws -> [AdapterRegistry.Verification] {
+        try registry.verify(lineage: lineage)
+    }
+
     public static func list(_ registry: AdapterRegistry, lineage: ShortIdentifier?) throws -> [Entry] {
         let versions = try registry.versions(lineage: lineage)
         let active = try registry.activeIDs()

@@ -1,10 +1,9 @@
 import CommandLineKit
 import Foundation
-import Model
+import Services
 
 // Before anything else: pins OpenBLAS's kernels for bit-identical runs across x86-64 machines (may re-execute).
-BLASCoreType.pinByReexecuting()
-BLAS.stopIdleThreads()
+CommandProcess.prepare()
 // A file-size limit (ulimit -f) reached while writing then fails the write with EFBIG, which the database
 // layer reports as "no space" and rolls back, instead of killing the process in the middle of a write.
 signal(SIGXFSZ, SIG_IGN)

@@ -1,8 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import JobQueue
-import Steps
+import Services
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,21 +34,18 @@ enum BundleCommands {
         let out = URL(fileURLWithPath: try a.required("out"))
         try OutputPath.check(out, option: "out", inputs: [])
         let state = try GlobalOptions.existingState(invocation)
-        let queue = try JobQueue(database: try GlobalOptions.readOnlyDatabase(invocation))
-        guard try queue.runExists(runID) else { throw JobQueueError.unknownRun(runID) }
-        let bundle = try RunBundle.export(runID, queue: queue, blobs: state.blobs, includeUserData: a.flag("include-user-data"))
-        let data = try bundle.encoded()
-        try AtomicFile.write(data, to: out)
+        let (bundle, bytes) = try RunBundles.export(runID, database: try GlobalOptions.readOnlyDatabase(invocation), state: state,
+                                                    includeUserData: a.flag("include-user-data"), to: out)
         if a.flag("json") {
             Console.print(JSON.pretty(JSONValue.object([
-                "run_id": .string(bundle.runID), "out": .string(out.path), "bytes": .int(data.count),
+                "run_id": .string(bundle.runID), "out": .string(out.path), "bytes": .int(bytes),
                 "blobs": .int(bundle.blobs.count), "steps": .int(bundle.steps.count),
                 "include_user_data": .bool(bundle.includeUserData),
                 "base_model": .object(["name": .string(bundle.baseModel.name), "digest": .string(bundle.baseModel.digest.hex)]),
             ])))
         } else {
             Console.print(TerminalText.escaped("\(bundle.runID): \(bundle.steps.count) steps, \(bundle.blobs.count) blobs, "
-                                               + "\(data.count) bytes → \(out.path)"
+                                               + "\(bytes) bytes → \(out.path)"
                                                + (bundle.includeUserData ? " (holds user data: --include-user-data)" : "")))
         }
     }
@@ -75,7 +71,7 @@ enum BundleCommands {
             throw UsageError("--bundle: cannot read \(path); pass a file 'adapt run export' wrote")
         }
         let bundle: RunBundle
-        do { bundle = try RunBundle.decode(data, path: path) } catch let error as RunBundleError { try cannotReplay(error, includeUserData: nil) }
+        do { bundle = try RunBundles.decode(data, path: path) } catch let error as RunBundleError { try cannotReplay(error, includeUserData: nil) }
         if bundle.includeUserData { Console.error("adapt: this bundle holds user data (exported with --include-user-data)") }
         let model = URL(fileURLWithPath: a.string("model")
                         ?? StateDirectory.resolve(option: invocation.global.string("state")).models.appendingPathComponent(bundle.baseModel.name).path)
@@ -87,7 +83,7 @@ enum BundleCommands {
                 throw UsageError("--scratch \(scratch) is not empty; replay needs an empty directory")
             }
         } else {
-            scratchURL = try ReplayScratch.make(under: FileManager.default.temporaryDirectory.appendingPathComponent("adapt-replay-\(getuid())"))
+            scratchURL = try RunBundles.scratch(under: FileManager.default.temporaryDirectory.appendingPathComponent("adapt-replay-\(getuid())"))
         }
         defer {
             if temporary {
@@ -96,9 +92,9 @@ enum BundleCommands {
                 rmdir(scratchURL.deletingLastPathComponent().path)
             }
         }
-        let report: RunReplay.Report
+        let report: RunBundles.Report
         do {
-            report = try bundle.replay(model: model, scratch: StateDirectory(root: scratchURL),
+            report = try RunBundles.replay(bundle, model: model, scratch: StateDirectory(root: scratchURL),
                                        log: { Console.error("replay: " + TerminalText.escaped($0)) })
         } catch let error as RunBundleError {
             try cannotReplay(error, includeUserData: bundle.includeUserData)

@@ -1,10 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Pipelines
-import ReplayBuffer
-import Steps
-import Storage
+import Services
 
 /// `adapt data …`: the replay buffer (import, list, stats, forget, policy, release).
 enum DataCommands {
@@ -15,13 +12,13 @@ enum DataCommands {
     static let lineage = Option<String?>("lineage", value: "L", help: "the lineage (e.g. mail)")
     static let lineageFilter = Option(lineage: "only this lineage")
 
-    static func store(_ invocation: Invocation) throws -> ReplayStore {
-        try ReplayStore(database: try GlobalOptions.database(invocation))
+    static func store(_ invocation: Invocation) throws -> DataService {
+        try DataService(database: try GlobalOptions.database(invocation))
     }
 
     /// The replay buffer of a command that only reads: read-only, and an error if the state does not exist.
-    static func readingStore(_ invocation: Invocation) throws -> ReplayStore {
-        try ReplayStore(database: try GlobalOptions.readOnlyDatabase(invocation))
+    static func readingStore(_ invocation: Invocation) throws -> DataService {
+        try DataService(database: try GlobalOptions.readOnlyDatabase(invocation))
     }
 
     /// Lineage names and policy values are command-line input: a bad one is a usage error (exit 2).
@@ -110,7 +107,7 @@ enum DataCommands {
     }
 
     /// The pairs the default pipeline's gate asks for (`eval.min_pairs`); a lineage's `min_held_out` may raise it.
-    static var gateMinimum: Int { EvalParameters().minPairs }
+    static var gateMinimum: Int { DataService.gateMinimum }
 
     /// "8 held-out pairs; the gate needs 10: import 2 more — until then no candidate can be promoted".
     static func readinessLine(_ readiness: GateReadiness) -> String {
@@ -194,7 +191,7 @@ enum DataCommands {
         let args = invocation.arguments
         let lineage = try args[lineageFilter]?.name  // a bad name is a usage error (2) even where there is no state
         let store = try readingStore(invocation)
-        let all = try asUsage { try store.stats(lineage: lineage, gateMinimum: gateMinimum) }
+        let all = try asUsage { try store.stats(lineage: lineage) }
         if args[.json] {
             Console.print(JSON.pretty(JSONValue.array(all.map(json))))
             return
@@ -270,26 +267,10 @@ enum DataCommands {
             throw UsageError(ids.isEmpty ? "pass --id ID or --source S" : "pass either --id or --source, not both")
         }
         if !ids.isEmpty, lineage != nil { throw UsageError("--lineage goes with --source, not --id") }
-        let database = try GlobalOptions.database(invocation)
-        let store = try ReplayStore(database: database)
-        let request: ForgetRequest = try asUsage {
-            if let source {
-                if let lineage { _ = try store.policy(lineage: lineage) }  // validates the name
-                return .source(source, lineage: lineage)
-            }
-            // Every id is resolved before anything is erased: one that matches nothing, or several examples,
-            // stops the command with nothing forgotten.
-            return .ids(try ids.map { try store.exampleID(matching: $0) })
-        }
-        let report: DataErasure.Report
-        do {
-            let state = try GlobalOptions.stateDirectory(invocation)
-            report = try DataErasure.forget(request, retireAdapters: args[Forget.retireAdapters], database: database,
-                                            blobs: state.blobs, state: state)
-        } catch let error as StorageError {
-            guard case let .noSpace(path, _) = error else { throw error }
-            throw ReplayError.noSpaceToErase(path: path)
-        }
+        let store = try store(invocation)
+        let request = try asUsage { try store.forgetRequest(ids: ids, source: source, lineage: lineage) }
+        let report = try store.forget(request, retireAdapters: args[Forget.retireAdapters],
+                                      state: try GlobalOptions.stateDirectory(invocation))
         let forgotten = report.erasure.examples
         let retiredIDs = Set(report.retirement?.retired.map(\.id) ?? [])
         let versions = report.trainedOn.map { v -> JSONValue in

@@ -1,6 +1,6 @@
 import AdaptCore
 import CommandLineKit
-import ReplayBuffer
+import Services
 
 /// `adapt data release`: lets a quarantined source's examples back into training.
 extension DataCommands {

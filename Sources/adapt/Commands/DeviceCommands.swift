@@ -1,7 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Pipelines
+import Services
 
 /// `adapt device`: what the train step's device policy sees now, and what it would decide.
 enum DeviceCommands {
@@ -18,8 +18,7 @@ enum DeviceCommands {
     ) { invocation in
         let policy = try PipelineCommands.load(try invocation.arguments[pipeline]).device
         let root = URL(fileURLWithPath: try invocation.arguments[root])
-        let readings = DeviceReadings.read(root: root)
-        let decision = policy.decide(readings)
+        let (readings, decision) = DeviceCheck.check(policy, root: root)
         if invocation.arguments[.json] {
             Console.print(JSON.pretty(Report(readings: readings, policy: policy, decision: decision)))
             return

@@ -1,9 +1,9 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Steps
+import Services
 
-/// `adapt gc`: delete the blobs nothing owns (Steps' `BlobCollector`).
+/// `adapt gc`: delete the blobs nothing owns (`GarbageCollection`).
 enum GCCommand {
     static let all: [Command] = [gc]
 
@@ -24,13 +24,13 @@ enum GCCommand {
         // A dry run only reads, so it also works on a read-only state.
         _ = try GlobalOptions.existingState(invocation)
         let database = try a[dryRun] ? GlobalOptions.readOnlyDatabase(invocation) : GlobalOptions.database(invocation)
-        let collector = BlobCollector(database: database, blobs: try GlobalOptions.stateDirectory(invocation).blobs)
-        let report = try collector.collect(dryRun: a[dryRun], graceMilliseconds: minimumAge.map { Int64($0 * 1000) })
+        let report = try GarbageCollection.collect(database: database, blobs: try GlobalOptions.stateDirectory(invocation).blobs,
+                                                   dryRun: a[dryRun], graceMilliseconds: minimumAge.map { Int64($0 * 1000) })
         if a[.json] { Console.print(JSON.pretty(report)); return }
         Console.print((report.dryRun ? "would have " : "") + describe(report))
     }
 
-    static func describe(_ r: BlobCollector.Report) -> String {
+    static func describe(_ r: GarbageCollection.Report) -> String {
         "deleted \(r.deletedBlobs) blob(s) (\(r.freedBytes) bytes\(r.erasedDeleted > 0 ? ", \(r.erasedDeleted) erased" : "")); "
             + "kept \(r.keptBlobs) (\(r.keptRecent) unowned but younger than \(Int(r.graceSeconds)) s)"
     }

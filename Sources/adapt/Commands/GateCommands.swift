@@ -1,7 +1,7 @@
 import AdaptCore
 import CommandLineKit
-import Evaluation
 import Foundation
+import Services
 
 /// `adapt gate`: the signed-rank test and the promotion gate on paired scores a person brings.
 enum GateCommands {
@@ -38,8 +38,8 @@ enum GateCommands {
             throw ScoreFileError.unequalLengths(candidate: candidatePath, candidateCount: candidateScores.count,
                                                 baseline: baselinePath, baselineCount: baselineScores.count)
         }
-        let gate = try PromotionGate(alpha: alpha, minimumPairs: minimumPairs, options: options)
-        let report = try gate.evaluate(candidate: candidateScores, baseline: baselineScores)
+        let report = try GateService.evaluate(candidate: candidateScores, baseline: baselineScores, alpha: alpha,
+                                              minimumPairs: minimumPairs, options: options)
         if args[.json] {
             Console.print(JSON.pretty(report))
         } else {
@@ -55,13 +55,13 @@ enum GateCommands {
     static let method = Option("method", default: WilcoxonMethod.auto, help: "p-value computation (auto is SciPy's rule)")
     static let zeroMethod = Option("zero-method", default: ZeroMethod.wilcox, help: "treatment of zero differences")
     static let correction = Flag("correction", help: "apply the continuity correction to the normal approximation")
-    static let alpha = Option("alpha", value: "A", default: PromotionGate.defaultAlpha,
-                              defaultHelp: "\(PromotionGate.defaultAlpha)", help: "significance level, in (0, 0.5]") { text in
+    static let alpha = Option("alpha", value: "A", default: GateService.defaultAlpha,
+                              defaultHelp: "\(GateService.defaultAlpha)", help: "significance level, in (0, 0.5]") { text in
         let value = try OptionParsing.number(text)
         guard value > 0, value <= 0.5 else { throw UsageError("must be in (0, 0.5], got \(value)") }
         return value
     }
-    static let minimumPairs = Option("min-pairs", default: PromotionGate.defaultMinimumPairs, in: 0...1_000_000_000,
+    static let minimumPairs = Option("min-pairs", default: GateService.defaultMinimumPairs, in: 0...1_000_000_000,
                                      help: "fewer pairs than this give not_enough_evidence")
 
     static func describe(_ r: GateReport) -> String {

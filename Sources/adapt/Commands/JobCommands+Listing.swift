@@ -1,9 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import JobQueue
-import Steps
-import Storage
+import Services
 
 /// The read-only job commands: `runs`, `jobs`, `show`, `events`.
 extension JobCommands {
@@ -12,7 +10,7 @@ extension JobCommands {
         options: [Listing.runLimit, .json]
     ) { invocation in
         let limit = try invocation.arguments[Listing.runLimit]
-        let runs = try readingQueue(invocation).runs(limit: limit)
+        let runs = try history(invocation).runs(limit: limit)
         if invocation.arguments[.json] { Console.print(JSON.pretty(runs)); return }
         var table = Table("ID", "KIND", "NAME", "STATE", "DONE", "ATTEMPT", "CREATED", "UPDATED")
         for run in runs {
@@ -32,9 +30,7 @@ extension JobCommands {
         let run = try a[Listing.run]
         let kind = try a[Listing.kind]
         let limit = try a[Listing.jobLimit]
-        let queue = try readingQueue(invocation)
-        if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
-        let jobs = try queue.jobs(matching: JobQueue.JobFilter(run: run, state: state, kind: kind, limit: limit))
+        let jobs = try history(invocation).jobs(run: run, state: state, kind: kind, limit: limit)
         if a[.json] { Console.print(JSON.pretty(jobs)); return }
         Console.print(jobs.isEmpty ? "no jobs match" : jobTable(jobs).render())
     }
@@ -87,24 +83,21 @@ extension JobCommands {
         guard let identifier = Identifier.parse(text) else {
             throw UsageError("ID expects run-N or job-N, got '\(text.prefix(40))'")
         }
-        let queue = try readingQueue(invocation)
+        let history = try history(invocation)
         let json = invocation.arguments[.json]
-        switch identifier {
-        case let .run(id): try showRun(id, queue: queue, json: json)
-        case let .job(id): try showJob(id, queue: queue, json: json)
-        case let .number(n):
-            let isRun = try queue.runExists(RunID(n)), isJob = try queue.jobExists(JobID(n))
-            if isRun && isJob { throw UsageError(JobQueueError.ambiguousIdentifier(n).description) }
-            if isRun { try showRun(RunID(n), queue: queue, json: json) }
-            else if isJob { try showJob(JobID(n), queue: queue, json: json) }
-            else { throw JobQueueError.unknownIdentifier(text) }
+        let shown: JobHistory.Shown
+        do { shown = try history.show(identifier, text: text) } catch let error as JobQueueError {
+            guard case .ambiguousIdentifier = error else { throw error }
+            throw UsageError(error.description)
+        }
+        switch shown {
+        case let .run(detail): try showRun(detail, json: json)
+        case let .job(detail): try showJob(detail, json: json)
         }
     }
 
-    static func showRun(_ id: RunID, queue: JobQueue, json: Bool) throws {
-        let run = try queue.run(id)
-        let jobs = try queue.jobs(matching: .init(run: id, limit: Int.max))
-        let erased = try jobs.sorted { $0.id < $1.id }.flatMap { try ErasedInput.of($0, in: queue.database) }
+    static func showRun(_ detail: JobHistory.RunDetail, json: Bool) throws {
+        let (run, jobs, erased) = (detail.run, detail.jobs, detail.erased)
         if json {
             var fields = try object(run)
             fields["manifest"] = run.manifest
@@ -122,11 +115,8 @@ extension JobCommands {
         Console.print(lines.map { TerminalText.escaped($0) }.joined(separator: "\n") + "\n\n" + jobTable(jobs).render())
     }
 
-    static func showJob(_ id: JobID, queue: JobQueue, json: Bool) throws {
-        let job = try queue.job(id)
-        let parents = try queue.parents(of: id)
-        let events = try queue.events(job: id)
-        let erased = try ErasedInput.of(job, in: queue.database)
+    static func showJob(_ detail: JobHistory.JobDetail, json: Bool) throws {
+        let (job, parents, events, erased) = (detail.job, detail.parents, detail.events, detail.erased)
         if json {
             var fields = try object(job)
             fields["erased_inputs"] = .array(try erased.map { .object(try object($0)) })
@@ -159,20 +149,16 @@ extension JobCommands {
         let run = try a[Listing.eventRun]
         let job = try a[Listing.job]
         let limit = try a[Listing.eventLimit]
-        let queue = try readingQueue(invocation)
-        if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
-        if let job, try !queue.jobExists(job) { throw JobQueueError.unknownJob(job) }
+        let history = try history(invocation)
+        try history.requireExisting(run: run, job: job)
         let json = a[.json]
         guard a[Listing.follow] else {
-            let events = try queue.events(run: run, job: job, limit: limit)
+            let events = try history.events(run: run, job: job, limit: limit)
             Console.print(json ? JSON.pretty(events) : events.isEmpty ? "no events" : eventTable(events).render())
             return
         }
-        var last: Int64 = 0
         var header = !json
-        while true {
-            let version = try queue.database.dataVersion()
-            let events = try queue.events(run: run, job: job, afterID: last, limit: limit)
+        try await history.follow(run: run, job: job, limit: limit) { events in
             for event in events {
                 if json {
                     Console.print(JSON.canonicalString(event))
@@ -182,10 +168,6 @@ extension JobCommands {
                     Console.print(String(table[1]))
                 }
             }
-            last = events.last?.id ?? last
-            if events.count == limit { continue }
-            if let run, try queue.run(run).isFinished { return }
-            while try queue.database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
 

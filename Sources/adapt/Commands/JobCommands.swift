@@ -1,28 +1,22 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import JobQueue
-import Steps
-import Storage
-import WorkerRuntime
+import Services
 
 /// `adapt enqueue noop|run`, `worker`, `cancel`, `retry`, `rescue`, `prune-history`: the commands that change
 /// the job table. The read-only ones (`runs`, `jobs`, `show`, `events`) are in JobCommands+Listing.swift.
 enum JobCommands {
     static let all: [Command] = [enqueueNoop, enqueueRun, worker, runs, jobs, show, events, cancel, retry, rescue, prune]
 
-    /// Opens the job engine on the state directory's database (creating and migrating it on first use).
-    static func queue(_ invocation: Invocation) throws -> JobQueue {
-        try JobQueue(database: try GlobalOptions.database(invocation))
+    /// The job table of the state directory's database (created and migrated on first use).
+    static func control(_ invocation: Invocation) throws -> JobControl {
+        try JobControl(database: try GlobalOptions.database(invocation))
     }
 
-    /// The job engine of a command that only reads: read-only, and an error if the state does not exist.
-    static func readingQueue(_ invocation: Invocation) throws -> JobQueue {
-        try JobQueue(database: try GlobalOptions.readOnlyDatabase(invocation))
+    /// The job table of a command that only reads: read-only, and an error if the state does not exist.
+    static func history(_ invocation: Invocation) throws -> JobHistory {
+        try JobHistory(database: try GlobalOptions.readOnlyDatabase(invocation))
     }
-
-    /// The job kinds `adapt worker` can run; the pipeline steps have their own worker executables.
-    static let handlers: [String: JobBody] = [NoopJob.kind: NoopJob.body]
 
     static let enqueueNoop = Command(
         "enqueue noop", summary: "enqueue a run of noop jobs (for tests, demos and benchmarks)",
@@ -31,43 +25,21 @@ enum JobCommands {
     ) { invocation in
         let a = invocation.arguments
         let count = try a[Noop.count]
-        let sleep = try a[Noop.sleep]
-        let failRate = try a[Noop.failRate]
-        let maxAttempts = try a[Noop.maxAttempts]
-        let priority = try a[Noop.priority]
-        let uniqueKey = try a[Noop.uniqueKey]
-        let input = NoopJob.input(sleepMilliseconds: sleep, failRate: failRate)
+        let request = JobControl.NoopRequest(
+            count: count, sleepMilliseconds: try a[Noop.sleep], failRate: try a[Noop.failRate],
+            maxAttempts: try a[Noop.maxAttempts], priority: try a[Noop.priority], uniqueKey: try a[Noop.uniqueKey],
+            chain: a[Noop.chain])
         if a[Noop.separateRuns] {
-            guard !a[Noop.chain], uniqueKey == nil else {
+            guard !request.chain, request.uniqueKey == nil else {
                 throw UsageError("--separate-runs makes independent runs; it does not combine with --chain or --unique-key")
             }
             let interval = try a[Noop.interval]
-            let queue = try queue(invocation)
-            var results: [EnqueueResult] = []
-            for i in 1...count {
-                if i > 1 && interval > 0 { try await Task.sleep(for: .milliseconds(interval)) }
-                // The enqueue time in microseconds, for the noop body to report its start latency.
-                var stamped = input.objectValue ?? [:]
-                stamped["enqueued_at_us"] = .int(Int((Date().timeIntervalSince1970 * 1e6).rounded()))
-                results.append(try queue.enqueue(RunDescription(kind: "noop", name: "noop", steps: [
-                    .init(name: "noop", kind: NoopJob.kind, input: .object(stamped), priority: priority, maxAttempts: maxAttempts)])))
-            }
+            let results = try await control(invocation).enqueueSeparateNoopRuns(request, intervalMilliseconds: interval)
             if a[.json] { Console.print(JSON.pretty(results)) } else { Console.print("enqueued \(count) runs of one noop job") }
             return
         }
         if a.given(Noop.interval) { throw UsageError("--interval-ms needs --separate-runs") }
-        let width = String(count).count
-        func name(_ i: Int) -> String { "noop-" + String(repeating: "0", count: width - String(i).count) + String(i) }
-        let steps = (1...count).map { i in
-            RunDescription.Step(name: name(i), kind: NoopJob.kind, input: input,
-                                dependsOn: a[Noop.chain] && i > 1 ? [name(i - 1)] : [],
-                                priority: priority, maxAttempts: maxAttempts)
-        }
-        let description = RunDescription(kind: "noop", name: "\(count) noop job\(count == 1 ? "" : "s")",
-                                         uniqueKey: uniqueKey,
-                                         manifest: .object(["count": .int(count), "chain": .bool(a[Noop.chain])]),
-                                         steps: steps)
-        printEnqueued(try queue(invocation).enqueue(description), json: a[.json])
+        printEnqueued(try control(invocation).enqueueNoop(request), json: a[.json])
     }
 
     /// The options of `enqueue noop`.
@@ -109,7 +81,7 @@ enum JobCommands {
         }
         let description = try JSON.decode(RunDescription.self, from: data, context: path == "-" ? "stdin" : path)
         try description.validate()
-        printEnqueued(try queue(invocation).enqueue(description), json: invocation.arguments.flag("json"))
+        printEnqueued(try control(invocation).enqueue(description), json: invocation.arguments.flag("json"))
     }
 
     static func printEnqueued(_ result: EnqueueResult, json: Bool) {
@@ -126,31 +98,21 @@ enum JobCommands {
         let a = invocation.arguments
         let kinds = try a[Work.kinds]
         guard !kinds.isEmpty else { throw UsageError("--kinds needs at least one job kind") }
-        for kind in kinds where handlers[kind] == nil {
-            throw UsageError("'adapt worker' cannot run '\(kind)' jobs (it runs \(handlers.keys.sorted().joined(separator: ", "))); "
+        for kind in kinds where !JobControl.workerKinds.contains(kind) {
+            throw UsageError("'adapt worker' cannot run '\(kind)' jobs (it runs \(JobControl.workerKinds.sorted().joined(separator: ", "))); "
                              + "pipeline steps run in their own adapt-<kind>-worker executables")
         }
         let verbose = a[Work.verbose]
-        let options = WorkerOptions(
-            kinds: kinds, leaseMilliseconds: Int64(try a[Work.lease]),
-            leaseOverridesJobs: a.given(Work.lease), concurrency: try a[Work.concurrency],
-            exitWhenIdle: a[Work.exitWhenIdle], pollMicroseconds: try a[Work.poll],
-            log: { line in
-                if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { Console.error("worker: \(line)") }
-            })
-        let queue = try queue(invocation)
-        let handlers = JobCommands.handlers
-        let worker = Worker(queue: queue, options: options) { claim, context in
-            guard let body = handlers[claim.kind] else { return .discard(error: "no handler for kind \(claim.kind)") }
-            return try await body(claim, context)
+        let request = JobControl.WorkerRequest(
+            kinds: kinds, leaseMilliseconds: Int64(try a[Work.lease]), leaseOverridesJobs: a.given(Work.lease),
+            concurrency: try a[Work.concurrency], exitWhenIdle: a[Work.exitWhenIdle], pollMicroseconds: try a[Work.poll])
+        let (owner, summary) = try await control(invocation).work(request) { line in
+            if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { Console.error("worker: \(line)") }
         }
-        let signals = worker.stopOnSignals()
-        let summary = try await worker.run()
-        withExtendedLifetime(signals) {}
         if a[.json] {
             Console.print(JSON.pretty(summary))
         } else {
-            Console.error("worker \(options.owner): \(summary.succeeded) succeeded, \(summary.failed) failed (will retry), "
+            Console.error("worker \(owner): \(summary.succeeded) succeeded, \(summary.failed) failed (will retry), "
                           + "\(summary.discarded) discarded, \(summary.cancelled) cancelled, \(summary.released) released, "
                           + "\(summary.leaseLost) lost their lease; \(summary.commits) commits")
         }
@@ -160,7 +122,7 @@ enum JobCommands {
     enum Work {
         static let kinds = Option<[String]>(
             "kinds", value: "K[,K]", default: [],
-            help: "job kinds to claim (this executable runs: \(handlers.keys.sorted().joined(separator: ", ")))"
+            help: "job kinds to claim (this executable runs: \(JobControl.workerKinds.sorted().joined(separator: ", ")))"
         ) { text in text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
         static let exitWhenIdle = Flag("exit-when-idle", help: "exit once no job of these kinds is ready, running or due within two minutes (later runs are not waited for)")
         static let lease = Option("lease-ms", value: "MS", default: 30_000, in: ClaimRequest.leaseRange,
@@ -177,7 +139,7 @@ enum JobCommands {
         options: [.json], positionals: [PositionalSpec("RUN", help: "run id (run-N or N)")]
     ) { invocation in
         let id = try runID(invocation.arguments.required("RUN"), option: "RUN")
-        let outcome = try queue(invocation).cancel(run: id)
+        let outcome = try control(invocation).cancel(run: id)
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         if outcome.cancelled == 0 && outcome.running == 0 {
             Console.print("\(id) has no unfinished jobs; nothing to cancel")
@@ -192,7 +154,7 @@ enum JobCommands {
     ) { invocation in
         let text = try invocation.arguments.required("JOB")
         guard let id = JobID.parse(text) else { throw UsageError("JOB expects a job id like job-3, got '\(text.prefix(40))'") }
-        let outcome = try queue(invocation).retry(job: id)
+        let outcome = try control(invocation).retry(job: id)
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("\(id) is \(outcome.state) again; \(outcome.dependents) cancelled dependent(s) back to pending")
     }
@@ -201,7 +163,7 @@ enum JobCommands {
         "rescue", summary: "put jobs whose lease expired back to ready (workers also do this by themselves)",
         options: [.json]
     ) { invocation in
-        let rescued = try queue(invocation).rescueExpiredLeases()
+        let rescued = try control(invocation).rescueExpiredLeases()
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(rescued)); return }
         if rescued.isEmpty { Console.print("no expired leases"); return }
         for r in rescued { Console.print("\(r.job): attempt \(r.attempt) lost its lease → \(r.state)") }
@@ -212,11 +174,10 @@ enum JobCommands {
         options: [olderThan, .json]
     ) { invocation in
         let days = try invocation.arguments.required(olderThan)
-        let queue = try queue(invocation)
-        let outcome = try queue.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
-        // The pruned runs owned blobs (snapshots, adapters, checkpoints): collect what nothing owns now. Its
+        // The pruned runs owned blobs (snapshots, adapters, checkpoints): what nothing owns now is collected. Its
         // report goes to stderr, so the command's own output keeps its shape.
-        let collected = try BlobCollector(database: queue.database, blobs: try GlobalOptions.stateDirectory(invocation).blobs).collect()
+        let (outcome, collected) = try control(invocation).pruneHistory(
+            olderThanDays: days, blobs: try GlobalOptions.stateDirectory(invocation).blobs)
         Console.error("gc: " + GCCommand.describe(collected))
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s)")

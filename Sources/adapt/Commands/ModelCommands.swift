@@ -1,8 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Inference
-import Model
+import Services
 
 /// `adapt model tiny`, `adapt model inspect`, `adapt logits`, `adapt score`: running the model itself.
 enum ModelCommands {
@@ -11,7 +10,7 @@ enum ModelCommands {
     static let model = Option<String?>("model", value: "FILE",
                                        help: "GGUF model (default: models/\(DefaultModel.fileName) in the state directory)")
     /// What --threads accepts wherever it is given (train's range).
-    static let threadRange = 1...BLAS.maximumThreads
+    static let threadRange = ModelService.threadRange
     static let threadCount = Option<Int?>("threads", in: threadRange,
                                           help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
     static var modelOption: OptionSpec { model.spec }
@@ -23,7 +22,7 @@ enum ModelCommands {
         options: [Tiny.out, Tiny.seed]
     ) { invocation in
         let out = URL(fileURLWithPath: try invocation.arguments.required(Tiny.out))
-        try TinyModel(seed: try invocation.arguments[Tiny.seed]).write(to: out)
+        try ModelService.writeTinyModel(seed: try invocation.arguments[Tiny.seed], to: out)
         Console.error("wrote \(out.path)")
     }
 
@@ -40,7 +39,7 @@ enum ModelCommands {
         options: [.json],
         positionals: [PositionalSpec("FILE", help: "the GGUF model file")]
     ) { invocation in
-        let inspection = try ModelInspection(url: URL(fileURLWithPath: try invocation.arguments.required("FILE")))
+        let inspection = try ModelService.inspect(URL(fileURLWithPath: try invocation.arguments.required("FILE")))
         if invocation.arguments.flag("json") {
             Console.print(JSON.canonicalString(inspection.json))
             return
@@ -72,17 +71,16 @@ enum ModelCommands {
         let arguments = invocation.arguments
         let k = try arguments[Logits.top]
         let prompt = try arguments.required(Logits.prompt)
-        try setThreads(invocation)
-        let base = try BaseModel.load(try modelURL(invocation))
-        let (model, tokenizer) = (base.model, base.tokenizer)
-        let lora = try arguments[Logits.adapter].map { try base.adapter(at: URL(fileURLWithPath: $0)).weights }
-        let ids = tokenizer.encode(prompt, parseSpecial: arguments[Logits.special])
-        guard !ids.isEmpty else { throw UsageError("--prompt must give at least one token; it is empty") }
-        try requireContext(ids.count, "the prompt is", model)
-        var cache = KVCache()
-        let logits = model.forward(tokens: ids, lora: lora, cache: &cache)
-        try LlamaModel.requireFinite(logits)
-        let top = LlamaModel.top(k, of: logits)
+        let threads = try threads(arguments)
+        let (prompted, top): (ModelService.Tokens, [(id: Int, logit: Float)])
+        do {
+            (prompted, top) = try ModelService.logits(
+                prompt: prompt, parseSpecial: arguments[Logits.special], top: k, model: try modelURL(invocation),
+                adapter: try arguments[Logits.adapter].map { URL(fileURLWithPath: $0) }, threads: threads)
+        } catch is ModelService.EmptyPrompt {
+            throw UsageError("--prompt must give at least one token; it is empty")
+        }
+        let ids = prompted.ids
         if arguments[.json] {
             let document: JSONValue = .object([
                 "ids": .array(ids.map { .int($0) }),
@@ -93,7 +91,7 @@ enum ModelCommands {
         }
         var table = Table("RANK", "ID", "PIECE", "LOGIT")
         for (rank, entry) in top.enumerated() {
-            table.append([String(rank + 1), String(entry.id), TokenizeCommands.visible(try tokenizer.piece(entry.id)),
+            table.append([String(rank + 1), String(entry.id), TokenizeCommands.visible(try prompted.piece(entry.id)),
                           String(format: "%.4f", entry.logit)])
         }
         Console.print(table.render())
@@ -115,23 +113,11 @@ enum ModelCommands {
         let arguments = invocation.arguments
         let prompt = try arguments.required(Score.prompt)
         let completion = try arguments.required(Score.completion)
-        try setThreads(invocation)
-        let base = try BaseModel.load(try modelURL(invocation))
-        let (model, tokenizer) = (base.model, base.tokenizer)
-        let lora = try arguments[Score.adapter].map { try base.adapter(at: URL(fileURLWithPath: $0)).weights }
-        let special = arguments[Score.special]
-        var promptText = prompt
-        if arguments[Score.chat] {
-            promptText = try base.formatter.format([.user(prompt)], addGenerationPrompt: true)
-        }
-        // A formatted prompt carries the template's control tokens, which must be matched as such.
-        let promptIDs = tokenizer.encode(promptText, parseSpecial: special || arguments[Score.chat])
-        let completionIDs = tokenizer.encode(completion, parseSpecial: special)
-        try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
-        let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
-        // A non-finite logit makes its row's log-probability non-finite, so checking these checks the logits.
-        try LlamaModel.requireFinite(logprobs)
-        let meanNLL: Double? = logprobs.isEmpty ? nil : -logprobs.reduce(0, +) / Double(logprobs.count)
+        let scored = try ModelService.score(
+            prompt: prompt, completion: completion, chat: arguments[Score.chat], parseSpecial: arguments[Score.special],
+            model: try modelURL(invocation), adapter: try arguments[Score.adapter].map { URL(fileURLWithPath: $0) },
+            threads: try threads(arguments))
+        let (promptIDs, completionIDs, logprobs, meanNLL) = (scored.prompt.ids, scored.completion.ids, scored.logprobs, scored.meanNLL)
         if arguments[.json] {
             let document: JSONValue = .object([
                 "prompt_ids": .array(promptIDs.map { .int($0) }),
@@ -143,9 +129,8 @@ enum ModelCommands {
             return
         }
         var table = Table("ID", "PIECE", "LOGPROB")
-        let scored = Array(completionIDs.suffix(logprobs.count))
-        for (id, lp) in zip(scored, logprobs) {
-            table.append([String(id), TokenizeCommands.visible(try tokenizer.piece(id)), String(format: "%.4f", lp)])
+        for (id, lp) in zip(completionIDs.suffix(logprobs.count), logprobs) {
+            table.append([String(id), TokenizeCommands.visible(try scored.completion.piece(id)), String(format: "%.4f", lp)])
         }
         Console.print(table.render())
         Console.print("mean NLL: " + (meanNLL.map { String(format: "%.4f", $0) } ?? "none (no token scored)"))
@@ -179,33 +164,12 @@ enum ModelCommands {
     }
 
     static func modelURL(_ invocation: Invocation) throws -> URL {
-        let defaultModel = try GlobalOptions.stateDirectory(invocation).defaultModel
-        let url = try invocation.arguments[model].map { URL(fileURLWithPath: $0) } ?? defaultModel
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw ModelError.fileUnreadable(path: url.path, reason: "no such file")
-        }
-        return url
-    }
-
-    /// Throws unless `count` tokens fit in the model's context (what `generate` checks for its prompt).
-    static func requireContext(_ count: Int, _ what: String, _ model: LlamaModel) throws {
-        let context = model.hyperparameters.contextLength
-        guard count <= context else { throw ModelError.contextExceeded(what: what, tokens: count, contextLength: context) }
+        try ModelService.modelURL(given: try invocation.arguments[model], state: try GlobalOptions.stateDirectory(invocation),
+                                  fetchHint: false)
     }
 
     /// --threads when given, within `threadRange` (train's bound: each is a thread the system must start).
     static func threads(_ arguments: ParsedArguments) throws -> Int? {
         try arguments[threadCount]
-    }
-
-    static func setThreads(_ invocation: Invocation) throws {
-        if let threads = try threads(invocation.arguments) { try BLAS.setThreads(threads) }
-    }
-
-    /// The model and its tokenizer from one mapping of the file; sets the BLAS thread count if asked.
-    static func load(_ invocation: Invocation, quantizedDecode: Bool = true) throws -> (LlamaModel, Tokenizer) {
-        try setThreads(invocation)
-        let file = try GGUFFile(url: try modelURL(invocation))
-        return (try LlamaModel(file: file, quantizedDecode: quantizedDecode), try Tokenizer(gguf: file))
     }
 }

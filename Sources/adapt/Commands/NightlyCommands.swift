@@ -1,8 +1,6 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import JobQueue
-import Pipelines
 import Services
 
 /// `adapt enqueue nightly`, `adapt work` and `adapt replay`: the nightly pipeline as people drive it.
@@ -24,7 +22,7 @@ enum NightlyCommands {
         let lineage = try a.required(Enqueue.lineage)
         let pipeline = try PipelineCommands.loadRunnable(try a[Enqueue.pipeline])
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
-        if pipeline.sample.heldOutFraction != SampleParameters().heldOutFraction {
+        if PipelineFiles.statesUnappliedHeldOutFraction(pipeline) {
             Console.error("adapt: warning: sample.held_out_fraction is not applied per run; the lineage's stored policy "
                           + "decides the held-out split (adapt data policy --lineage \(lineage) --held-out-fraction F)")
         }

@@ -1,7 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Pipelines
+import Services
 
 /// `adapt pipeline check FILE` and `adapt pipeline show [FILE]`.
 enum PipelineCommands {
@@ -16,16 +16,13 @@ enum PipelineCommands {
     ) { invocation in
         let path = try invocation.arguments.required("FILE")
         let asJSON = invocation.arguments.flag("json")
-        let data = try read(path)
-        let source = path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent
+        let data = try PipelineFiles.read(path)
+        let source = PipelineFiles.source(path)
         var problems: [PipelineProblem] = []
         var pipeline: Pipeline?
-        do {
-            pipeline = try Pipeline.parse(data, source: source)
-        } catch let PipelineError.invalid(_, found) {
-            problems = found
-        } catch let error as PipelineError {
-            problems = [PipelineProblem(path: "", message: error.description)]
+        switch try PipelineFiles.check(data, source: source) {
+        case let .success(valid): pipeline = valid
+        case let .failure(failure): problems = failure.problems
         }
         if asJSON {
             Console.print(JSON.pretty(CheckReport(file: path, valid: pipeline != nil, name: pipeline?.name,
@@ -58,9 +55,7 @@ enum PipelineCommands {
 
     /// The pipeline a command runs with: FILE when given, the built-in nightly pipeline otherwise.
     static func load(_ path: String?) throws -> Pipeline {
-        guard let path else { return .nightly }
-        let source = path == "-" ? "standard input" : URL(fileURLWithPath: path).lastPathComponent
-        return try Pipeline.parse(try read(path), source: source)
+        try PipelineFiles.load(path)
     }
 
     /// `load`, refusing what the pipeline format allows but a run cannot do yet: `enqueue nightly` and
@@ -71,15 +66,6 @@ enum PipelineCommands {
             throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
         }
         return pipeline
-    }
-
-    static func read(_ path: String) throws -> Data {
-        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PipelineError.unreadable(path: path, reason: FileManager.default.fileExists(atPath: path)
-                                           ? "it cannot be read" : "no such file")
-        }
-        return data
     }
 
     struct CheckReport: Encodable {

@@ -1,9 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Registry
 import Services
-import Storage
 
 /// `adapt registry …`: adapter versions, the active pointer per lineage, promotion, rollback, verification.
 enum RegistryCommands {
@@ -26,13 +24,13 @@ enum RegistryCommands {
 
     static func registry(_ invocation: Invocation) throws -> AdapterRegistry {
         let state = try GlobalOptions.stateDirectory(invocation)
-        return try AdapterRegistry(database: try GlobalOptions.database(invocation), blobs: state.blobs)
+        return try RegistryService.open(try GlobalOptions.database(invocation), blobs: state.blobs)
     }
 
     /// The registry of a command that only reads: read-only, and an error if the state does not exist.
     static func readingRegistry(_ invocation: Invocation) throws -> AdapterRegistry {
         let state = try GlobalOptions.stateDirectory(invocation)
-        return try AdapterRegistry(database: try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs)
+        return try RegistryService.open(try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs)
     }
 
     /// `VERSION` is `vN` or `LINEAGE/vN`; `--lineage` fills in a bare `vN`.
@@ -292,7 +290,7 @@ enum RegistryCommands {
         "registry verify", summary: "rehash every adapter file; exit 1 if any is missing or corrupt",
         options: [lineage, .json]
     ) { invocation in
-        let results = try readingRegistry(invocation).verify(lineage: try invocation.arguments[lineage])
+        let results = try RegistryService.verify(try readingRegistry(invocation), lineage: try invocation.arguments[lineage])
         let rows = results.map {
             VerificationJSON(version: $0.version.name, lineage: $0.version.lineage.value, digest: $0.version.adapterDigest.hex, state: $0.state.rawValue)
         }

@@ -1,9 +1,6 @@
 import AdaptCore
-import AdapterExchange
-import Adapters
 import CommandLineKit
 import Foundation
-import Registry
 import Services
 
 /// `adapt registry export` and the `--from-…` sources of `adapt registry add`: adapters to and from llama.cpp
@@ -85,9 +82,9 @@ enum RegistryExchangeCommands {
             return text
         }
         /// No default in help: the help text says it, beside the two other types.
-        static let outtype = Option<GGUFLoRA.Precision>("outtype", value: "T", default: .f32,
+        static let outtype = Option<RegistryService.ExportPrecision>("outtype", value: "T", default: .f32,
                                                         help: "gguf-lora tensor type: f32 (default), f16 or q8_0") { text in
-            guard let precision = GGUFLoRA.Precision(rawValue: text) else { throw UsageError("must be f32, f16 or q8_0") }
+            guard let precision = RegistryService.ExportPrecision(rawValue: text) else { throw UsageError("must be f32, f16 or q8_0") }
             return precision
         }
     }

@@ -1,7 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Pipelines
+import Services
 
 /// `adapt schedule install|remove`: a systemd user timer per lineage, and the cron line for everyone else.
 enum ScheduleCommands {
@@ -23,7 +23,7 @@ enum ScheduleCommands {
         for (option, value, field) in [("--state", statePath, "state directory"),
                                        ("--pipeline", pipelinePathGiven, "pipeline path")] {
             guard let value else { continue }
-            do { try NightlySchedule.requireNoControlCharacters(value, field: field) } catch let error as PipelineError {
+            do { try ScheduleService.requireNoControlCharacters(value, field: field) } catch let error as PipelineError {
                 throw UsageError("\(option): \(error.description)")
             }
         }
@@ -36,27 +36,10 @@ enum ScheduleCommands {
         let schedule = try NightlySchedule(lineage: lineage, time: time, executable: executablePath(),
                                            stateDirectory: statePath,
                                            pipeline: pipelinePath)
-        let directory = NightlySchedule.unitDirectory()
-        let files = schedule.files(in: directory)
         let dryRun = arguments[dryRun]
-        var enabled = false
-        var systemdProblem: String?
-        var enableFailure: Error?
-        if !dryRun {
-            try schedule.write(to: directory)
-            let systemctl = Systemctl.resolve()
-            systemdProblem = systemctl.unavailableReason()
-            if systemdProblem == nil {
-                do {
-                    try systemctl.user(["daemon-reload"])
-                    try systemctl.user(["enable", "--now", schedule.timerName])
-                    enabled = true
-                } catch {
-                    // Reported after the cron line is printed, so the user still has a way to schedule the run.
-                    enableFailure = error
-                }
-            }
-        }
+        let installation = try ScheduleService.install(schedule, dryRun: dryRun)
+        let (files, enabled, systemdProblem, enableFailure) =
+            (installation.files, installation.enabled, installation.systemdProblem, installation.enableFailure)
         defer { if let enableFailure { Console.error("adapt: error: \(enableFailure)") } }
         if arguments[.json] {
             Console.print(JSON.pretty(InstallReport(
@@ -94,22 +77,8 @@ enum ScheduleCommands {
         options: [lineageToRemove, .json]
     ) { invocation in
         let lineage = try invocation.arguments.required(lineageToRemove).name
-        let directory = NightlySchedule.unitDirectory()
-        let base = NightlySchedule.unitBaseName(lineage: lineage)
-        let existed = FileManager.default.fileExists(atPath: directory.appendingPathComponent(base + ".timer").path)
-        let systemctl = Systemctl.resolve()
-        let systemdProblem = systemctl.unavailableReason()
-        var disabled = false
-        if existed, systemdProblem == nil {
-            do {
-                try systemctl.user(["disable", "--now", base + ".timer"])
-                disabled = true
-            } catch {
-                Console.error("warning: \(error)")
-            }
-        }
-        let removed = try NightlySchedule.removeFiles(lineage: lineage, from: directory)
-        if !removed.isEmpty, systemdProblem == nil { try systemctl.user(["daemon-reload"]) }
+        let removal = try ScheduleService.remove(lineage: lineage) { Console.error("warning: \($0)") }
+        let (directory, removed, disabled, systemdProblem) = (removal.directory, removal.removed, removal.disabled, removal.systemdProblem)
         if invocation.arguments[.json] {
             Console.print(JSON.pretty(RemoveReport(lineage: lineage, removed: removed.map(\.path), disabled: disabled)))
             return

@@ -1,7 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Model
+import Services
 
 /// `adapt tokenize`: the ids and pieces of a text under a model's tokenizer.
 enum TokenizeCommands {
@@ -25,9 +25,11 @@ enum TokenizeCommands {
         positionals: [PositionalSpec("TEXT", help: "the text to tokenize")]
     ) { invocation in
         let arguments = invocation.arguments
-        let tokenizer = try loadTokenizer(invocation)
-        let ids = tokenizer.encode(try arguments.required("TEXT"), parseSpecial: arguments[special])
-        let pieces = try ids.map { try tokenizer.piece($0) }
+        let url = try ModelService.modelURL(given: try arguments[model], state: try GlobalOptions.stateDirectory(invocation),
+                                            fetchHint: true)
+        let tokens = try ModelService.tokenize(try arguments.required("TEXT"), model: url, parseSpecial: arguments[special])
+        let ids = tokens.ids
+        let pieces = try ids.map { try tokens.piece($0) }
         if arguments[.json] {
             let document: JSONValue = .object(["ids": .array(ids.map { .int($0) }),
                                                "pieces": .array(pieces.map { .string($0) })])
@@ -38,22 +40,6 @@ enum TokenizeCommands {
         for (id, piece) in zip(ids, pieces) { table.append([String(id), visible(piece)]) }
         Console.print(table.render())
         Console.error("\(ids.count) tokens")
-    }
-
-    /// The model's tokenizer; a missing default model says how to fetch it.
-    static func loadTokenizer(_ invocation: Invocation) throws -> Tokenizer {
-        let url: URL
-        let given = try invocation.arguments[model]
-        if let given {
-            url = URL(fileURLWithPath: given)
-        } else {
-            url = try GlobalOptions.stateDirectory(invocation).defaultModel
-        }
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw ModelError.fileUnreadable(
-                path: url.path, reason: given == nil ? "the default model is not there; run scripts/fetch-model" : "no such file")
-        }
-        return try Tokenizer(gguf: try GGUFFile(url: url))
     }
 
     /// A piece on one table line, quoted so leading blanks show, with control characters escaped.

@@ -1,8 +1,7 @@
 import AdaptCore
 import CommandLineKit
 import Foundation
-import Model
-import Training
+import Services
 
 /// `adapt train`: LoRA training on a JSON Lines file, standalone, with checkpoints and `--resume`.
 enum TrainCommands {
@@ -105,84 +104,33 @@ enum TrainCommands {
         if let path = heldOutPath { inputs.append((option: "held-out", url: URL(fileURLWithPath: path))) }
         try OutputPath.check(out, option: "out", inputs: inputs)
         let checkpointDirectory = URL(fileURLWithPath: try args[O.checkpointDirectory] ?? out.path + ".checkpoints")
-        let store = DirectoryCheckpointStore(directory: checkpointDirectory)
-
         let lora = try loraConfig(args)
-        var configuration = try trainingConfiguration(args)
-        // A resumed run uses the thread count its checkpoints were made with, unless told otherwise (and then
-        // the checkpoint check refuses a different one, naming --threads).
-        let existing = (try? store.loadNewest()) ?? nil
-        if args[O.resume], !args.given(O.threads), let existing {
-            configuration.threads = existing.checkpoint.configuration.threads
+        let steps = try args[O.steps]
+        let request = TrainingService.Request(
+            data: dataURL, model: modelURL, out: out, heldOut: heldOutPath.map { URL(fileURLWithPath: $0) },
+            checkpointDirectory: checkpointDirectory, lora: lora, steps: steps, batchSize: try args[O.batchSize],
+            gradientAccumulation: try args[O.gradientAccumulation], learningRate: try args[O.learningRate], seed: try args[O.seed],
+            maxLength: try args[O.maxLength], checkpointEvery: try args[O.checkpointEvery],
+            threads: args.given(O.threads) ? try args[O.threads] : nil, resume: args[O.resume],
+            // Read only with --held-out: without it, giving either is the error, whatever its value.
+            evalEvery: heldOutPath == nil ? TrainingDefaults.earlyStoppingEvery : try args[O.evalEvery],
+            patience: heldOutPath == nil ? TrainingDefaults.earlyStoppingPatience : try args[O.patience],
+            earlyStoppingGiven: args.given(O.evalEvery) || args.given(O.patience))
+        let trained: (result: TrainingService.Result, shortDigest: String)
+        do {
+            trained = try TrainingService.train(request, liveProgress: Console.stderrIsTerminal,
+                                                progress: { FileHandle.standardError.write(Data($0.utf8)) },
+                                                warn: { Console.error($0) })
+        } catch let error as TrainingService.RequestError {
+            throw UsageError(error.description)
         }
-        if !args[O.resume], let existing {
-            throw UsageError("\(checkpointDirectory.lastPathComponent) already holds a checkpoint at step \(existing.checkpoint.state.step); pass --resume to continue it or remove the directory to start fresh")
-        }
-
-        guard let data = FileManager.default.contents(atPath: dataURL.path) else {
-            throw TrainingError.io("cannot read \(dataURL.lastPathComponent); check the path")
-        }
-        let examples = try TrainingExample.parseJSONLines(data, name: dataURL.lastPathComponent)
-        var heldOut: [TrainingExample] = []
-        if let path = heldOutPath {
-            guard let text = FileManager.default.contents(atPath: path) else {
-                throw TrainingError.io("cannot read \(URL(fileURLWithPath: path).lastPathComponent); check the path")
-            }
-            heldOut = try TrainingExample.parseJSONLines(text, name: URL(fileURLWithPath: path).lastPathComponent)
-            configuration.earlyStopping = EarlyStopping(
-                every: try args[O.evalEvery], patience: try args[O.patience])
-        } else if args.given(O.evalEvery) || args.given(O.patience) {
-            throw UsageError("--eval-every and --patience need --held-out FILE")
-        }
-        let run = try LoRATrainingRun(modelURL: modelURL, examples: examples, heldOut: heldOut, lora: lora,
-                                      configuration: configuration)
-        if run.truncatedCount > 0 {
-            Console.error("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
-        }
-        if run.droppedCount > 0 {
-            Console.error("warning: \(run.droppedCount) examples had nothing to learn from (empty completion, zero weight or an over-long prompt) and were skipped")
-        }
-
-        let trainer = try run.trainer(store: store)
-        let printer = ProgressPrinter(style: Console.stderrIsTerminal ? .liveLine : .jsonLines) { text in
-            FileHandle.standardError.write(Data(text.utf8))
-        }
-        var state = trainer.freshState()
-        if args[O.resume] {
-            if let (resumed, event) = try trainer.resumeState() {
-                state = resumed
-                printer(event)
-            } else {
-                Console.error("no checkpoint in \(checkpointDirectory.lastPathComponent); starting fresh")
-            }
-        }
-        let clock = SystemClock()
-        let start = clock.nowMilliseconds(), startTokens = state.tokens
-        state = try trainer.run(from: state) { printer($0) }
-        printer.finish()
-        let seconds = Double(clock.nowMilliseconds() - start) / 1000
-        let tokensPerSecond = seconds > 0 ? Double(state.tokens - startTokens) / seconds : 0
-
-        let digest = try run.adapter(from: state).write(to: out)
+        let result = trained.result
         if args[.json] {
-            Console.print(JSON.pretty(TrainResult(adapter: out.path, digest: digest.hex, steps: state.step,
-                                                  losses: state.losses, tokensPerSecond: tokensPerSecond)))
+            Console.print(JSON.pretty(result))
         } else {
-            Console.print("wrote \(out.path) (digest \(digest.short)) after \(state.step) steps; "
-                + "final loss \(state.losses.last.map { String(format: "%.4f", $0) } ?? "–"), "
-                + "\(Int(tokensPerSecond.rounded())) tokens/s")
-        }
-    }
-
-    struct TrainResult: Encodable {
-        var adapter: String
-        var digest: String
-        var steps: Int
-        var losses: [Double]
-        var tokensPerSecond: Double
-        enum CodingKeys: String, CodingKey {
-            case adapter, digest, steps, losses
-            case tokensPerSecond = "tokens_per_second"
+            Console.print("wrote \(out.path) (digest \(trained.shortDigest)) after \(result.steps) steps; "
+                + "final loss \(result.losses.last.map { String(format: "%.4f", $0) } ?? "–"), "
+                + "\(Int(result.tokensPerSecond.rounded())) tokens/s")
         }
     }
 
@@ -204,19 +152,5 @@ enum TrainCommands {
         config.dropout = Float(try args[O.dropout])
         if let targets = try args[O.targets] { config.targets = targets }
         return config
-    }
-
-    static func trainingConfiguration(_ args: ParsedArguments) throws -> TrainingConfiguration {
-        let steps = try args[O.steps]
-        return TrainingConfiguration(
-            steps: steps,
-            batchSize: try args[O.batchSize],
-            gradientAccumulation: try args[O.gradientAccumulation],
-            learningRate: try args[O.learningRate],
-            schedule: .cosine(warmup: TrainingDefaults.warmupSteps(forSteps: steps), floor: 0.1),
-            seed: try args[O.seed],
-            maxLength: try args[O.maxLength],
-            threads: try args[O.threads],
-            checkpointEvery: try args[O.checkpointEvery])
     }
 }

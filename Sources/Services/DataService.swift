@@ -1,0 +1,67 @@
+import AdaptCore
+import Foundation
+import Pipelines
+import ReplayBuffer
+import Steps
+import Storage
+
+/// What the `data` commands do with the replay buffer: import, list, count, erase (with every copy and the
+/// adapters trained on it), set a lineage's policy, release a quarantined source.
+public struct DataService: Sendable {
+    let store: ReplayStore
+
+    /// The replay buffer of `database` (read-only for the listings).
+    public init(database: Database) throws {
+        store = try ReplayStore(database: database)
+    }
+
+    /// The pairs the default pipeline's gate asks for (`eval.min_pairs`); a lineage's `min_held_out` may raise it.
+    public static var gateMinimum: Int { EvalParameters().minPairs }
+
+    public func importJSONL(_ data: Data, lineage: String, options: ImportOptions) throws -> ImportReport {
+        try store.importJSONL(data, lineage: lineage, options: options)
+    }
+
+    public func examples(lineage: String?, split: Split?) throws -> [Example] {
+        try store.examples(lineage: lineage, split: split)
+    }
+
+    public func stats(lineage: String?) throws -> [LineageStats] {
+        try store.stats(lineage: lineage, gateMinimum: Self.gateMinimum)
+    }
+
+    /// What `data forget` erases: every example of `source` (in `lineage`, whose name is checked, when given), or
+    /// the examples `ids` name. Every id is resolved before anything is erased: one that matches nothing, or
+    /// several examples, stops the command with nothing forgotten.
+    public func forgetRequest(ids: [String], source: String?, lineage: String?) throws -> ForgetRequest {
+        if let source {
+            if let lineage { _ = try store.policy(lineage: lineage) }  // validates the name
+            return .source(source, lineage: lineage)
+        }
+        return .ids(try ids.map { try store.exampleID(matching: $0) })
+    }
+
+    /// Erases what `request` names with every copy of it (`DataErasure`), retiring the adapter versions trained
+    /// on it when asked; a full disk is `noSpaceToErase`, which says how to make room.
+    public func forget(_ request: ForgetRequest, retireAdapters: Bool, state: StateDirectory) throws -> DataErasure.Report {
+        do {
+            return try DataErasure.forget(request, retireAdapters: retireAdapters, database: store.database,
+                                          blobs: state.blobs, state: state)
+        } catch let error as StorageError {
+            guard case let .noSpace(path, _) = error else { throw error }
+            throw ReplayError.noSpaceToErase(path: path)
+        }
+    }
+
+    public func policy(lineage: String) throws -> LineagePolicy {
+        try store.policy(lineage: lineage)
+    }
+
+    public func setPolicy(lineage: String, _ change: (inout LineagePolicy) -> Void) throws -> LineagePolicy {
+        try store.setPolicy(lineage: lineage, change)
+    }
+
+    public func release(lineage: String, source: String) throws -> QuarantineRelease {
+        try store.release(lineage: lineage, source: source)
+    }
+}

@@ -1,0 +1,102 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Steps
+import Storage
+
+/// What `runs`, `jobs`, `show` and `events` read of the job table: records, a run or a job with what explains it,
+/// and the event stream `events --follow` prints as it grows.
+public struct JobHistory: Sendable {
+    let queue: JobQueue
+
+    /// Reads the job table of `database` (opened read-only by a listing).
+    public init(database: Database) throws {
+        queue = try JobQueue(database: database)
+    }
+
+    /// The newest `limit` runs, newest first.
+    public func runs(limit: Int) throws -> [RunRecord] {
+        try queue.runs(limit: limit)
+    }
+
+    /// The newest `limit` jobs matching, oldest first; a run that does not exist is `unknownRun`.
+    public func jobs(run: RunID?, state: JobState?, kind: String?, limit: Int) throws -> [JobRecord] {
+        if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
+        return try queue.jobs(matching: JobQueue.JobFilter(run: run, state: state, kind: kind, limit: limit))
+    }
+
+    /// A run as `show run-N` prints it: its jobs, and the inputs they read that were erased since.
+    public struct RunDetail: Sendable {
+        public let run: RunRecord
+        public let jobs: [JobRecord]
+        public let erased: [ErasedInput]
+    }
+
+    /// A job as `show job-N` prints it: the jobs it waits for, its events, and its erased inputs.
+    public struct JobDetail: Sendable {
+        public let job: JobRecord
+        public let parents: [JobID]
+        public let events: [EventRecord]
+        public let erased: [ErasedInput]
+    }
+
+    /// What `show ID` names: a run, a job, or (a bare number) whichever exists.
+    public enum Shown: Sendable {
+        case run(RunDetail)
+        case job(JobDetail)
+    }
+
+    /// The run or job `identifier` names; a bare number naming both is ambiguous, one naming neither unknown.
+    public func show(_ identifier: Identifier, text: String) throws -> Shown {
+        switch identifier {
+        case let .run(id): return .run(try run(id))
+        case let .job(id): return .job(try job(id))
+        case let .number(n):
+            let isRun = try queue.runExists(RunID(n)), isJob = try queue.jobExists(JobID(n))
+            if isRun && isJob { throw JobQueueError.ambiguousIdentifier(n) }
+            if isRun { return .run(try run(RunID(n))) }
+            if isJob { return .job(try job(JobID(n))) }
+            throw JobQueueError.unknownIdentifier(text)
+        }
+    }
+
+    public func run(_ id: RunID) throws -> RunDetail {
+        let run = try queue.run(id)
+        let jobs = try queue.jobs(matching: .init(run: id, limit: Int.max))
+        let erased = try jobs.sorted { $0.id < $1.id }.flatMap { try ErasedInput.of($0, in: queue.database) }
+        return RunDetail(run: run, jobs: jobs, erased: erased)
+    }
+
+    public func job(_ id: JobID) throws -> JobDetail {
+        let job = try queue.job(id)
+        let parents = try queue.parents(of: id)
+        let events = try queue.events(job: id)
+        return JobDetail(job: job, parents: parents, events: events, erased: try ErasedInput.of(job, in: queue.database))
+    }
+
+    /// Throws `unknownRun` or `unknownJob` for a filter that names nothing.
+    public func requireExisting(run: RunID?, job: JobID?) throws {
+        if let run, try !queue.runExists(run) { throw JobQueueError.unknownRun(run) }
+        if let job, try !queue.jobExists(job) { throw JobQueueError.unknownJob(job) }
+    }
+
+    /// At most `limit` events after `afterID`, oldest first.
+    public func events(run: RunID?, job: JobID?, afterID: Int64 = 0, limit: Int) throws -> [EventRecord] {
+        try queue.events(run: run, job: job, afterID: afterID, limit: limit)
+    }
+
+    /// Hands `print` every event as it is recorded, in batches of at most `limit`; returns once `run` (when
+    /// given) has finished, else runs until the process is stopped. Wakes on each commit to the database.
+    public func follow(run: RunID?, job: JobID?, limit: Int, _ print: ([EventRecord]) -> Void) async throws {
+        var last: Int64 = 0
+        while true {
+            let version = try queue.database.dataVersion()
+            let events = try queue.events(run: run, job: job, afterID: last, limit: limit)
+            print(events)
+            last = events.last?.id ?? last
+            if events.count == limit { continue }
+            if let run, try queue.run(run).isFinished { return }
+            while try queue.database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+}

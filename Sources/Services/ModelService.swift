@@ -1,0 +1,100 @@
+import AdaptCore
+import Foundation
+import Inference
+import Model
+
+/// Running the model itself for `model tiny`, `model inspect`, `logits`, `score` and `tokenize`.
+public enum ModelService {
+    /// What --threads accepts wherever it is given (train's bound: each is a thread the system must start).
+    public static let threadRange = 1...BLAS.maximumThreads
+
+    /// A prompt that encodes to no token: `logits` has no position to show.
+    public struct EmptyPrompt: Error {}
+
+    /// Token ids with a way to show each as the text it stands for.
+    public struct Tokens: Sendable {
+        public let ids: [Int]
+        let tokenizer: Tokenizer
+
+        /// The text token `id` stands for (a byte that is only part of a character shows as <0xNN>).
+        public func piece(_ id: Int) throws -> String { try tokenizer.piece(id) }
+    }
+
+    /// The model file a command reads: `given`, or the state's default model; a missing one is an error that
+    /// says how to fetch the default (`fetchHint`) or that the given path does not exist.
+    public static func modelURL(given: String?, state: StateDirectory, fetchHint: Bool) throws -> URL {
+        let url = given.map { URL(fileURLWithPath: $0) } ?? state.defaultModel
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw ModelError.fileUnreadable(
+                path: url.path, reason: fetchHint && given == nil ? "the default model is not there; run scripts/fetch-model" : "no such file")
+        }
+        return url
+    }
+
+    /// Writes a tiny random-weight llama GGUF (for tests and CI).
+    public static func writeTinyModel(seed: UInt64, to url: URL) throws {
+        try TinyModel(seed: seed).write(to: url)
+    }
+
+    /// Reads (does not load) the GGUF at `url`.
+    public static func inspect(_ url: URL) throws -> ModelInspection {
+        try ModelInspection(url: url)
+    }
+
+    /// The ids of `text` under the model's tokenizer (BOS never added).
+    public static func tokenize(_ text: String, model url: URL, parseSpecial: Bool) throws -> Tokens {
+        let tokenizer = try Tokenizer(gguf: try GGUFFile(url: url))
+        return Tokens(ids: tokenizer.encode(text, parseSpecial: parseSpecial), tokenizer: tokenizer)
+    }
+
+    /// The `k` largest logits of the token after `prompt` (its ids in `prompt`), with `adapter` applied when given.
+    public static func logits(prompt: String, parseSpecial: Bool, top k: Int, model url: URL, adapter: URL?,
+                              threads: Int?) throws -> (prompt: Tokens, top: [(id: Int, logit: Float)]) {
+        if let threads { try BLAS.setThreads(threads) }
+        let base = try BaseModel.load(url)
+        let lora = try adapter.map { try base.adapter(at: $0).weights }
+        let ids = base.tokenizer.encode(prompt, parseSpecial: parseSpecial)
+        guard !ids.isEmpty else { throw EmptyPrompt() }
+        try requireContext(ids.count, "the prompt is", base.model)
+        var cache = KVCache()
+        let logits = base.model.forward(tokens: ids, lora: lora, cache: &cache)
+        try LlamaModel.requireFinite(logits)
+        return (Tokens(ids: ids, tokenizer: base.tokenizer), LlamaModel.top(k, of: logits))
+    }
+
+    /// A completion scored under teacher forcing.
+    public struct Score: Sendable {
+        public let prompt: Tokens
+        public let completion: Tokens
+        /// One per scored completion token (the last `logprobs.count` of `completion.ids`).
+        public let logprobs: [Double]
+        /// nil when no token is scored.
+        public var meanNLL: Double? { logprobs.isEmpty ? nil : -logprobs.reduce(0, +) / Double(logprobs.count) }
+    }
+
+    /// Scores `completion` after `prompt`, tokenized separately and concatenated (the boundary training uses);
+    /// `chat` formats the prompt as a user turn of the model's chat template, followed by the assistant opening.
+    public static func score(prompt: String, completion: String, chat: Bool, parseSpecial: Bool, model url: URL,
+                             adapter: URL?, threads: Int?) throws -> Score {
+        if let threads { try BLAS.setThreads(threads) }
+        let base = try BaseModel.load(url)
+        let (model, tokenizer) = (base.model, base.tokenizer)
+        let lora = try adapter.map { try base.adapter(at: $0).weights }
+        let promptText = chat ? try base.formatter.format([.user(prompt)], addGenerationPrompt: true) : prompt
+        // A formatted prompt carries the template's control tokens, which must be matched as such.
+        let promptIDs = tokenizer.encode(promptText, parseSpecial: parseSpecial || chat)
+        let completionIDs = tokenizer.encode(completion, parseSpecial: parseSpecial)
+        try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
+        let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
+        // A non-finite logit makes its row's log-probability non-finite, so checking these checks the logits.
+        try LlamaModel.requireFinite(logprobs)
+        return Score(prompt: Tokens(ids: promptIDs, tokenizer: tokenizer), completion: Tokens(ids: completionIDs, tokenizer: tokenizer),
+                     logprobs: logprobs)
+    }
+
+    /// Throws unless `count` tokens fit in the model's context (what `generate` checks for its prompt).
+    static func requireContext(_ count: Int, _ what: String, _ model: LlamaModel) throws {
+        let context = model.hyperparameters.contextLength
+        guard count <= context else { throw ModelError.contextExceeded(what: what, tokens: count, contextLength: context) }
+    }
+}

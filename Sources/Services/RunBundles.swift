@@ -1,0 +1,38 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Steps
+import Storage
+
+/// `adapt run export` and `adapt replay --bundle`: a recorded run carried to a machine with no state directory
+/// (a CI job) and replayed there.
+public enum RunBundles {
+    public typealias Report = RunReplay.Report
+
+    /// Writes the bundle of `run` to `out` (atomically, mode 0600); returns it with its size in bytes.
+    public static func export(_ run: RunID, database: Database, state: StateDirectory, includeUserData: Bool,
+                              to out: URL) throws -> (bundle: RunBundle, bytes: Int) {
+        let queue = try JobQueue(database: database)
+        guard try queue.runExists(run) else { throw JobQueueError.unknownRun(run) }
+        let bundle = try RunBundle.export(run, queue: queue, blobs: state.blobs, includeUserData: includeUserData)
+        let data = try bundle.encoded()
+        try AtomicFile.write(data, to: out)
+        return (bundle, data.count)
+    }
+
+    /// The bundle in `data` (read from `path`), or `RunBundleError` when it is damaged or of another format.
+    public static func decode(_ data: Data, path: String) throws -> RunBundle {
+        try RunBundle.decode(data, path: path)
+    }
+
+    /// A private scratch directory for one replay under `parent` (made when missing).
+    public static func scratch(under parent: URL) throws -> URL {
+        try ReplayScratch.make(under: parent)
+    }
+
+    /// Replays `bundle` in `scratch` with the base model at `model` (whose SHA-256 must be the bundle's).
+    public static func replay(_ bundle: RunBundle, model: URL, scratch: StateDirectory,
+                              log: @escaping @Sendable (String) -> Void) throws -> Report {
+        try bundle.replay(model: model, scratch: scratch, log: log)
+    }
+}

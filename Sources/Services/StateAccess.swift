@@ -1,0 +1,64 @@
+import AdaptCore
+import CommandLineKit
+import Foundation
+import Storage
+
+/// Opening the state directory's database the way each kind of command needs it: a writing command creates the
+/// state on first use, a reading one never creates anything.
+public enum StateAccess {
+    /// The state directory, which must exist with its database (a mistyped --state is an error, not a new state).
+    public static func existing(_ state: StateDirectory) throws -> StateDirectory {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: state.root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw MissingStateError(path: state.root.path, missing: "directory")
+        }
+        guard FileManager.default.fileExists(atPath: state.database.path) else {
+            throw MissingStateError(path: state.database.path, missing: "database")
+        }
+        return state
+    }
+
+    /// Opens the state database of a command that only reads: never creates anything (a mistyped --state must
+    /// not get an empty, "verified" answer), and works on a read-only directory or file system.
+    public static func reading(_ state: StateDirectory) throws -> Database {
+        let state = try existing(state)
+        // A state someone made read-only (no write bit on its directory, or a read-only mount) is left exactly
+        // as it is; any other is made private here too, as a writing command would.
+        var status = stat()
+        if access(state.root.path, W_OK) == 0, stat(state.root.path, &status) == 0, status.st_mode & 0o200 != 0 {
+            report(PrivateFiles.tighten(state.root), of: state)
+        }
+        return try Database(readingAt: state.database.path)
+    }
+
+    /// Opens the state database, creating the directory on first use (0700; files 0600). A state directory
+    /// left readable by others (made by an older adapt, or copied) is made private, and that is said once.
+    public static func writing(_ state: StateDirectory, durability: Durability) throws -> Database {
+        report(try state.createPrivate(), of: state)
+        return try Database(path: state.database.path, durability: durability)
+    }
+
+    /// Says once what making the state private changed, or could not change.
+    private static func report(_ tightened: PrivateFiles.Tightening, of state: StateDirectory) {
+        if tightened.paths > 0 {
+            Console.error("adapt: made \(tightened.paths) path(s) under \(state.root.path) private (directories 0700, files 0600); "
+                          + "they were readable by other users")
+        }
+        if tightened.unchanged > 0 {
+            Console.error("adapt: warning: \(tightened.unchanged) path(s) under \(state.root.path) are readable by other users "
+                          + "and could not be changed (a read-only file system, or files of another user); chmod them 0600, directories 0700")
+        }
+    }
+}
+
+/// `--state` names no state: a command that only reads refuses it rather than create one (exit 1).
+public struct MissingStateError: Error, CustomStringConvertible {
+    public let path: String
+    /// "directory" or "database".
+    public let missing: String
+
+    public var description: String {
+        "no adapt state at \(path) (the \(missing) does not exist); nothing was created. Check --state (or ADAPT_STATE), "
+            + "or create a state by writing to it: `adapt data import FILE --lineage L` or `adapt enqueue …`"
+    }
+}

@@ -1,0 +1,138 @@
+import AdaptCore
+import Foundation
+import Model
+import Training
+
+/// `adapt train`: a standalone LoRA training run on JSON Lines files, checkpointing as it goes, with `--resume`.
+public enum TrainingService {
+    /// What `train` is told, every value already parsed.
+    public struct Request: Sendable {
+        public var data: URL
+        public var model: URL
+        public var out: URL
+        public var heldOut: URL?
+        public var checkpointDirectory: URL
+        public var lora: LoRAConfig
+        public var steps: Int
+        public var batchSize: Int
+        public var gradientAccumulation: Int
+        public var learningRate: Double
+        public var seed: UInt64
+        public var maxLength: Int
+        public var checkpointEvery: Int
+        /// `--threads`; nil: the resumed checkpoint's count, or 1 for a fresh run.
+        public var threads: Int?
+        public var resume: Bool
+        /// `--eval-every` and `--patience` (their defaults when not given: `earlyStoppingGiven` says whether one was).
+        public var evalEvery: Int
+        public var patience: Int
+        public var earlyStoppingGiven: Bool
+
+        public init(data: URL, model: URL, out: URL, heldOut: URL?, checkpointDirectory: URL, lora: LoRAConfig, steps: Int,
+                    batchSize: Int, gradientAccumulation: Int, learningRate: Double, seed: UInt64, maxLength: Int,
+                    checkpointEvery: Int, threads: Int?, resume: Bool, evalEvery: Int, patience: Int, earlyStoppingGiven: Bool) {
+            (self.data, self.model, self.out, self.heldOut, self.checkpointDirectory, self.lora) =
+                (data, model, out, heldOut, checkpointDirectory, lora)
+            (self.steps, self.batchSize, self.gradientAccumulation, self.learningRate, self.seed, self.maxLength) =
+                (steps, batchSize, gradientAccumulation, learningRate, seed, maxLength)
+            (self.checkpointEvery, self.threads, self.resume, self.evalEvery, self.patience, self.earlyStoppingGiven) =
+                (checkpointEvery, threads, resume, evalEvery, patience, earlyStoppingGiven)
+        }
+    }
+
+    /// A request the checkpoints or the other options contradict: the command reports it as a usage error.
+    public enum RequestError: Error, CustomStringConvertible {
+        /// A checkpoint exists and `--resume` was not given.
+        case checkpointExists(directory: String, step: Int)
+        case earlyStoppingNeedsHeldOut
+
+        public var description: String {
+            switch self {
+            case let .checkpointExists(directory, step):
+                "\(directory) already holds a checkpoint at step \(step); pass --resume to continue it or remove the directory to start fresh"
+            case .earlyStoppingNeedsHeldOut:
+                "--eval-every and --patience need --held-out FILE"
+            }
+        }
+    }
+
+    /// What a finished run wrote (`train --json`).
+    public struct Result: Encodable, Sendable {
+        public var adapter: String
+        public var digest: String
+        public var steps: Int
+        public var losses: [Double]
+        public var tokensPerSecond: Double
+        enum CodingKeys: String, CodingKey {
+            case adapter, digest, steps, losses
+            case tokensPerSecond = "tokens_per_second"
+        }
+    }
+
+    /// Trains and writes the adapter to `request.out`. Warnings go to `warn`; progress to `progress` (a live
+    /// line when `liveProgress`, JSON lines otherwise). `short` is the adapter digest's short form, for the summary.
+    public static func train(_ request: Request, liveProgress: Bool, progress: @escaping (String) -> Void,
+                             warn: (String) -> Void) throws -> (result: Result, shortDigest: String) {
+        let store = DirectoryCheckpointStore(directory: request.checkpointDirectory)
+        var configuration = TrainingConfiguration(
+            steps: request.steps, batchSize: request.batchSize, gradientAccumulation: request.gradientAccumulation,
+            learningRate: request.learningRate, schedule: .cosine(warmup: TrainingDefaults.warmupSteps(forSteps: request.steps), floor: 0.1),
+            seed: request.seed, maxLength: request.maxLength, threads: request.threads ?? 1, checkpointEvery: request.checkpointEvery)
+        // A resumed run uses the thread count its checkpoints were made with, unless told otherwise (and then
+        // the checkpoint check refuses a different one, naming --threads).
+        let existing = (try? store.loadNewest()) ?? nil
+        if request.resume, request.threads == nil, let existing {
+            configuration.threads = existing.checkpoint.configuration.threads
+        }
+        if !request.resume, let existing {
+            throw RequestError.checkpointExists(directory: request.checkpointDirectory.lastPathComponent,
+                                                step: existing.checkpoint.state.step)
+        }
+
+        let examples = try examples(at: request.data)
+        var heldOut: [TrainingExample] = []
+        if let url = request.heldOut {
+            heldOut = try self.examples(at: url)
+            configuration.earlyStopping = Training.EarlyStopping(every: request.evalEvery, patience: request.patience)
+        } else if request.earlyStoppingGiven {
+            throw RequestError.earlyStoppingNeedsHeldOut
+        }
+        let run = try LoRATrainingRun(modelURL: request.model, examples: examples, heldOut: heldOut, lora: request.lora,
+                                      configuration: configuration)
+        if run.truncatedCount > 0 {
+            warn("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
+        }
+        if run.droppedCount > 0 {
+            warn("warning: \(run.droppedCount) examples had nothing to learn from (empty completion, zero weight or an over-long prompt) and were skipped")
+        }
+
+        let trainer = try run.trainer(store: store)
+        let printer = ProgressPrinter(style: liveProgress ? .liveLine : .jsonLines, write: progress)
+        var state = trainer.freshState()
+        if request.resume {
+            if let (resumed, event) = try trainer.resumeState() {
+                state = resumed
+                printer(event)
+            } else {
+                warn("no checkpoint in \(request.checkpointDirectory.lastPathComponent); starting fresh")
+            }
+        }
+        let clock = SystemClock()
+        let start = clock.nowMilliseconds(), startTokens = state.tokens
+        state = try trainer.run(from: state) { printer($0) }
+        printer.finish()
+        let seconds = Double(clock.nowMilliseconds() - start) / 1000
+        let tokensPerSecond = seconds > 0 ? Double(state.tokens - startTokens) / seconds : 0
+
+        let digest = try run.adapter(from: state).write(to: request.out)
+        return (Result(adapter: request.out.path, digest: digest.hex, steps: state.step, losses: state.losses,
+                       tokensPerSecond: tokensPerSecond), digest.short)
+    }
+
+    static func examples(at url: URL) throws -> [TrainingExample] {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw TrainingError.io("cannot read \(url.lastPathComponent); check the path")
+        }
+        return try TrainingExample.parseJSONLines(data, name: url.lastPathComponent)
+    }
+}
