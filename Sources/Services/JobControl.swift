@@ -91,7 +91,7 @@ public struct JobControl: Sendable {
     // MARK: adapt worker
 
     /// The job kinds `adapt worker` can run; the pipeline steps have their own worker executables.
-    public static let workerKinds: [String] = [NoopJob.kind]
+    public static var workerKinds: [String] { handlers.keys.sorted() }
     static let handlers: [String: JobBody] = [NoopJob.kind: NoopJob.body]
 
     /// What `adapt worker` is told.

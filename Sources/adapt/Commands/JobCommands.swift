@@ -99,7 +99,7 @@ enum JobCommands {
         let kinds = try a[Work.kinds]
         guard !kinds.isEmpty else { throw UsageError("--kinds needs at least one job kind") }
         for kind in kinds where !JobControl.workerKinds.contains(kind) {
-            throw UsageError("'adapt worker' cannot run '\(kind)' jobs (it runs \(JobControl.workerKinds.sorted().joined(separator: ", "))); "
+            throw UsageError("'adapt worker' cannot run '\(kind)' jobs (it runs \(JobControl.workerKinds.joined(separator: ", "))); "
                              + "pipeline steps run in their own adapt-<kind>-worker executables")
         }
         let verbose = a[Work.verbose]
@@ -122,7 +122,7 @@ enum JobCommands {
     enum Work {
         static let kinds = Option<[String]>(
             "kinds", value: "K[,K]", default: [],
-            help: "job kinds to claim (this executable runs: \(JobControl.workerKinds.sorted().joined(separator: ", ")))"
+            help: "job kinds to claim (this executable runs: \(JobControl.workerKinds.joined(separator: ", ")))"
         ) { text in text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
         static let exitWhenIdle = Flag("exit-when-idle", help: "exit once no job of these kinds is ready, running or due within two minutes (later runs are not waited for)")
         static let lease = Option("lease-ms", value: "MS", default: 30_000, in: ClaimRequest.leaseRange,
