@@ -24,13 +24,13 @@ private func meanNLL(_ result: ProcessResult) throws -> Double? {
     #expect(try meanNLL(again) == a)
 }
 
-@Test func scoreRefusesAnAdapterMadeForAnotherBaseModelOrConvention() throws {
-    let otherModel = try GenerateFixtures.adapterFile(seed: 3, baseModel: Digest.sha256("another model"))
-    let otherConvention = try GenerateFixtures.adapterFile(seed: 3, convention: "gemma")
-    for (adapter, message) in [(otherModel, "was trained on base model"), (otherConvention, "chat convention")] {
-        let result = try score(["--adapter", adapter.path])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains(message), "\(result.stderr)")
-        #expect(result.stdout.isEmpty)
-    }
+@Test(arguments: [("base model", "was trained on base model"), ("convention", "chat convention")])
+func scoreRefusesAnAdapterMadeForAnotherBaseModelOrConvention(other: String, message: String) throws {
+    let adapter = other == "base model"
+        ? try GenerateFixtures.adapterFile(seed: 3, baseModel: Digest.sha256("another model"))
+        : try GenerateFixtures.adapterFile(seed: 3, convention: "gemma")
+    let result = try score(["--adapter", adapter.path])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains(message), "\(result.stderr)")
+    #expect(result.stdout.isEmpty)
 }

@@ -135,26 +135,27 @@ import TestSupport
         #expect(try await json(adapt(["show", "run-1", "--json"]))["manifest"] == .object(["night": .string("2026-01-01")]))
     }
 
-    @Test func aFileThatIsNotSQLiteIsRefusedAndLeftAlone() async throws {
+    /// A reading, a writing and a working command: each opens the database its own way.
+    static let openingCommands = [["runs"], ["enqueue", "noop"], ["worker", "--kinds", "noop", "--exit-when-idle"]]
+
+    @Test(arguments: openingCommands)
+    func aFileThatIsNotSQLiteIsRefusedAndLeftAlone(command: [String]) async throws {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try garbage.write(to: URL(fileURLWithPath: databasePath))
-        for command in [["runs"], ["enqueue", "noop"], ["worker", "--kinds", "noop", "--exit-when-idle"]] {
-            let result = try await adapt(command)
-            #expect(result.status == 1, "\(command)")
-            #expect(result.stderr.contains("not an SQLite database"), "\(result.stderr)")
-        }
+        let result = try await adapt(command)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("not an SQLite database"), "\(result.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: databasePath)) == garbage)
     }
 
-    @Test func anotherProgramsDatabaseIsRefusedAndLeftAlone() async throws {
+    @Test(arguments: openingCommands)
+    func anotherProgramsDatabaseIsRefusedAndLeftAlone(command: [String]) async throws {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         try Database(path: databasePath).execute("CREATE TABLE customers (id INTEGER PRIMARY KEY); INSERT INTO customers VALUES (7)")
-        for command in [["runs"], ["enqueue", "noop"], ["worker", "--kinds", "noop", "--exit-when-idle"]] {
-            let result = try await adapt(command)
-            #expect(result.status == 1, "\(command)")
-            #expect(result.stderr.contains("another program's SQLite database (its tables: customers)"), "\(result.stderr)")
-        }
+        let result = try await adapt(command)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("another program's SQLite database (its tables: customers)"), "\(result.stderr)")
         let db = try Database(path: databasePath)
         #expect(try db.query("SELECT name FROM sqlite_schema").compactMap { $0.string("name") } == ["customers"])
     }
@@ -164,18 +165,17 @@ import TestSupport
         #expect(result.status == 2 && result.stderr.contains("--state needs a directory"), "\(result.stderr)")
     }
 
-    @Test func aDatabaseFromANewerSchemaIsRefusedAndLeftAlone() async throws {
+    @Test(arguments: [["runs"], ["enqueue", "noop"], ["cancel", "run-1"]])
+    func aDatabaseFromANewerSchemaIsRefusedAndLeftAlone(command: [String]) async throws {
         try await adapt(["enqueue", "noop", "--count", "2"])
         do {
             let db = try Database(path: databasePath)
             try db.execute("PRAGMA user_version = 99")
         }
         let before = try dump()
-        for command in [["runs"], ["enqueue", "noop"], ["cancel", "run-1"]] {
-            let result = try await adapt(command)
-            #expect(result.status == 1, "\(command)")
-            #expect(result.stderr.contains("newer"), "\(result.stderr)")
-        }
+        let result = try await adapt(command)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("newer"), "\(result.stderr)")
         #expect(try dump() == before)
     }
 
