@@ -53,15 +53,15 @@ import Testing
         }
     }
 
-    @Test func textsFoundationReadsDifferentlyOrRefusesAreLeftToIt() throws {
-        let texts = [" { \"a\" : [ 1 , -2 , true , null ] } ", "{\"a\":1,\"a\":2}", "-0", "1.0", "1e3", "01",
-                     "9223372036854775807", "9223372036854775808", "-9223372036854775808", "\"\\u0041\"", "[]", "{}", "[1,]"]
-        for text in texts {
-            let expected = try? JSON.decode(JSONValue.self, from: text, context: "test")
-            #expect((try? JobJSON.decode(text, context: "test")) == expected, "\(text)")
-        }
-        for bad in ["", "{", "{\"a\"}", "tru", "nul", "1 2", "\"open"] {
-            #expect(throws: (any Error).self) { try JobJSON.decode(bad, context: "test") }
-        }
+    @Test(arguments: [" { \"a\" : [ 1 , -2 , true , null ] } ", "{\"a\":1,\"a\":2}", "-0", "1.0", "1e3", "01",
+                      "9223372036854775807", "9223372036854775808", "-9223372036854775808", "\"\\u0041\"", "[]", "{}", "[1,]"])
+    func textsFoundationReadsDifferentlyOrRefusesAreLeftToIt(text: String) throws {
+        let expected = try? JSON.decode(JSONValue.self, from: text, context: "test")
+        #expect((try? JobJSON.decode(text, context: "test")) == expected)
+    }
+
+    @Test(arguments: ["", "{", "{\"a\"}", "tru", "nul", "1 2", "\"open"])
+    func malformedTextsAreRefused(text: String) throws {
+        #expect(throws: (any Error).self) { try JobJSON.decode(text, context: "test") }
     }
 }
