@@ -82,34 +82,46 @@ import Testing
         #expect(throws: StorageError.self) { try fixture.database.run("UPDATE job_events SET message = 'x'") }
     }
 
-    @Test func aJobOutsideItsRunsIdRangeIsRefused() throws {
+    @Test(arguments: [(2, 1), (1, 2), (5, 1)])
+    func aJobOutsideItsRunsIdRangeIsRefused(id: Int, run: Int) throws {
         let fixture = try QueueFixture()
         try fixture.enqueue(["a"])
-        for (id, run) in [(2, 1), (1, 2), (5, 1)] {
-            #expect(throws: StorageError.self, "job \(id) in run \(run)") {
-                try fixture.database.run("""
-                    INSERT INTO jobs (id, run_id, name, kind, state, run_at, max_attempts, input, created_at, updated_at)
-                    VALUES (?, ?, 'z', 't', 'ready', 0, 1, '{}', 0, 0)
-                    """, id, run)
-            }
+        #expect(throws: StorageError.self) {
+            try fixture.database.run("""
+                INSERT INTO jobs (id, run_id, name, kind, state, run_at, max_attempts, input, created_at, updated_at)
+                VALUES (?, ?, 'z', 't', 'ready', 0, 1, '{}', 0, 0)
+                """, id, run)
         }
-        #expect(throws: StorageError.self) { try fixture.database.run("UPDATE jobs SET run_id = 2 WHERE id = 1") }
         #expect(try fixture.count("SELECT count(*) FROM jobs") == 1)
     }
 
-    @Test func anEventThatDoesNotContinueItsJobsChainIsRefused() throws {
+    @Test func aJobMovedToAnotherRunIsRefused() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a"])
+        #expect(throws: StorageError.self) { try fixture.database.run("UPDATE jobs SET run_id = 2 WHERE id = 1") }
+        #expect(try fixture.count("SELECT count(*) FROM jobs WHERE run_id = 1") == 1)
+    }
+
+    static let eventInsert = """
+        INSERT INTO job_events (job_id, run_id, previous_id, attempt, from_state, to_state, at)
+        VALUES (?, 1, ?, 0, 'ready', 'ready', 0)
+        """
+
+    /// Job 2's last event is event 2: a stale pointer, no pointer, another job's event and no job are refused.
+    @Test(arguments: [(2, SQLValue.integer(1)), (2, .null), (1, .integer(2)), (3, .null)])
+    func anEventThatDoesNotContinueItsJobsChainIsRefused(job: Int, previous: SQLValue) throws {
         let fixture = try QueueFixture()
         try fixture.enqueue(["a", "b"])
-        let insert = """
-            INSERT INTO job_events (job_id, run_id, previous_id, attempt, from_state, to_state, at)
-            VALUES (?, 1, ?, 0, 'ready', 'ready', 0)
-            """
-        // Job 2's last event is event 2: a stale pointer, no pointer, another job's event and no job are refused.
-        for (job, previous) in [(2, SQLValue.integer(1)), (2, .null), (1, .integer(2)), (3, .null)] {
-            #expect(throws: StorageError.self, "job \(job) after \(previous)") {
-                try fixture.database.run(insert, arguments: [Int64(job), previous])
-            }
+        #expect(throws: StorageError.self) {
+            try fixture.database.run(Self.eventInsert, arguments: [Int64(job), previous])
         }
+        #expect(try fixture.count("SELECT count(*) FROM job_events") == 2)
+    }
+
+    @Test func anEventThatContinuesItsJobsChainIsRecorded() throws {
+        let fixture = try QueueFixture()
+        try fixture.enqueue(["a", "b"])
+        let insert = Self.eventInsert
         try fixture.database.run(insert, arguments: [Int64(2), SQLValue.integer(2)])
         #expect(try fixture.count("SELECT last_event_id FROM jobs WHERE id = 2") == 3)
         #expect(try fixture.queue.events(job: JobID(2)).map(\.id) == [2, 3])
