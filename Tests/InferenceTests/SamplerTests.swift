@@ -82,18 +82,17 @@ private func expectClose(_ a: [Float], _ b: [Float], tolerance: Float = 1e-6) {
     #expect(cold.map(\.id) == [1, 0])
 }
 
-@Test func drawIsTheInverseCDFOfTheSeededUniformAtThePosition() {
+@Test(arguments: [UInt64(1), 2, 3, 42])
+func drawIsTheInverseCDFOfTheSeededUniformAtThePosition(seed: UInt64) {
     let logits: [Float] = [0.5, 0.3, 0.2].map { logf($0) }
     var o = options { _ in }
-    for seed: UInt64 in [1, 2, 3, 42] {
-        o.seed = seed
-        for position in 0..<20 {
-            let u = CounterRNG(seed: seed).uniform(.generation, step: UInt64(position), index: 0)
-            let expected: Int32 = u < 0.5 ? 0 : u < 0.8 ? 1 : 2
-            // Skip draws within rounding distance of a bucket edge, where Float sums may differ from Double.
-            if abs(u - 0.5) < 1e-5 || abs(u - 0.8) < 1e-5 { continue }
-            #expect(Sampler(o).sample(logits, history: [], position: position) == expected)
-        }
+    o.seed = seed
+    for position in 0..<20 {
+        let u = CounterRNG(seed: seed).uniform(.generation, step: UInt64(position), index: 0)
+        let expected: Int32 = u < 0.5 ? 0 : u < 0.8 ? 1 : 2
+        // Skip draws within rounding distance of a bucket edge, where Float sums may differ from Double.
+        if abs(u - 0.5) < 1e-5 || abs(u - 0.8) < 1e-5 { continue }
+        #expect(Sampler(o).sample(logits, history: [], position: position) == expected)
     }
 }
 
