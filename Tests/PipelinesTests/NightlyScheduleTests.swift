@@ -104,13 +104,12 @@ struct ScheduleSandbox {
     #expect(!FileManager.default.fileExists(atPath: sandbox.units.appendingPathComponent("adapt-nightly-other.timer").path))
 }
 
-@Test func badLineageOrTimeIsAUsageError() throws {
+@Test(arguments: [["--lineage", "../x", "--at", "02:00"], ["--lineage", "mail", "--at", "24:00"],
+                  ["--lineage", "mail", "--at", "2pm"], ["--lineage", "mail"]])
+func badLineageOrTimeIsAUsageError(arguments: [String]) throws {
     let sandbox = try ScheduleSandbox()
-    for arguments in [["--lineage", "../x", "--at", "02:00"], ["--lineage", "mail", "--at", "24:00"],
-                      ["--lineage", "mail", "--at", "2pm"], ["--lineage", "mail"]] {
-        let result = try sandbox.adapt(["schedule", "install"] + arguments)
-        #expect(result.status == 2, "\(arguments)")
-    }
+    let result = try sandbox.adapt(["schedule", "install"] + arguments)
+    #expect(result.status == 2, "\(result.stderr)")
     #expect(!FileManager.default.fileExists(atPath: sandbox.units.path))
     #expect(sandbox.systemctlCalls.isEmpty)
 }

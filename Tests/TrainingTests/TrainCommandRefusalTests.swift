@@ -22,18 +22,22 @@ struct TrainCommandRefusalTests {
                                       "--steps", "1", "--rank", "2"] + extra)
     }
 
-    @Test func refusesAnOutputThatIsTheModelOrTheDataAndLeavesThemIntact() throws {
+    /// The output spelled differently from the model's path, or a symlink to the data: still the same file.
+    @Test(arguments: ["--model", "--data"])
+    func refusesAnOutputThatIsTheModelOrTheDataAndLeavesThemIntact(option: String) throws {
         let f = try Self.fixture()
         let modelBytes = try Data(contentsOf: f.model), dataBytes = try Data(contentsOf: f.data)
-        // Spelled differently from the input path, and through a symlink: still the same file.
-        let sameModel = f.directory.path + "/./tiny.gguf"
-        let link = f.directory.file("link.jsonl")
-        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: f.data)
-        for (out, option) in [(sameModel, "--model"), (link.path, "--data")] {
-            let result = try train(f, out: out)
-            #expect(result.status == 2, "\(result.stderr)")
-            #expect(result.stderr.contains("--out is the \(option) file"), "\(result.stderr)")
+        let out: String
+        if option == "--model" {
+            out = f.directory.path + "/./tiny.gguf"
+        } else {
+            let link = f.directory.file("link.jsonl")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: f.data)
+            out = link.path
         }
+        let result = try train(f, out: out)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("--out is the \(option) file"), "\(result.stderr)")
         #expect(try Data(contentsOf: f.model) == modelBytes)
         #expect(try Data(contentsOf: f.data) == dataBytes)
     }
