@@ -2,6 +2,7 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import JobQueue
+import Services
 import Steps
 #if canImport(Glibc)
 import Glibc
@@ -61,12 +62,17 @@ enum BundleCommands {
     static func replayBundle(_ invocation: Invocation, path: String) throws {
         let a = invocation.arguments
         let json = a.flag("json")
-        func cannotReplay(_ error: RunBundleError, includeUserData: Bool?) throws -> Never {
+        func cannotReplay(_ error: any Error & CustomStringConvertible, includeUserData: Bool?) throws -> Never {
             if json {
-                Console.print(JSON.pretty(JSONValue.object([
+                let fields: [String: JSONValue] = [
                     "bundle": .string(path), "equal": .bool(false), "first_difference": .null, "replayable": .bool(false),
                     "include_user_data": includeUserData.map(JSONValue.bool) ?? .null, "error": .string(error.description),
-                ])))
+                ]
+                if let error = error as? StepError, case let .arithmeticDiffers(run, difference) = error {
+                    Console.print(JSON.pretty(try Nightly.arithmeticDocument(error, difference, fields: fields.merging(["run_id": .string(run)]) { a, _ in a })))
+                } else {
+                    Console.print(JSON.pretty(JSONValue.object(fields)))
+                }
             }
             Console.error("adapt: error: \(error.description)")
             throw ExitCode(2)
@@ -99,8 +105,12 @@ enum BundleCommands {
         let report: RunReplay.Report
         do {
             report = try bundle.replay(model: model, scratch: StateDirectory(root: scratchURL),
+                                       comparison: try a[NightlyCommands.Replay.tolerance].map { .tolerance($0) } ?? .bits,
                                        log: { Console.error("replay: " + TerminalText.escaped($0)) })
         } catch let error as RunBundleError {
+            try cannotReplay(error, includeUserData: bundle.includeUserData)
+        } catch let error as StepError {
+            guard case .arithmeticDiffers = error else { throw error }
             try cannotReplay(error, includeUserData: bundle.includeUserData)
         }
         if json {
@@ -113,7 +123,7 @@ enum BundleCommands {
             Console.print(TerminalText.escaped("\(report.runID) (bundle): differs at \(d.step).\(d.field): "
                                                + "\(JSON.canonicalString(d.expected)) → \(JSON.canonicalString(d.actual))"))
         } else {
-            Console.print("\(report.runID) (bundle): every compared value is equal (\(report.steps.count) steps)")
+            Console.print("\(report.runID) (bundle): \(report.equalSentence)")
         }
         if a.flag("check") && !report.equal { throw ExitCode(1) }
     }
