@@ -309,8 +309,8 @@ enum BLASCoreTypeProbe {
 
     @Test func aTrainStepResumedOnAWorkerOfOtherKernelsIsPinnedToItsCheckpointsAndEndsAsAnUninterruptedRun() async throws {
         let (fixture, run, train) = try await killedAfterACheckpoint()
-        // A worker of adapt's own choice (Haswell on an AVX2 machine) resumes it.
-        let resumed = try await Executables.runAsync("adapt-train-worker", ["--state", fixture.statePath, "--exit-when-idle"])
+        // A worker of adapt's own choice (Haswell on an AVX2 machine), supervised by `adapt work`, resumes it.
+        let resumed = try await fixture.adapt(["work", "--workers", "train", "--exit-when-idle"])
         try fixture.expectSuccess(resumed)
         #expect(resumed.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(resumed.stderr)")
         let events = try fixture.queue().events(job: train).compactMap(\.message)
