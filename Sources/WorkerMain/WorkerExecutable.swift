@@ -85,6 +85,9 @@ public enum WorkerExecutable {
         let repin = RepinRequest()
         let body = StepRunner.jobBody(environment: environment, queue: queue, isStopping: { stopping.isSet },
                                       reexecute: { coreType in
+                                          // The stop request's own line follows; this one says why.
+                                          log("claiming no more: executing again with OpenBLAS core type "
+                                              + "\(coreType ?? "of adapt's choice") once this step's deferral is recorded")
                                           repin.set(coreType)
                                           repin.worker?.requestStop()
                                       })
