@@ -89,6 +89,13 @@ public enum Nightly {
         if let scratch, let contents = try? FileManager.default.contentsOfDirectory(atPath: scratch.path), !contents.isEmpty {
             throw ScratchNotEmpty(path: scratch.path)
         }
+        // Recorded with other kernels this CPU runs: computed with them, the bits can match.
+        // (A run that cannot be loaded says why below.)
+        if let recorded = try? RecordedRun.load(run, queue: queue, blobs: state.blobs),
+           let coreType = RunReplay.coreTypeToPin(manifest: recorded.manifest, steps: recorded.steps) {
+            log("executing again with OpenBLAS core type \(coreType), the one the run was recorded with")
+            _ = StepProcess.reexecute(pinning: coreType)
+        }
         let scratchURL = try scratch ?? ReplayScratch.make(in: state)
         defer { if scratch == nil { try? FileManager.default.removeItem(at: scratchURL) } }
         do {

@@ -218,8 +218,12 @@ public struct RunReplay {
     /// with here: this process's OpenBLAS and kernels at the thread count of the step's input. Runs recorded
     /// before the section existed have none.
     public static func arithmeticDifferences(_ run: RecordedRun) -> [ArithmeticDifference] {
-        run.steps.compactMap { step in
-            guard let value = run.manifest[NightlyRun.arithmeticSection]?[step.name],
+        arithmeticDifferences(manifest: run.manifest, steps: run.steps)
+    }
+
+    public static func arithmeticDifferences(manifest: JSONValue, steps: [RecordedRun.Step]) -> [ArithmeticDifference] {
+        steps.compactMap { step in
+            guard let value = manifest[NightlyRun.arithmeticSection]?[step.name],
                   let recorded = try? JSON.decode(BLASArithmetic.self, from: JSON.canonical(value), context: "recorded arithmetic")
             else { return nil }
             let here = BLASArithmetic.current(threads: step.input["blas_threads"]?.intValue ?? 1)
@@ -228,6 +232,18 @@ public struct RunReplay {
                                         fields: recorded.differingFields(from: here).map { "\(NightlyRun.arithmeticSection).\(step.name).\($0)" },
                                         reason: reason, recorded: recorded, here: here)
         }
+    }
+
+    /// The OpenBLAS core type to execute the replaying process again with so that every step computes with the
+    /// kernels it was recorded with: when the core type is all that differs, every differing step recorded the
+    /// same one, this CPU runs it and no user value stands in the way (`BLASCoreType`); nil otherwise.
+    public static func coreTypeToPin(manifest: JSONValue, steps: [RecordedRun.Step]) -> String? {
+        let differences = arithmeticDifferences(manifest: manifest, steps: steps)
+        let types = Set(differences.map(\.recorded.coreType))
+        guard let type = types.first, types.count == 1,
+              differences.allSatisfy({ $0.recorded.differingFields(from: $0.here) == ["core_type"] }),
+              BLASCoreType.repinRefusal() == nil, BLASCoreType.canRun(type, cpuFlags: BLASCoreType.cpuFlags()) else { return nil }
+        return type
     }
 
     /// Copies what `step` reads from outside the job table into the scratch state.

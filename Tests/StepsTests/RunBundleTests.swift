@@ -223,6 +223,34 @@ import Training
     }
 }
 
+/// A run recorded with other kernels than adapt's own choice, which this CPU runs: replay executes itself again
+/// with them and compares bits.
+@Suite(.serialized) struct ReplayPinnedToRecordedKernelsTests {
+    @Test func aRunRecordedWithOtherKernelsThisCPURunsReplaysBitForBitPinnedToThem() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"]))
+        let state = try await fixture.adapt(["replay", run, "--check", "--json"])
+        #expect(state.status == 0, "\(state.stderr)")
+        #expect(state.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(state.stderr)")
+        let stateJSON = try JSON.decode(JSONValue.self, from: state.stdout, context: "replay: \(state.stderr)")
+        #expect(stateJSON["equal"] == .bool(true))
+        #expect(stateJSON["arithmetic_difference"] == .null)
+        #expect(stateJSON["comparison"]?["mode"] == .string("bits"))
+
+        let bundle = fixture.directory.file("night.bundle")
+        try fixture.expectSuccess(await fixture.adapt(["run", "export", run, "--out", bundle.path, "--include-user-data"]))
+        let elsewhere = try RunBundleTests.Elsewhere(fixture)
+        let result = try elsewhere.replay(bundle, model: fixture.directory.state.models.appendingPathComponent("tiny.gguf"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(result.stderr)")
+        let json = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)")
+        #expect(json["equal"] == .bool(true))
+        #expect(json["arithmetic_difference"] == .null)
+        try elsewhere.expectNothingLeft()
+    }
+}
+
 /// `replay --bundle … --tolerance X` (issue 24): a bundle replayed under other kernels than recorded is refused
 /// by bits (exit 2, naming the field), agrees within a loose tolerance, and names the first value outside a
 /// tolerance of 0.

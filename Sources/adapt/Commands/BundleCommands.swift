@@ -82,6 +82,11 @@ enum BundleCommands {
         }
         let bundle: RunBundle
         do { bundle = try RunBundle.decode(data, path: path) } catch let error as RunBundleError { try cannotReplay(error, includeUserData: nil) }
+        // Recorded with other kernels this CPU runs: computed with them, the bits can match.
+        if let coreType = RunReplay.coreTypeToPin(manifest: bundle.manifest, steps: bundle.steps) {
+            Console.error("replay: executing again with OpenBLAS core type \(TerminalText.escaped(coreType)), the one the run was recorded with")
+            _ = StepProcess.reexecute(pinning: coreType)
+        }
         if bundle.includeUserData { Console.error("adapt: this bundle holds user data (exported with --include-user-data)") }
         let model = URL(fileURLWithPath: a.string("model")
                         ?? StateDirectory.resolve(option: invocation.global.string("state")).models.appendingPathComponent(bundle.baseModel.name).path)
