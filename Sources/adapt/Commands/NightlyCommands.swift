@@ -154,10 +154,11 @@ enum NightlyCommands {
             reading the base model from --model (default: the bundle's model name in STATE/models); a damaged
             bundle, an altered blob, a missing model or one with another SHA-256 cannot be replayed: exit 2.
             A step recorded under other arithmetic than it runs with here (the manifest's arithmetic.<step>:
-            OpenBLAS version or core type, thread count, kernels) cannot match bit for bit: exit 2, naming the
-            field, unless --tolerance X is given; then, from that step on, floating-point results (losses,
-            validation losses, per-example NLLs, the gate's statistics) are compared within X and everything else
-            exactly. The JSON's comparison is {mode: bits|tolerance, tolerance, from_step, largest_difference}.
+            OpenBLAS version or core type, thread count, kernels) cannot match bit for bit (when only the core
+            type differs and this CPU runs the recorded one, replay executes itself again with it and compares
+            bits): exit 2, naming the field, unless --tolerance X is given; then, from that step on,
+            floating-point results (losses, validation losses, per-example NLLs, the gate's statistics) are
+            compared within X and everything else exactly. The JSON's comparison is {mode: bits|tolerance, tolerance, from_step, largest_difference}.
             """,
         options: [Replay.check, Replay.bundle, Replay.model, Replay.scratch, Replay.tolerance, .json],
         positionals: [PositionalSpec("RUN", optional: true, help: "run id (run-N or N); none with --bundle")]
