@@ -22,9 +22,14 @@ public struct OffsetClock: Clock {
 
     /// The environment variable holding the offset, in milliseconds (may be negative).
     public static let variable = "ADAPT_CLOCK_OFFSET_MS"
+    /// Holds a fixed time (milliseconds since the epoch) every step reads: scripts/record-bundle records the
+    /// example bundles at one instant, so re-recording moves no digest unless a number moved.
+    public static let frozenVariable = "ADAPT_CLOCK_FROZEN_MS"
 
-    /// The step clock of a process: shifted when `ADAPT_CLOCK_OFFSET_MS` holds an integer, else the system clock.
+    /// The step clock of a process: stopped at `ADAPT_CLOCK_FROZEN_MS`, shifted by `ADAPT_CLOCK_OFFSET_MS`, or
+    /// the system clock.
     public static func stepClock(environment: [String: String] = ProcessInfo.processInfo.environment) -> any Clock {
+        if let text = environment[frozenVariable], let at = Int64(text) { return ManualClock(at) }
         guard let text = environment[variable], let offset = Int64(text), offset != 0 else { return SystemClock() }
         return OffsetClock(offsetMilliseconds: offset)
     }

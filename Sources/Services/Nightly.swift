@@ -51,8 +51,23 @@ public enum Nightly {
     /// A replay's result: the comparison, or why the run cannot be replayed.
     public enum ReplayOutcome: Sendable {
         case compared(RunReplay.Report)
-        /// An input the run read was erased (`data forget`) or expired; `document` is the `--json` answer.
+        /// An input the run read was erased (`data forget`) or expired, or (comparing bits) a step's recorded
+        /// arithmetic differs from this machine's; `document` is the `--json` answer.
         case notReplayable(StepError, document: JSONValue)
+    }
+
+    /// The `--json` answer of a replay by bits refused because `difference`'s step cannot match bit for bit here:
+    /// `fields` plus `{equal, first_difference, replayable, error, arithmetic_difference, comparison}`.
+    public static func arithmeticDocument(_ error: StepError, _ difference: RunReplay.ArithmeticDifference,
+                                          fields: [String: JSONValue]) throws -> JSONValue {
+        var document = fields
+        document["equal"] = .bool(false)
+        document["first_difference"] = .null
+        document["replayable"] = .bool(false)
+        document["error"] = .string(error.description)
+        document["arithmetic_difference"] = try JSON.decode(JSONValue.self, from: JSON.canonical(difference), context: "arithmetic")
+        document["comparison"] = .object(["mode": .string("bits"), "tolerance": .null, "from_step": .null, "largest_difference": .null])
+        return .object(document)
     }
 
     /// `--scratch` names a directory that holds something: replay needs an empty one.
@@ -61,9 +76,11 @@ public enum Nightly {
         public var description: String { "--scratch \(path) is not empty; replay needs an empty directory" }
     }
 
-    /// Re-executes `run` in `scratch` (or a private temporary directory inside the state, removed after).
+    /// Re-executes `run` in `scratch` (or a private temporary directory inside the state, removed after),
+    /// comparing by bits, or within `tolerance` from the first step whose arithmetic differs (`ReplayComparison`).
     /// `stepLog` hears the steps' own lines, `log` the replay's.
     public static func replay(_ run: RunID, state: StateDirectory, database: Database, scratch: URL?,
+                              tolerance: Double? = nil,
                               stepLog: @escaping @Sendable (String) -> Void,
                               log: @escaping @Sendable (String) -> Void) throws -> ReplayOutcome {
         let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: stepLog)
@@ -72,12 +89,22 @@ public enum Nightly {
         if let scratch, let contents = try? FileManager.default.contentsOfDirectory(atPath: scratch.path), !contents.isEmpty {
             throw ScratchNotEmpty(path: scratch.path)
         }
+        // Recorded with other kernels this CPU runs: computed with them, the bits can match.
+        // (A run that cannot be loaded says why below.)
+        if let recorded = try? RecordedRun.load(run, queue: queue, blobs: state.blobs),
+           let coreType = RunReplay.coreTypeToPin(manifest: recorded.manifest, steps: recorded.steps) {
+            log("executing again with OpenBLAS core type \(coreType), the one the run was recorded with")
+            _ = StepProcess.reexecute(pinning: coreType)
+        }
         let scratchURL = try scratch ?? ReplayScratch.make(in: state)
         defer { if scratch == nil { try? FileManager.default.removeItem(at: scratchURL) } }
         do {
             return .compared(try RunReplay(original: environment, queue: queue, scratch: StateDirectory(root: scratchURL),
-                                           log: log).replay(run))
+                                           comparison: tolerance.map { .tolerance($0) } ?? .bits, log: log).replay(run))
         } catch let error as StepError {
+            if case let .arithmeticDiffers(_, difference) = error {
+                return .notReplayable(error, document: try arithmeticDocument(error, difference, fields: ["run_id": .string(run.description)]))
+            }
             guard case .inputErased = error else { throw error }
             let erased = try queue.jobs(matching: JobQueue.JobFilter(run: run, limit: 10_000)).sorted { $0.id < $1.id }
                 .flatMap { try ErasedInput.of($0, in: queue.database) }

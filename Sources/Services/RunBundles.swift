@@ -30,9 +30,22 @@ public enum RunBundles {
         try ReplayScratch.make(under: parent)
     }
 
-    /// Replays `bundle` in `scratch` with the base model at `model` (whose SHA-256 must be the bundle's).
-    public static func replay(_ bundle: RunBundle, model: URL, scratch: StateDirectory,
+    /// The OpenBLAS core type `bundle` was recorded with, when it is all that differs from this process's and
+    /// this CPU runs it: executed again pinned to it, the replay can match bit for bit.
+    public static func coreTypeToPin(_ bundle: RunBundle) -> String? {
+        RunReplay.coreTypeToPin(manifest: bundle.manifest, steps: bundle.steps)
+    }
+
+    /// Executes this process again (same pid and arguments) with OpenBLAS pinned to `coreType`; returns only
+    /// when that cannot be done, and the replay then goes on under this process's kernels.
+    public static func executeAgain(pinning coreType: String) {
+        _ = StepProcess.reexecute(pinning: coreType)
+    }
+
+    /// Replays `bundle` in `scratch` with the base model at `model` (whose SHA-256 must be the bundle's),
+    /// comparing by bits or, from the first step recorded under other arithmetic, within a tolerance.
+    public static func replay(_ bundle: RunBundle, model: URL, scratch: StateDirectory, comparison: ReplayComparison,
                               log: @escaping @Sendable (String) -> Void) throws -> Report {
-        try bundle.replay(model: model, scratch: scratch, log: log)
+        try bundle.replay(model: model, scratch: scratch, comparison: comparison, log: log)
     }
 }

@@ -62,6 +62,8 @@
 // A run bundle as `run export` reports it and `replay --bundle` reads it.
 @_exported import struct Steps.RunBundle
 @_exported import enum Steps.RunBundleError
+@_exported import enum Steps.ReplayComparison
+@_exported import enum Steps.StepError
 @_exported import struct Registry.AdapterMetadata
 
 // The formats `registry export` writes and `registry add --from-…` reads (the precision through

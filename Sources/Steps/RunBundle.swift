@@ -117,7 +117,7 @@ public struct RunBundle: Sendable, Equatable, Codable {
 
     /// Checks that `model` is the file the run was recorded with (by SHA-256), then replays the run in the
     /// empty directory `scratch`.
-    public func replay(model: URL, scratch: StateDirectory, clock: any Clock = SystemClock(),
+    public func replay(model: URL, scratch: StateDirectory, clock: any Clock = SystemClock(), comparison: ReplayComparison = .bits,
                        log: @escaping @Sendable (String) -> Void = { _ in }) throws -> RunReplay.Report {
         let run = try recordedRun()
         guard FileManager.default.fileExists(atPath: model.path) else { throw RunBundleError.modelMissing(path: model.path) }
@@ -125,6 +125,7 @@ public struct RunBundle: Sendable, Equatable, Codable {
         guard actual == baseModel.digest else {
             throw RunBundleError.modelDigestDiffers(path: model.path, expected: baseModel.digest, actual: actual)
         }
-        return try RunReplay.replay(run, model: model, scratch: scratch, clock: clock, deviceRoot: URL(fileURLWithPath: "/"), log: log)
+        return try RunReplay.replay(run, model: model, scratch: scratch, clock: clock, deviceRoot: URL(fileURLWithPath: "/"),
+                                    comparison: comparison, log: log)
     }
 }

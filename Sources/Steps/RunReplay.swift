@@ -38,9 +38,34 @@ public struct RunReplay {
     /// thread count or architecture): why its bits may differ.
     public struct ArithmeticDifference: Sendable, Equatable, Encodable {
         public let step: String
+        /// The recorded fields that differ from this machine's, as manifest paths (`arithmetic.train.core_type`).
+        public let fields: [String]
         public let reason: String
         public let recorded: BLASArithmetic
         public let here: BLASArithmetic
+    }
+
+    /// How the replay compared (`ReplayComparison`): `mode` `bits` or `tolerance` (some step was compared within
+    /// it), the tolerance asked for, the first step compared within it, and the largest difference between a
+    /// recorded and a replayed floating-point value (null when none differed).
+    public struct ComparisonSummary: Sendable, Equatable, Encodable {
+        public let mode: String
+        public let tolerance: Double?
+        public let fromStep: String?
+        public let largestDifference: NumericDifference?
+
+        enum CodingKeys: String, CodingKey {
+            case mode, tolerance
+            case fromStep = "from_step", largestDifference = "largest_difference"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(mode, forKey: .mode)
+            try c.encode(tolerance, forKey: .tolerance)
+            try c.encode(fromStep, forKey: .fromStep)
+            try c.encode(largestDifference, forKey: .largestDifference)
+        }
     }
 
     public struct Report: Sendable, Equatable, Encodable {
@@ -51,10 +76,24 @@ public struct RunReplay {
         /// The first replayed step whose arithmetic differs from the recorded one; nil when none does or the
         /// run recorded none (runs before the manifest's `arithmetic` section).
         public var arithmeticDifference: ArithmeticDifference? = nil
+        public var comparison = ComparisonSummary(mode: "bits", tolerance: nil, fromStep: nil, largestDifference: nil)
 
         enum CodingKeys: String, CodingKey {
-            case equal, steps
+            case equal, steps, comparison
             case runID = "run_id", firstDifference = "first_difference", arithmeticDifference = "arithmetic_difference"
+        }
+
+        /// "every compared value is equal (5 steps)", saying from which step a tolerance was used and the largest
+        /// difference it let through.
+        public var equalSentence: String {
+            var sentence = "every compared value is equal (\(steps.count) steps)"
+            if let tolerance = comparison.tolerance, let from = comparison.fromStep {
+                sentence += "; from \(from) on within tolerance \(tolerance)"
+                if let d = comparison.largestDifference {
+                    sentence += ", largest difference \(d.difference) at \(d.step).\(d.field)"
+                }
+            }
+            return sentence
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -64,6 +103,7 @@ public struct RunReplay {
             try c.encode(firstDifference, forKey: .firstDifference)  // an explicit null when equal
             try c.encode(steps, forKey: .steps)
             try c.encode(arithmeticDifference, forKey: .arithmeticDifference)
+            try c.encode(comparison, forKey: .comparison)
         }
     }
 
@@ -72,12 +112,15 @@ public struct RunReplay {
     public let queue: JobQueue
     /// An empty directory to replay in.
     public let scratch: StateDirectory
+    public let comparison: ReplayComparison
     public let log: @Sendable (String) -> Void
 
-    public init(original: StepEnvironment, queue: JobQueue, scratch: StateDirectory, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(original: StepEnvironment, queue: JobQueue, scratch: StateDirectory, comparison: ReplayComparison = .bits,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.original = original
         self.queue = queue
         self.scratch = scratch
+        self.comparison = comparison
         self.log = log
     }
 
@@ -89,13 +132,15 @@ public struct RunReplay {
         let recorded = try RecordedRun.load(runID, queue: queue, blobs: original.blobs)
         // The model is read from where the run found it.
         return try Self.replay(recorded, model: try original.modelURL(baseName), scratch: scratch, clock: original.clock,
-                               deviceRoot: original.deviceRoot, log: log)
+                               deviceRoot: original.deviceRoot, comparison: comparison, log: log)
     }
 
     /// Replays `run` in the empty directory `scratch`, reading the base model from `model` (the scratch
-    /// manifest names it by absolute path). Nothing is written outside `scratch`.
+    /// manifest names it by absolute path). Nothing is written outside `scratch`. Under `.bits`, a run whose
+    /// recorded arithmetic differs from this machine's throws `StepError.arithmeticDiffers` before anything runs.
     public static func replay(_ run: RecordedRun, model: URL, scratch: StateDirectory, clock: any Clock,
-                              deviceRoot: URL, log: @escaping @Sendable (String) -> Void) throws -> Report {
+                              deviceRoot: URL, comparison: ReplayComparison = .bits,
+                              log: @escaping @Sendable (String) -> Void) throws -> Report {
         guard case var .object(manifest) = run.manifest, manifest["base_model"]?["name"]?.stringValue != nil else {
             throw StepError.notAPipelineRun(run: run.runID, field: "base_model")
         }
@@ -105,15 +150,32 @@ public struct RunReplay {
         var base = manifest["base_model"]?.objectValue ?? [:]
         base["name"] = .string(model.path)
         manifest["base_model"] = .object(base)
+        let arithmeticDifferences = Self.arithmeticDifferences(run)
+        if comparison == .bits, let first = arithmeticDifferences.first {
+            throw StepError.arithmeticDiffers(run: run.runID, first)
+        }
+        let differingSteps = Set(arithmeticDifferences.map(\.step))
+        var tolerant: TolerantComparison?
+        var fromStep: String?
 
         try scratch.create()
         let database = try Database(path: scratch.database.path, durability: .normal)
         let environment = StepEnvironment(state: scratch, database: database, clock: clock, deviceRoot: deviceRoot, log: log)
         var replayed: [Int64: JSONValue] = [:]
         var reports: [StepReport] = []
-        var arithmetic: ArithmeticDifference?
+        let arithmetic = arithmeticDifferences.first
+        for difference in arithmeticDifferences {
+            log("\(difference.step) runs under other arithmetic than recorded: \(difference.reason)")
+        }
         func report(equal: Bool, _ difference: Difference?) -> Report {
-            Report(runID: run.runID, equal: equal, firstDifference: difference, steps: reports, arithmeticDifference: arithmetic)
+            var largest = tolerant?.largest
+            if largest == nil, let difference, let (a, b) = TolerantComparison.floatingPair(difference.expected, difference.actual) {
+                largest = NumericDifference(step: difference.step, field: difference.field, expected: a, actual: b,
+                                            difference: ReplayComparison.distance(expected: a, actual: b))
+            }
+            return Report(runID: run.runID, equal: equal, firstDifference: difference, steps: reports, arithmeticDifference: arithmetic,
+                          comparison: ComparisonSummary(mode: tolerant == nil ? "bits" : "tolerance", tolerance: comparison.tolerance,
+                                                        fromStep: fromStep, largestDifference: largest))
         }
         for step in run.steps {
             let recorded = step.output
@@ -134,23 +196,54 @@ public struct RunReplay {
             }
             if let finalize = output.finalize { try database.transaction { try finalize(database) } }
             output.afterCommit?()
-            if arithmetic == nil, let recordedArithmetic = manifest[NightlyRun.arithmeticSection]?[step.name],
-               let was = try? JSON.decode(BLASArithmetic.self, from: JSON.canonical(recordedArithmetic), context: "recorded arithmetic") {
-                let here = BLASArithmetic.current(threads: BLAS.threads)
-                if let reason = was.difference(from: here) {
-                    arithmetic = ArithmeticDifference(step: step.name, reason: reason, recorded: was, here: here)
-                    log("\(step.name) ran under other arithmetic than recorded: \(reason)")
-                }
-            }
             let fresh = StepRecord.jobOutput(output, input: step.input, ancestors: ancestors)
             let actual = try JSON.decode(JSONValue.self, from: JSON.canonical(fresh), context: "replayed output")
             replayed[step.id] = actual
-            let difference = firstDifference(step: step.name, expected: recorded, actual: actual)
+            // From the first step whose bits cannot match, every later one reads its numbers: all within tolerance.
+            if tolerant == nil, let tolerance = comparison.tolerance, differingSteps.contains(step.name) {
+                tolerant = TolerantComparison(tolerance: tolerance)
+                fromStep = step.name
+            }
+            let difference = tolerant != nil
+                ? tolerant?.firstDifference(step: step.name, kind: step.kind, expected: recorded, actual: actual)
+                : firstDifference(step: step.name, expected: recorded, actual: actual)
             reports.append(StepReport(name: step.name, kind: step.kind, equal: difference == nil,
                                       seconds: Double(clock.nowMilliseconds() - start) / 1000))
             if let difference { return report(equal: false, difference) }
         }
         return report(equal: true, nil)
+    }
+
+    /// The steps whose recorded arithmetic (the manifest's `arithmetic.<step>`) differs from what they run
+    /// with here: this process's OpenBLAS and kernels at the thread count of the step's input. Runs recorded
+    /// before the section existed have none.
+    public static func arithmeticDifferences(_ run: RecordedRun) -> [ArithmeticDifference] {
+        arithmeticDifferences(manifest: run.manifest, steps: run.steps)
+    }
+
+    public static func arithmeticDifferences(manifest: JSONValue, steps: [RecordedRun.Step]) -> [ArithmeticDifference] {
+        steps.compactMap { step in
+            guard let value = manifest[NightlyRun.arithmeticSection]?[step.name],
+                  let recorded = try? JSON.decode(BLASArithmetic.self, from: JSON.canonical(value), context: "recorded arithmetic")
+            else { return nil }
+            let here = BLASArithmetic.current(threads: step.input["blas_threads"]?.intValue ?? 1)
+            guard let reason = recorded.difference(from: here) else { return nil }
+            return ArithmeticDifference(step: step.name,
+                                        fields: recorded.differingFields(from: here).map { "\(NightlyRun.arithmeticSection).\(step.name).\($0)" },
+                                        reason: reason, recorded: recorded, here: here)
+        }
+    }
+
+    /// The OpenBLAS core type to execute the replaying process again with so that every step computes with the
+    /// kernels it was recorded with: when the core type is all that differs, every differing step recorded the
+    /// same one, this CPU runs it and no user value stands in the way (`BLASCoreType`); nil otherwise.
+    public static func coreTypeToPin(manifest: JSONValue, steps: [RecordedRun.Step]) -> String? {
+        let differences = arithmeticDifferences(manifest: manifest, steps: steps)
+        let types = Set(differences.map(\.recorded.coreType))
+        guard let type = types.first, types.count == 1,
+              differences.allSatisfy({ $0.recorded.differingFields(from: $0.here) == ["core_type"] }),
+              BLASCoreType.repinRefusal() == nil, BLASCoreType.canRun(type, cpuFlags: BLASCoreType.cpuFlags()) else { return nil }
+        return type
     }
 
     /// Copies what `step` reads from outside the job table into the scratch state.

@@ -26,13 +26,18 @@ public struct StepContext: Sendable {
     public let isStopping: @Sendable () -> Bool
     /// Where the train step keeps its checkpoint pointer (its job's row in a live run).
     public let checkpointPointer: any CheckpointPointer
+    /// Asks the worker to execute itself again, once this step's deferral is recorded, with OpenBLAS's core type
+    /// pinned to the value given (nil: adapt's own choice), so a resumed step computes with its checkpoint's
+    /// kernels; nil where the process cannot (replay, in-process tests).
+    public let reexecute: (@Sendable (String?) -> Void)?
 
     public init(environment: StepEnvironment, name: String, input: JSONValue, manifest: JSONValue,
                 ancestors: [String: JSONValue], recorded: JSONValue? = nil,
                 progress: @escaping @Sendable (String) throws -> Void = { _ in },
                 isCancelled: @escaping @Sendable () -> Bool = { false },
                 isStopping: @escaping @Sendable () -> Bool = { false },
-                checkpointPointer: any CheckpointPointer = MemoryCheckpointPointer()) {
+                checkpointPointer: any CheckpointPointer = MemoryCheckpointPointer(),
+                reexecute: (@Sendable (String?) -> Void)? = nil) {
         self.environment = environment
         self.name = name
         self.input = input
@@ -43,6 +48,7 @@ public struct StepContext: Sendable {
         self.isCancelled = isCancelled
         self.isStopping = isStopping
         self.checkpointPointer = checkpointPointer
+        self.reexecute = reexecute
     }
 
     /// The job output of the earlier step of `kind`, or `StepError.missingAncestor`; its typed output is

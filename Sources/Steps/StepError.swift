@@ -37,6 +37,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// A blob the run read was erased (`data forget`) or expired (TTL): the step cannot run, the run cannot be
     /// replayed.
     case inputErased(run: String, step: String, field: String, sentence: String)
+    /// A step of the run was recorded under other arithmetic than it would run with here (another OpenBLAS
+    /// core type or version, thread count or architecture): its bits cannot match, so a replay by bits is refused.
+    case arithmeticDiffers(run: String, RunReplay.ArithmeticDifference)
     /// The run's manifest names a held-out rule (`held_out_rule`) this version does not know.
     case unknownHeldOutRule(String)
 
@@ -45,7 +48,7 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     public var isRetryable: Bool {
         switch self {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
-             .nothingToTrain, .invalidInput, .inputErased, .unknownHeldOutRule:
+             .nothingToTrain, .invalidInput, .inputErased, .unknownHeldOutRule, .arithmeticDiffers:
             return false
         case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel,
              .bufferChanged:
@@ -91,6 +94,10 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
                 + "its text was removed by design, so only runs enqueued since can be replayed"
         case let .replayNotPossible(run, reason):
             return "\(run) cannot be replayed: \(reason)"
+        case let .arithmeticDiffers(run, difference):
+            return "\(run) cannot be replayed bit for bit here: step \(difference.step) was recorded under other arithmetic "
+                + "(\(difference.fields.joined(separator: ", ")): \(difference.reason)); "
+                + "replay with --tolerance X to compare its losses and NLLs within X instead of its digests"
         case let .unknownHeldOutRule(rule):
             return "the run's manifest names held-out rule \(rule), which this version of adapt does not know; "
                 + "run or replay it with the version that enqueued it"

@@ -13,4 +13,10 @@ public enum StepProcess {
         BLASCoreType.pinByReexecuting()
         BLAS.stopIdleThreads()
     }
+
+    /// Executes the worker again with OpenBLAS's core type pinned to `coreType` (nil: adapt's own choice), as a
+    /// train step resuming a checkpoint of other kernels asks (`ResumeArithmetic`); returns errno if it failed.
+    public static func reexecute(pinning coreType: String?) -> Int32 {
+        BLASCoreType.reexecute(pinning: coreType)
+    }
 }

@@ -32,9 +32,11 @@ public enum StepRunner {
     }
 
     /// The worker body that runs pipeline steps of any kind in `environment` (whose database the queue uses).
-    /// `isStopping` says the worker was asked to stop (its first SIGINT/SIGTERM).
+    /// `isStopping` says the worker was asked to stop (its first SIGINT/SIGTERM); `reexecute` (see `StepContext`)
+    /// re-pins OpenBLAS's kernels by executing the worker again.
     public static func jobBody(environment: StepEnvironment, queue: JobQueue,
-                               isStopping: @escaping @Sendable () -> Bool = { false }) -> JobBody {
+                               isStopping: @escaping @Sendable () -> Bool = { false },
+                               reexecute: (@Sendable (String?) -> Void)? = nil) -> JobBody {
         { claim, job in
             let record = try queue.run(claim.runID)
             let ancestors = try ancestorOutputs(queue: queue, job: claim.jobID)
@@ -43,7 +45,8 @@ public enum StepRunner {
                 ancestors: ancestors, recorded: nil,
                 progress: { try job.progress($0) },
                 isCancelled: { job.isCancelled }, isStopping: isStopping,
-                checkpointPointer: JobCheckpointPointer(queue: queue, job: claim.jobID, record: { try job.recordCheckpointPointer($0) }))
+                checkpointPointer: JobCheckpointPointer(queue: queue, job: claim.jobID, record: { try job.recordCheckpointPointer($0) }),
+                reexecute: reexecute)
             let outcome: StepOutcome
             do {
                 outcome = try StepRunner.run(kind: claim.kind, context)

@@ -48,19 +48,35 @@ public enum TrainBody {
         let trainer = try run.trainer(store: store, clock: environment.clock)
         var state = trainer.freshState()
         var resumedFrom = 0
-        if let (resumed, event, arithmetic) = try trainer.resume() {
+        let resumption = try trainer.resume()
+        var checkpointName = "–"
+        if let (resumed, event, _) = resumption {
             state = resumed
             resumedFrom = resumed.step
             if case let .resumed(step, name, warnings) = event {
+                checkpointName = name
                 try context.progress("resumed from checkpoint \(name) at step \(step)"
                                      + (warnings.isEmpty ? "" : " (\(warnings.count) newer checkpoint(s) unusable)"))
-                // The kernels are pinned where they can be (BLASCoreType); where they still differ, the job's
-                // events say the result will not be the uninterrupted run's, bit for bit.
-                if let arithmetic, let reason = arithmetic.difference(from: .current(threads: configuration.threads)) {
-                    try context.progress("resumed under other arithmetic than checkpoint \(name) was computed with (\(reason)); "
-                                         + "the result will differ from an uninterrupted run")
-                }
             }
+        }
+        // The kernels are pinned to the checkpoint's where they can be (ResumeArithmetic); where they still
+        // differ, the job's events say the result will not be the uninterrupted run's, bit for bit.
+        switch ResumeArithmetic.decide(checkpoint: resumption?.arithmetic, resuming: resumption != nil,
+                                       here: .current(threads: configuration.threads), canReexecute: context.reexecute != nil,
+                                       environment: ProcessInfo.processInfo.environment, cpuFlags: BLASCoreType.cpuFlags,
+                                       repinRefusal: { BLASCoreType.repinRefusal() }) {
+        case .proceed:
+            break
+        case let .reexecute(coreType):
+            context.reexecute?(coreType)
+            return .deferred(reason: coreType.map {
+                "checkpoint \(checkpointName) was computed with OpenBLAS core type \($0): the worker executes itself again "
+                    + "pinned to it, so the resumed run computes as an uninterrupted one"
+            } ?? "the worker was pinned to an earlier checkpoint's OpenBLAS core type: it executes itself again with adapt's own "
+                + "before computing this step", retryAfterMilliseconds: 0)
+        case let .differs(reason, why):
+            try context.progress("resumed under other arithmetic than checkpoint \(checkpointName) was computed with (\(reason)); "
+                                 + "the result will differ from an uninterrupted run (not pinned: \(why))")
         }
 
         let start = environment.clock.nowMilliseconds()

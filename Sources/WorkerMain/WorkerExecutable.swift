@@ -80,8 +80,19 @@ public enum WorkerExecutable {
                 if logsEveryStep || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
             })
         let stopping = StopFlag()
-        let body = StepRunner.jobBody(environment: environment, queue: queue, isStopping: { stopping.isSet })
+        // A step asks for other kernels (a checkpoint's core type): the worker stops claiming, records the
+        // step's deferral, and executes itself again pinned (same pid, arguments and standard input).
+        let repin = RepinRequest()
+        let body = StepRunner.jobBody(environment: environment, queue: queue, isStopping: { stopping.isSet },
+                                      reexecute: { coreType in
+                                          // The stop request's own line follows; this one says why.
+                                          log("claiming no more: executing again with OpenBLAS core type "
+                                              + "\(coreType ?? "of adapt's choice") once this step's deferral is recorded")
+                                          repin.set(coreType)
+                                          repin.worker?.requestStop()
+                                      })
         let worker = Worker(queue: queue, options: options, body: body)
+        repin.worker = worker
         let signals = SignalHandlers { [weak worker] _ in
             stopping.set()
             worker?.requestStop()
@@ -98,7 +109,26 @@ public enum WorkerExecutable {
         withExtendedLifetime(signals) {}
         log("\(summary.succeeded) succeeded, \(summary.failed) failed (will retry), \(summary.discarded) discarded, "
             + "\(summary.snoozed) deferred, \(summary.released) released, \(summary.leaseLost) lost their lease")
+        if let coreType = repin.requested, !stopping.isSet {
+            log("executing again with OpenBLAS core type \(coreType ?? "of adapt's choice")")
+            let code = StepProcess.reexecute(pinning: coreType)
+            log("could not execute itself again (errno \(code)); the step waits for the next worker")
+            throw ExitCode(1)
+        }
     }
+}
+
+/// A step's request to execute the worker again with other OpenBLAS kernels (`StepContext.reexecute`).
+final class RepinRequest: Sendable {
+    private let value = Mutex<(asked: Bool, coreType: String?)>((false, nil))
+    private let workerBox = Mutex<Worker?>(nil)
+    var worker: Worker? {
+        get { workerBox.withLock { $0 } }
+        set { workerBox.withLock { $0 = newValue } }
+    }
+    /// nil when none was asked for; `.some(nil)` for adapt's own choice.
+    var requested: String?? { value.withLock { $0.asked ? .some($0.coreType) : nil } }
+    func set(_ coreType: String?) { value.withLock { $0 = (true, coreType) } }
 }
 
 /// Set once the worker was asked to stop; read by long steps at their safe points.

@@ -202,18 +202,102 @@ import Training
         #endif
     }
 
-    @Test func aReplayUnderOtherKernelsSaysWhyItsBitsMayDiffer() async throws {
+    @Test func aReplayUnderOtherKernelsRefusesToCompareBitsAndNamesTheFieldThatDiffers() async throws {
         let fixture = try await PipelineFixture.make()
         let run = try await fixture.enqueue()
         try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
         // Sandybridge's kernels (AVX, no FMA) run on every AVX2 machine and are not Haswell's.
-        let result = try await fixture.adapt(["replay", run, "--json"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"])
-        #expect(result.status == 0, "\(result.stderr)")
+        let result = try await fixture.adapt(["replay", run, "--check", "--json"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("arithmetic.train.core_type") && result.stderr.contains("--tolerance"), "\(result.stderr)")
         let report = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)")
+        #expect(report["replayable"] == .bool(false))
+        #expect(report["comparison"]?["mode"] == .string("bits"))
         let difference = try #require(report["arithmetic_difference"]?.objectValue, "\(result.stdout)")
         #expect(difference["step"] == .string("train"))
+        #expect(difference["fields"] == .array([.string("arithmetic.train.core_type")]))
         #expect(difference["here"]?["core_type"] == .string("Sandybridge"))
         #expect(difference["reason"]?.stringValue?.contains("core type Sandybridge here") == true)
+        let scratch = fixture.directory.state.root.appendingPathComponent("scratch").path
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []).isEmpty, "the scratch is removed")
+    }
+}
+
+/// A run recorded with other kernels than adapt's own choice, which this CPU runs: replay executes itself again
+/// with them and compares bits.
+@Suite(.serialized) struct ReplayPinnedToRecordedKernelsTests {
+    @Test func aRunRecordedWithOtherKernelsThisCPURunsReplaysBitForBitPinnedToThem() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"]))
+        let state = try await fixture.adapt(["replay", run, "--check", "--json"])
+        #expect(state.status == 0, "\(state.stderr)")
+        #expect(state.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(state.stderr)")
+        let stateJSON = try JSON.decode(JSONValue.self, from: state.stdout, context: "replay: \(state.stderr)")
+        #expect(stateJSON["equal"] == .bool(true))
+        #expect(stateJSON["arithmetic_difference"] == .null)
+        #expect(stateJSON["comparison"]?["mode"] == .string("bits"))
+
+        let bundle = fixture.directory.file("night.bundle")
+        try fixture.expectSuccess(await fixture.adapt(["run", "export", run, "--out", bundle.path, "--include-user-data"]))
+        let elsewhere = try RunBundleTests.Elsewhere(fixture)
+        let result = try elsewhere.replay(bundle, model: fixture.directory.state.models.appendingPathComponent("tiny.gguf"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(result.stderr)")
+        let json = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)")
+        #expect(json["equal"] == .bool(true))
+        #expect(json["arithmetic_difference"] == .null)
+        try elsewhere.expectNothingLeft()
+    }
+}
+
+/// `replay --bundle … --tolerance X` (issue 24): a bundle replayed under other kernels than recorded is refused
+/// by bits (exit 2, naming the field), agrees within a loose tolerance, and names the first value outside a
+/// tolerance of 0.
+@Suite(.serialized) struct ReplayWithinToleranceTests {
+    @Test func aBundleReplayedUnderOtherKernelsIsComparedWithinTheTolerance() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let bundle = fixture.directory.file("night.bundle")
+        try fixture.expectSuccess(await fixture.adapt(["run", "export", run, "--out", bundle.path, "--include-user-data"]))
+        let elsewhere = try RunBundleTests.Elsewhere(fixture)
+        let model = fixture.directory.state.models.appendingPathComponent("tiny.gguf")
+        func replay(_ extra: [String]) throws -> (ProcessResult, JSONValue) {
+            let result = try Executables.run("adapt", ["--state", elsewhere.state.path, "replay", "--bundle", bundle.path, "--model", model.path,
+                                                       "--check", "--json"] + extra,
+                                             environment: ["TMPDIR": elsewhere.temporary.path, "OPENBLAS_CORETYPE": "Sandybridge"])
+            return (result, try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)"))
+        }
+
+        let (refused, refusedJSON) = try replay([])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("arithmetic.train.core_type"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--tolerance"))
+        #expect(refusedJSON["arithmetic_difference"]?["fields"] == .array([.string("arithmetic.train.core_type")]))
+        #expect(refusedJSON["include_user_data"] == .bool(true))
+        try elsewhere.expectNothingLeft()
+
+        let (loose, looseJSON) = try replay(["--tolerance", "0.05"])
+        #expect(loose.status == 0, "\(loose.stderr)")
+        #expect(looseJSON["equal"] == .bool(true), "\(loose.stdout)")
+        #expect(looseJSON["comparison"]?["mode"] == .string("tolerance"))
+        #expect(looseJSON["comparison"]?["tolerance"]?.doubleValue == 0.05)
+        #expect(looseJSON["comparison"]?["from_step"] == .string("train"))
+        let largest = try #require(looseJSON["comparison"]?["largest_difference"]?.objectValue, "the kernels move some bits: \(loose.stdout)")
+        let seen = try #require(largest["difference"]?.doubleValue)
+        #expect(seen > 0 && seen <= 0.05)
+        print("largest difference under Sandybridge's kernels: \(seen) at \(largest["step"]?.stringValue ?? "").\(largest["field"]?.stringValue ?? "")")
+        try elsewhere.expectNothingLeft()
+
+        let (strict, strictJSON) = try replay(["--tolerance", "0"])
+        #expect(strict.status == 1, "\(strict.stderr)")
+        let first = try #require(strictJSON["first_difference"]?.objectValue, "\(strict.stdout)")
+        #expect(first["step"] == .string("train"))
+        #expect(first["field"]?.stringValue?.hasPrefix("losses[") == true || first["field"]?.stringValue?.hasPrefix("validation_losses[") == true,
+                "\(first)")
+        #expect(strictJSON["comparison"]?["largest_difference"]?["field"] == first["field"])
+        try elsewhere.expectNothingLeft()
     }
 }
 
@@ -224,10 +308,12 @@ enum BLASCoreTypeProbe {
     }
 }
 
-/// A checkpoint records the arithmetic that computed it; a worker resuming it under other kernels says, in the
-/// job's events, that the result will differ from an uninterrupted run.
+/// A checkpoint records the arithmetic that computed it; a worker resuming it under other kernels executes
+/// itself again pinned to the checkpoint's, so the run ends as an uninterrupted one, or, where it cannot (here:
+/// a core type its user set), says in the job's events that the result will differ.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct CheckpointArithmeticTests {
-    @Test func aTrainStepResumedUnderOtherKernelsSaysItsResultWillDiffer() async throws {
+    /// A run whose train step was SIGKILLed after its first checkpoint, computed with Sandybridge's kernels.
+    func killedAfterACheckpoint() async throws -> (PipelineFixture, run: String, train: JobID) {
         let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(steps: 300, checkpointInterval: 10))
         let run = try await fixture.enqueue()
         for kind in ["prune", "sample"] {
@@ -245,12 +331,48 @@ enum BLASCoreTypeProbe {
         worker.send(SIGKILL)
         _ = try await blocking { worker.wait() }
         #expect(try queue.job(train.id).state == .running, "the train step ended before it was killed: \(worker.stderr)")
-
         try await Task.sleep(for: .milliseconds(1_100))
-        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
-        let events = try fixture.queue().events(job: train.id).compactMap(\.message)
+        return (fixture, run, train.id)
+    }
+
+    @Test func aTrainStepResumedOnAWorkerOfOtherKernelsIsPinnedToItsCheckpointsAndEndsAsAnUninterruptedRun() async throws {
+        let (fixture, run, train) = try await killedAfterACheckpoint()
+        // A worker of adapt's own choice (Haswell on an AVX2 machine), supervised by `adapt work`, resumes it.
+        let resumed = try await fixture.adapt(["work", "--workers", "train", "--exit-when-idle"])
+        try fixture.expectSuccess(resumed)
+        #expect(resumed.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(resumed.stderr)")
+        let events = try fixture.queue().events(job: train).compactMap(\.message)
+        #expect(events.contains { $0.contains("executes itself again pinned to it") }, "\(events)")
+        #expect(!events.contains { $0.hasPrefix("resumed under other arithmetic") }, "\(events)")
+        #expect(try fixture.queue().job(train).state == .succeeded)
+        // The rest of the run under the same kernels, so the whole run is one arithmetic.
+        for kind in ["eval", "promote"] {
+            try fixture.expectSuccess(await Executables.runAsync("adapt-\(kind)-worker", ["--state", fixture.statePath, "--exit-when-idle"],
+                                                                 environment: ["OPENBLAS_CORETYPE": "Sandybridge"]))
+        }
+        let manifest = try fixture.queue().run(try #require(RunID.parse(run))).manifest
+        #expect(manifest["arithmetic"]?["train"]?["core_type"] == .string("Sandybridge"))
+        // Replay re-executes the run uninterrupted under the same kernels: bit for bit the resumed run's.
+        let replay = try await fixture.adapt(["replay", run, "--check", "--json"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"])
+        #expect(replay.status == 0, "\(replay.stdout) \(replay.stderr)")
+        let report = try JSON.decode(JSONValue.self, from: replay.stdout, context: "replay: \(replay.stderr)")
+        #expect(report["equal"] == .bool(true))
+        #expect(report["comparison"]?["mode"] == .string("bits"))
+    }
+
+    @Test func aTrainStepResumedUnderACoreTypeItsUserSetSaysItsResultWillDiffer() async throws {
+        let (fixture, run, train) = try await killedAfterACheckpoint()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"], environment: ["OPENBLAS_CORETYPE": "Haswell"]))
+        let events = try fixture.queue().events(job: train).compactMap(\.message)
         let note = try #require(events.first { $0.hasPrefix("resumed under other arithmetic") }, "\(events)")
         #expect(note.contains("here, Sandybridge recorded"), "\(note)")
         #expect(note.contains("the result will differ from an uninterrupted run"))
+        #expect(note.contains("OPENBLAS_CORETYPE=Haswell was set by its user"), "\(note)")
+        // And it does: an uninterrupted run under the checkpoint's kernels (replay) moves the trained numbers.
+        let replay = try await fixture.adapt(["replay", run, "--check", "--json", "--tolerance", "0"],
+                                             environment: ["OPENBLAS_CORETYPE": "Sandybridge"])
+        let report = try JSON.decode(JSONValue.self, from: replay.stdout, context: "replay: \(replay.stderr)")
+        #expect(replay.status == 1, "\(replay.stdout)")
+        #expect(report["first_difference"]?["step"] == .string("train"), "\(replay.stdout)")
     }
 }

@@ -56,6 +56,17 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
+    /// The fields (as recorded: `core_type`, `threads`, …) whose values differ between `self` and `other`, in
+    /// the order `difference(from:)` names them.
+    public func differingFields(from other: BLASArithmetic) -> [String] {
+        var fields: [String] = []
+        if kernels != other.kernels { fields.append(CodingKeys.kernels.rawValue) }
+        if openblas != other.openblas { fields.append(CodingKeys.openblas.rawValue) }
+        if coreType.lowercased() != other.coreType.lowercased() { fields.append(CodingKeys.coreType.rawValue) }
+        if threads != other.threads { fields.append(CodingKeys.threads.rawValue) }
+        return fields
+    }
+
     static var architecture: String {
         #if arch(x86_64)
         return "x86_64"
@@ -81,6 +92,67 @@ public enum BLASCoreType {
     public static let policyVariable = "ADAPT_BLAS_CORETYPE"
     /// The kernel set every AVX2 x86-64 machine can run.
     public static let portable = "Haswell"
+    /// Set beside `OPENBLAS_CORETYPE` when adapt chose its value: `policy` (the portable pin) or `resume` (a
+    /// worker executed again with the core type of the checkpoint it resumes). Unset while a user's value stands.
+    public static let originVariable = "ADAPT_BLAS_CORETYPE_ORIGIN"
+    public static let resumeOrigin = "resume"
+
+    /// The CPU flags (as /proc/cpuinfo names them) each of OpenBLAS's x86-64 kernel sets executes; a core type
+    /// not listed is never forced, as OpenBLAS would run it on a CPU that lacks them and die.
+    static let requiredFlags: [String: Set<String>] = [
+        "prescott": ["pni"], "core2": ["ssse3"], "penryn": ["sse4_1"], "dunnington": ["sse4_1"], "nehalem": ["sse4_2"],
+        "sandybridge": ["avx"], "haswell": ["avx2", "fma"], "zen": ["avx2", "fma"],
+        "skylakex": ["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"],
+        "cooperlake": ["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"],
+    ]
+
+    /// Whether a process may be pinned to `coreType` on a CPU with `flags`.
+    public static func canRun(_ coreType: String, cpuFlags flags: Set<String>) -> Bool {
+        #if arch(x86_64)
+        guard let needed = requiredFlags[coreType.lowercased()] else { return false }
+        return needed.isSubset(of: flags)
+        #else
+        return false
+        #endif
+    }
+
+    /// Why adapt may not choose this process's core type again, or nil when it may: the user set
+    /// `OPENBLAS_CORETYPE` (adapt keeps a user's value), or OpenBLAS ignored the value adapt set.
+    public static func repinRefusal(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                    running: String = String(cString: openblas_get_corename())) -> String? {
+        guard let value = environment[variable] else { return nil }
+        guard environment[originVariable] != nil else { return "this worker's \(variable)=\(value) was set by its user" }
+        guard value.lowercased() == running.lowercased() else { return "OpenBLAS runs \(running) although \(variable)=\(value)" }
+        return nil
+    }
+
+    /// Whether this process runs a core type it was executed again with to resume a checkpoint.
+    public static func isPinnedForResume(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        environment[originVariable] == resumeOrigin && environment[variable] != nil
+    }
+
+    /// Executes this program again (same pid, same arguments) with `OPENBLAS_CORETYPE=coreType` marked as pinned
+    /// for a resume, or with adapt's own choice when `coreType` is nil (the next `pinByReexecuting` makes it).
+    /// Returns only when the exec failed, with its errno, the environment restored.
+    public static func reexecute(pinning coreType: String?) -> Int32 {
+        let environment = ProcessInfo.processInfo.environment
+        if let coreType {
+            setenv(variable, coreType, 1)
+            setenv(originVariable, resumeOrigin, 1)
+        } else {
+            unsetenv(variable)
+            unsetenv(originVariable)
+        }
+        let arguments = CommandLine.arguments
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        execv("/proc/self/exe", &argv)
+        let code = errno
+        for pointer in argv { free(pointer) }
+        for name in [variable, originVariable] {
+            if let value = environment[name] { setenv(name, value, 1) } else { unsetenv(name) }
+        }
+        return code
+    }
 
     /// The core type to pin for this process, or nil (already pinned, asked not to, or a CPU without AVX2/FMA,
     /// where OpenBLAS's choice stands and a replay elsewhere reports the difference).
@@ -103,11 +175,13 @@ public enum BLASCoreType {
     public static func pinByReexecuting() {
         guard let type = wanted() else { return }
         setenv(variable, type, 1)
+        setenv(originVariable, "policy", 1)
         let arguments = CommandLine.arguments
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         execv("/proc/self/exe", &argv)
         // Still here: the exec failed. Run as we are, unpinned, and record it so.
         unsetenv(variable)
+        unsetenv(originVariable)
         for pointer in argv { free(pointer) }
     }
 

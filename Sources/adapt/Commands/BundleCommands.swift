@@ -57,12 +57,17 @@ enum BundleCommands {
     static func replayBundle(_ invocation: Invocation, path: String) throws {
         let a = invocation.arguments
         let json = a.flag("json")
-        func cannotReplay(_ error: RunBundleError, includeUserData: Bool?) throws -> Never {
+        func cannotReplay(_ error: any Error & CustomStringConvertible, includeUserData: Bool?) throws -> Never {
             if json {
-                Console.print(JSON.pretty(JSONValue.object([
+                let fields: [String: JSONValue] = [
                     "bundle": .string(path), "equal": .bool(false), "first_difference": .null, "replayable": .bool(false),
                     "include_user_data": includeUserData.map(JSONValue.bool) ?? .null, "error": .string(error.description),
-                ])))
+                ]
+                if let error = error as? StepError, case let .arithmeticDiffers(run, difference) = error {
+                    Console.print(JSON.pretty(try Nightly.arithmeticDocument(error, difference, fields: fields.merging(["run_id": .string(run)]) { a, _ in a })))
+                } else {
+                    Console.print(JSON.pretty(JSONValue.object(fields)))
+                }
             }
             Console.error("adapt: error: \(error.description)")
             throw ExitCode(2)
@@ -72,6 +77,11 @@ enum BundleCommands {
         }
         let bundle: RunBundle
         do { bundle = try RunBundles.decode(data, path: path) } catch let error as RunBundleError { try cannotReplay(error, includeUserData: nil) }
+        // Recorded with other kernels this CPU runs: computed with them, the bits can match.
+        if let coreType = RunBundles.coreTypeToPin(bundle) {
+            Console.error("replay: executing again with OpenBLAS core type \(TerminalText.escaped(coreType)), the one the run was recorded with")
+            RunBundles.executeAgain(pinning: coreType)
+        }
         if bundle.includeUserData { Console.error("adapt: this bundle holds user data (exported with --include-user-data)") }
         let model = URL(fileURLWithPath: a.string("model")
                         ?? StateDirectory.resolve(option: invocation.global.string("state")).models.appendingPathComponent(bundle.baseModel.name).path)
@@ -95,8 +105,12 @@ enum BundleCommands {
         let report: RunBundles.Report
         do {
             report = try RunBundles.replay(bundle, model: model, scratch: StateDirectory(root: scratchURL),
+                                           comparison: try a[NightlyCommands.Replay.tolerance].map { .tolerance($0) } ?? .bits,
                                        log: { Console.error("replay: " + TerminalText.escaped($0)) })
         } catch let error as RunBundleError {
+            try cannotReplay(error, includeUserData: bundle.includeUserData)
+        } catch let error as StepError {
+            guard case .arithmeticDiffers = error else { throw error }
             try cannotReplay(error, includeUserData: bundle.includeUserData)
         }
         if json {
@@ -109,7 +123,7 @@ enum BundleCommands {
             Console.print(TerminalText.escaped("\(report.runID) (bundle): differs at \(d.step).\(d.field): "
                                                + "\(JSON.canonicalString(d.expected)) → \(JSON.canonicalString(d.actual))"))
         } else {
-            Console.print("\(report.runID) (bundle): every compared value is equal (\(report.steps.count) steps)")
+            Console.print("\(report.runID) (bundle): \(report.equalSentence)")
         }
         if a.flag("check") && !report.equal { throw ExitCode(1) }
     }

@@ -151,8 +151,14 @@ enum NightlyCommands {
             the bundle in a private scratch directory under the system temporary directory, removed afterwards,
             reading the base model from --model (default: the bundle's model name in STATE/models); a damaged
             bundle, an altered blob, a missing model or one with another SHA-256 cannot be replayed: exit 2.
+            A step recorded under other arithmetic than it runs with here (the manifest's arithmetic.<step>:
+            OpenBLAS version or core type, thread count, kernels) cannot match bit for bit (when only the core
+            type differs and this CPU runs the recorded one, replay executes itself again with it and compares
+            bits): exit 2, naming the field, unless --tolerance X is given; then, from that step on,
+            floating-point results (losses, validation losses, per-example NLLs, the gate's statistics) are
+            compared within X and everything else exactly. The JSON's comparison is {mode: bits|tolerance, tolerance, from_step, largest_difference}.
             """,
-        options: [Replay.check, Replay.bundle, Replay.model, Replay.scratch, .json],
+        options: [Replay.check, Replay.bundle, Replay.model, Replay.scratch, Replay.tolerance, .json],
         positionals: [PositionalSpec("RUN", optional: true, help: "run id (run-N or N); none with --bundle")]
     ) { invocation in
         let a = invocation.arguments
@@ -168,6 +174,7 @@ enum NightlyCommands {
             outcome = try Nightly.replay(runID, state: try GlobalOptions.stateDirectory(invocation),
                                          database: try GlobalOptions.database(invocation),
                                          scratch: try a[Replay.scratch].map { URL(fileURLWithPath: $0) },
+                                         tolerance: try a[Replay.tolerance],
                                          stepLog: { Console.error($0) }, log: { Console.error("replay: " + TerminalText.escaped($0)) })
         } catch let error as Nightly.ScratchNotEmpty {
             throw UsageError(error.description)
@@ -186,7 +193,7 @@ enum NightlyCommands {
             Console.print(TerminalText.escaped("\(report.runID): differs at \(d.step).\(d.field): "
                                                + "\(JSON.canonicalString(d.expected)) → \(JSON.canonicalString(d.actual))"))
         } else {
-            Console.print("\(report.runID): every compared value is equal (\(report.steps.count) steps)")
+            Console.print("\(report.runID): \(report.equalSentence)")
         }
         if a[Replay.check] && !report.equal { throw ExitCode(1) }
     }
@@ -200,5 +207,8 @@ enum NightlyCommands {
                                            help: "with --bundle: the base model file (its SHA-256 must be the bundle's)")
         static let scratch = Option<String?>("scratch", value: "DIR",
                                              help: "replay here and keep it (default: STATE/scratch/replay-PID-…, private, removed after)")
+        static let tolerance = Option<Double?>("tolerance", value: "X", in: 0...1e9,
+                                               help: "where the recorded arithmetic differs from this machine's, compare floating-point "
+                                               + "results within X (|replayed − recorded| ≤ X·max(1, |recorded|)) instead of bits")
     }
 }
