@@ -125,7 +125,9 @@ extension LlamaModel {
             // Workspaces of the adapter paths, overwritten by every projection (sgemm with beta 0).
             let dAx = arena.take(T * lora.config.rank)                               // (T, r)
             let dSource = arena.take(T * max(C, Cq, F))                              // (T, in) ∂loss/∂x̃
-            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0)
+            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0,
+                                              factors: ropeFrequencyFactors, scale: h.ropeScale)
+            let pairing = h.architecture.rotaryPairing
 
             func linearBackward(_ p: Projection, block b: Int, _ dy: UnsafePointer<Float>, input x: UnsafePointer<Float>,
                                 acts: BlockActivations, beta: Float, into dX: UnsafeMutablePointer<Float>) {
@@ -163,6 +165,8 @@ extension LlamaModel {
             let dAtt = arena.take(T * Cq), dq = arena.take(T * Cq)                              // (T, Cq)
             let dk = arena.take(T * Ckv), dv = arena.take(T * Ckv)                              // (T, Ckv)
             let dScores = arena.take(H * T * T)                                                 // (H, T, S)
+            let headNorms = h.architecture.queryKeyNorm
+            let dqRaw = headNorms ? arena.take(T * Cq) : nil, dkRaw = headNorms ? arena.take(T * Ckv) : nil
             /// dx += RMSNorm's backward of dxn, rows split over the team.
             func normBackward(input: UnsafePointer<Float>, weight: UnsafePointer<Float>, inverseRMS: UnsafePointer<Float>) {
                 team.forEachRange(T) { range in
@@ -190,11 +194,24 @@ extension LlamaModel {
                 causalAttentionBackward(a, dAtt: dAtt.pointer, dScores: dScores.pointer, dq: dq.pointer, dk: dk.pointer,
                                         dv: dv.pointer, tokens: T, team: team)
                 team.forEachRange(T) { range in
-                    Kernels.rope(dq.pointer, heads: H, headDim: D, angles: angles, rows: range, inverse: true)
-                    Kernels.rope(dk.pointer, heads: G, headDim: D, angles: angles, rows: range, inverse: true)
+                    Kernels.rope(dq.pointer, heads: H, headDim: D, angles: angles, rows: range, inverse: true, pairing: pairing)
+                    Kernels.rope(dk.pointer, heads: G, headDim: D, angles: angles, rows: range, inverse: true, pairing: pairing)
                 }
-                linearBackward(.q, block: b, dq.pointer, input: a.xn1.pointer, acts: a, beta: 0, into: dxn.pointer)
-                linearBackward(.k, block: b, dk.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
+                var (dqIn, dkIn) = (dq, dk)      // ∂loss/∂ the projections' outputs
+                if let qNorm = layout.qNorm, let kNorm = layout.kNorm, let dqRaw, let dkRaw {
+                    team.forEachRange(T) { range in
+                        for (dy, raw, rms, weight, heads, into) in [(dq, a.qRaw!, a.qRms!, qNorm, H, dqRaw), (dk, a.kRaw!, a.kRms!, kNorm, G, dkRaw)] {
+                            let first = range.lowerBound * heads * D
+                            (into.pointer + first).update(repeating: 0, count: range.count * heads * D)
+                            Kernels.rmsNormBackward(dy.pointer + first, x: raw.pointer + first, weight: W + weight,
+                                                    inverseRMS: rms.pointer + range.lowerBound * heads, rows: range.count * heads,
+                                                    width: D, accumulateInto: into.pointer + first)
+                        }
+                    }
+                    (dqIn, dkIn) = (dqRaw, dkRaw)
+                }
+                linearBackward(.q, block: b, dqIn.pointer, input: a.xn1.pointer, acts: a, beta: 0, into: dxn.pointer)
+                linearBackward(.k, block: b, dkIn.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
                 linearBackward(.v, block: b, dv.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
                 normBackward(input: a.xIn.pointer, weight: W + layout.attentionNorm, inverseRMS: a.rms1.pointer)
             }

@@ -10,6 +10,8 @@ final class BlockActivations {
     let xn1: FloatBuffer        // (T, C) attention input
     let q: FloatBuffer          // (T, Cq) after RoPE
     let k: FloatBuffer          // (T, Ckv) after RoPE
+    /// With per-head q/k norms: q and k before them (T, Cq), (T, Ckv), and their inverse RMS (T·H), (T·G).
+    let qRaw: FloatBuffer?, kRaw: FloatBuffer?, qRms: FloatBuffer?, kRms: FloatBuffer?
     let v: FloatBuffer          // (T, Ckv)
     let probs: FloatBuffer      // (H, T, S) attention probabilities
     let att: FloatBuffer        // (T, Cq) attention output before the o projection
@@ -25,6 +27,12 @@ final class BlockActivations {
     init(_ h: LlamaModel.Hyperparameters, tokens T: Int, span S: Int, buffer: (Int) -> FloatBuffer = { FloatBuffer($0) }) {
         xIn = buffer(T * h.width); rms1 = buffer(T); xn1 = buffer(T * h.width)
         q = buffer(T * h.queryWidth); k = buffer(T * h.keyValueWidth); v = buffer(T * h.keyValueWidth)
+        if h.architecture.queryKeyNorm {
+            qRaw = buffer(T * h.queryWidth); kRaw = buffer(T * h.keyValueWidth)
+            qRms = buffer(T * h.headCount); kRms = buffer(T * h.kvHeadCount)
+        } else {
+            (qRaw, kRaw, qRms, kRms) = (nil, nil, nil, nil)
+        }
         probs = buffer(h.headCount * T * S); att = buffer(T * h.queryWidth)
         xMid = buffer(T * h.width); rms2 = buffer(T); xn2 = buffer(T * h.width)
         gate = buffer(T * h.ffnWidth); up = buffer(T * h.ffnWidth); hidden = buffer(T * h.ffnWidth)
@@ -142,7 +150,8 @@ extension LlamaModel {
             for (t, id) in tokens.enumerated() { (x.pointer + t * C).update(from: W + embeddingOffset + id * C, count: C) }
             let shared = record ? nil : BlockActivations(h, tokens: T, span: S)
             let projected = buffer(T * C)          // (T, C) output of o and down
-            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
+            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P,
+                                              factors: ropeFrequencyFactors, scale: h.ropeScale)
 
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
@@ -155,6 +164,11 @@ extension LlamaModel {
                     BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
                 } else {
                     team.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                }
+                if let bias = blocks[b].bias(of: p) {
+                    team.forEachRange(T) { rows in
+                        for t in rows { for o in 0..<out { y[t * out + o] += W[bias + o] } }
+                    }
                 }
                 guard let lora, let slot = slots?[b][p] else { return }
                 let r = lora.config.rank
@@ -192,9 +206,16 @@ extension LlamaModel {
                 linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
                 linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
                 linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
+                if let qNorm = layout.qNorm, let kNorm = layout.kNorm {
+                    team.forEachRange(T) { rows in
+                        Self.headNorm(a.q, saving: a.qRaw!, inverseRMS: a.qRms!, weight: W + qNorm, heads: H, rows: rows, h: h)
+                        Self.headNorm(a.k, saving: a.kRaw!, inverseRMS: a.kRms!, weight: W + kNorm, heads: G, rows: rows, h: h)
+                    }
+                }
+                let pairing = h.architecture.rotaryPairing
                 team.forEachRange(T) { rows in
-                    Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows)
-                    Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows)
+                    Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows, pairing: pairing)
+                    Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows, pairing: pairing)
                 }
                 cache.append(block: b, keys: a.k.pointer, values: a.v.pointer, floats: T * Ckv, blockCount: h.blockCount)
                 cache.keys[b].withUnsafeBufferPointer { K in           // (S, Ckv)
@@ -243,5 +264,15 @@ extension LlamaModel {
             }
         }
         return pass
+    }
+
+    /// RMSNorm of each head of `rows` of x (T, heads·D) in place, its input kept in `saving` and its inverse
+    /// RMS (T·heads) in `inverseRMS`: Qwen3's and Gemma 3's q/k norm.
+    static func headNorm(_ x: FloatBuffer, saving raw: FloatBuffer, inverseRMS: FloatBuffer, weight: UnsafePointer<Float>,
+                         heads: Int, rows: Range<Int>, h: Hyperparameters) {
+        let D = h.headDimension, first = rows.lowerBound * heads * D
+        (raw.pointer + first).update(from: x.pointer + first, count: rows.count * heads * D)
+        Kernels.rmsNorm(raw.pointer + first, weight: weight, rows: rows.count * heads, width: D, epsilon: h.rmsEpsilon,
+                        into: x.pointer + first, inverseRMS: inverseRMS.pointer + rows.lowerBound * heads)
     }
 }

@@ -37,16 +37,30 @@ extension LlamaModel {
             let r = 1 / (ms + Double(h.rmsEpsilon)).squareRoot()
             return x.indices.map { Float(Double(x[$0]) * r) * weights[offset + $0] }
         }
-        // Adjacent pairs within each head (GGML_ROPE_TYPE_NORM).
+        // Every head of v normalised on its own with the D weights at `offset` (q/k norm).
+        func headNorm(_ v: inout [Float], heads: Int, _ offset: Int?) {
+            guard let offset else { return }
+            for head in 0..<heads { v.replaceSubrange((head * D)..<((head + 1) * D), with: rmsNorm(Array(v[(head * D)..<((head + 1) * D)]), offset)) }
+        }
+        // Pairs (2i, 2i + 1) within each head (GGML_ROPE_TYPE_NORM) or (i, i + R/2) (NEOX), angle
+        // position · scale · base^(−2i/R) / factorᵢ.
         func rope(_ v: inout [Float], heads: Int, position: Int) {
+            let R = h.ropeDimensions
             for head in 0..<heads {
-                for i in 0..<(h.ropeDimensions / 2) {
-                    let angle = Double(position) * pow(Double(h.ropeBase), -Double(2 * i) / Double(h.ropeDimensions))
-                    let (a, b) = (Double(v[head * D + 2 * i]), Double(v[head * D + 2 * i + 1]))
-                    v[head * D + 2 * i] = Float(a * cos(angle) - b * sin(angle))
-                    v[head * D + 2 * i + 1] = Float(a * sin(angle) + b * cos(angle))
+                for i in 0..<(R / 2) {
+                    let factor = Double(ropeFrequencyFactors?[i] ?? 1)
+                    let angle = Double(position) * Double(h.ropeScale) * pow(Double(h.ropeBase), -Double(2 * i) / Double(R)) / factor
+                    let (first, second) = h.architecture.rotaryPairing == .adjacent ? (head * D + 2 * i, head * D + 2 * i + 1)
+                                                                                  : (head * D + i, head * D + i + R / 2)
+                    let (a, b) = (Double(v[first]), Double(v[second]))
+                    v[first] = Float(a * cos(angle) - b * sin(angle))
+                    v[second] = Float(a * sin(angle) + b * cos(angle))
                 }
             }
+        }
+        func addBias(_ y: inout [Float], _ offset: Int?) {
+            guard let offset else { return }
+            for i in y.indices { y[i] += weights[offset + i] }
         }
 
         for (position, token) in tokens.enumerated() {
@@ -55,7 +69,12 @@ extension LlamaModel {
                 let xn = rmsNorm(x, layout.attentionNorm)
                 var q = matvec(.q, block: b, offset: layout.q, out: h.queryWidth, xn)
                 var k = matvec(.k, block: b, offset: layout.k, out: h.keyValueWidth, xn)
-                let v = matvec(.v, block: b, offset: layout.v, out: h.keyValueWidth, xn)
+                var v = matvec(.v, block: b, offset: layout.v, out: h.keyValueWidth, xn)
+                addBias(&q, layout.qBias)
+                addBias(&k, layout.kBias)
+                addBias(&v, layout.vBias)
+                headNorm(&q, heads: H, layout.qNorm)
+                headNorm(&k, heads: h.kvHeadCount, layout.kNorm)
                 rope(&q, heads: H, position: position)
                 rope(&k, heads: h.kvHeadCount, position: position)
                 keys[b].append(k)

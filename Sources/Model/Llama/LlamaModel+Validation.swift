@@ -19,6 +19,13 @@ extension LlamaModel {
                 ("blk.\(i).attn_output.weight", [h.queryWidth, C]), ("blk.\(i).ffn_norm.weight", [C]),
                 ("blk.\(i).ffn_gate.weight", [C, F]), ("blk.\(i).ffn_up.weight", [C, F]), ("blk.\(i).ffn_down.weight", [F, C]),
             ]
+            if h.architecture.projectionBiases {
+                expected += [("blk.\(i).attn_q.bias", [h.queryWidth]), ("blk.\(i).attn_k.bias", [h.keyValueWidth]),
+                             ("blk.\(i).attn_v.bias", [h.keyValueWidth])]
+            }
+            if h.architecture.queryKeyNorm {
+                expected += [("blk.\(i).attn_q_norm.weight", [h.headDimension]), ("blk.\(i).attn_k_norm.weight", [h.headDimension])]
+            }
         }
         for (name, dimensions) in expected {
             guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }

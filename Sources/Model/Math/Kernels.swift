@@ -41,10 +41,17 @@ enum Kernels {
         let cosines: [Float]   // (rows, pairs)
         let sines: [Float]     // (rows, pairs)
 
-        init(rows: Int, rotated: Int, base: Float, firstPosition: Int) {
+        /// `factors` (pairs) divide the frequencies (Llama 3.x's `rope_freqs`), `scale` multiplies them (linear
+        /// scaling), as ggml's rope applies its freq_factors and freq_scale.
+        init(rows: Int, rotated: Int, base: Float, firstPosition: Int, factors: [Float]? = nil, scale: Float = 1) {
             let pairs = rotated / 2
             var frequencies = [Double](repeating: 0, count: pairs)
             for i in 0..<pairs { frequencies[i] = pow(Double(base), -Double(2 * i) / Double(rotated)) }
+            if let factors {
+                precondition(factors.count == pairs, "one frequency factor per rotated pair")
+                for i in 0..<pairs { frequencies[i] /= Double(factors[i]) }
+            }
+            if scale != 1 { for i in 0..<pairs { frequencies[i] *= Double(scale) } }
             var cosines = [Float](repeating: 0, count: rows * pairs), sines = [Float](repeating: 0, count: rows * pairs)
             for t in 0..<rows {
                 let position = Double(firstPosition + t)
@@ -73,9 +80,12 @@ enum Kernels {
     }
 
     /// `rope` with the angles of its `angles.rows` rows computed beforehand; only `rows` (default: all) are rotated.
+    /// `pairing` `.halves` rotates (x[i], x[i + rotated/2]) instead (GGML_ROPE_TYPE_NEOX, HF's rotate_half).
     static func rope(_ x: UnsafeMutablePointer<Float>, heads: Int, headDim: Int, angles: RotaryAngles,
-                     rows: Range<Int>? = nil, inverse: Bool = false) {
+                     rows: Range<Int>? = nil, inverse: Bool = false, pairing: Architecture.RotaryPairing = .adjacent) {
         let pairs = angles.pairs
+        // Index of the second member of pair i, and the distance from pair i's first member to pair i + 1's.
+        let (partner, step) = pairing == .adjacent ? (1, 2) : (pairs, 1)
         angles.cosines.withUnsafeBufferPointer { cosines in
             angles.sines.withUnsafeBufferPointer { sines in
                 for t in rows ?? 0..<angles.rows {
@@ -83,10 +93,11 @@ enum Kernels {
                     for h in 0..<heads {
                         let v = x + (t * heads + h) * headDim
                         for i in 0..<pairs {
-                            let a = v[2 * i], b = v[2 * i + 1]
+                            let first = step * i
+                            let a = v[first], b = v[first + partner]
                             let sine = inverse ? -s[i] : s[i]
-                            v[2 * i] = a * c[i] - b * sine
-                            v[2 * i + 1] = a * sine + b * c[i]
+                            v[first] = a * c[i] - b * sine
+                            v[first + partner] = a * sine + b * c[i]
                         }
                     }
                 }
