@@ -30,6 +30,10 @@ public struct TinyModel: Sendable {
     public var headDimension: Int? = nil
     /// Writes `rope_freqs.weight` (one divisor per rotated pair), as the converter does for Llama 3.x.
     public var ropeFrequencyFactors: [Float]? = nil
+    /// Writes `rope.scaling.type linear` with this factor.
+    public var linearRopeScaling: Float? = nil
+    /// Writes `attention.sliding_window`.
+    public var slidingWindow: Int? = nil
 
     public static let systemLine = "You are a tiny test model."
     public static let specialTokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -58,16 +62,26 @@ public struct TinyModel: Sendable {
     public init(seed: UInt64 = 0) { self.seed = seed }
 
     /// The variants `init(seed:variant:)` writes: one per supported architecture, and llama with Llama 3's RoPE.
-    public static let variants = ["llama", "llama3-rope", "qwen2", "qwen3"]
+    public static let variants = ["llama", "llama3-rope", "qwen2", "qwen3", "gemma3"]
 
     /// The tiny model of one variant, with its family's traits: qwen2 adds q/k/v biases, qwen3 per-head q/k
     /// norms and a head size (24) that is not width / heads; `llama3-rope` is llama with Llama 3's frequency
-    /// factors (1 for high frequencies, 8 for low ones, smooth between, as the converter computes them).
+    /// factors (1 for high frequencies, 8 for low ones, smooth between, as the converter computes them); gemma3
+    /// has six blocks (five with a sliding window of 8 positions, then a global one with base 10⁶ and linear
+    /// scaling by 2), head size 24, post norms and GELU.
     public init(seed: UInt64 = 0, variant: String) {
         precondition(Self.variants.contains(variant), "unknown tiny model variant \(variant)")
         self.seed = seed
         architecture = variant == "llama3-rope" ? "llama" : variant
         if variant == "qwen3" { headDimension = 24 }
+        if variant == "gemma3" {
+            headDimension = 24
+            blockCount = 6
+            slidingWindow = 8
+            ropeBase = 1_000_000
+            linearRopeScaling = 2
+            rmsEpsilon = 1e-6
+        }
         if variant == "llama3-rope" { ropeFrequencyFactors = Self.llama3FrequencyFactors(rotated: width / headCount, base: ropeBase) }
     }
 
@@ -129,6 +143,11 @@ public struct TinyModel: Sendable {
         w.set("\(arch).attention.layer_norm_rms_epsilon", float32: rmsEpsilon)
         w.set("\(arch).vocab_size", uint32: UInt32(vocab))
         w.set("\(arch).rope.dimension_count", uint32: UInt32(headDim))
+        if let linearRopeScaling {
+            w.set("\(arch).rope.scaling.type", string: "linear")
+            w.set("\(arch).rope.scaling.factor", float32: linearRopeScaling)
+        }
+        if let slidingWindow { w.set("\(arch).attention.sliding_window", uint32: UInt32(slidingWindow)) }
         if let headDimension {
             w.set("\(arch).attention.key_length", uint32: UInt32(headDimension))
             w.set("\(arch).attention.value_length", uint32: UInt32(headDimension))
@@ -181,6 +200,10 @@ public struct TinyModel: Sendable {
             if family.queryKeyNorm {
                 w.addTensor("blk.\(i).attn_q_norm.weight", dimensions: [headDim], values: random(headDim, std: 0.3, mean: 1), as: .f32)
                 w.addTensor("blk.\(i).attn_k_norm.weight", dimensions: [headDim], values: random(headDim, std: 0.3, mean: 1), as: .f32)
+            }
+            if family.postNorms {
+                w.addTensor("blk.\(i).post_attention_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
+                w.addTensor("blk.\(i).post_ffw_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
             }
             w.addTensor("blk.\(i).ffn_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
             linear("blk.\(i).ffn_gate.weight", input: width, output: ffnWidth, type: weightType)

@@ -26,6 +26,9 @@ extension LlamaModel {
             if h.architecture.queryKeyNorm {
                 expected += [("blk.\(i).attn_q_norm.weight", [h.headDimension]), ("blk.\(i).attn_k_norm.weight", [h.headDimension])]
             }
+            if h.architecture.postNorms {
+                expected += [("blk.\(i).post_attention_norm.weight", [C]), ("blk.\(i).post_ffw_norm.weight", [C])]
+            }
         }
         for (name, dimensions) in expected {
             guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }

@@ -30,9 +30,16 @@ public final class LlamaModel: Sendable {
         public var ropeBase: Float
         /// Multiplies every rotary angle: 1, or 1/factor under linear `rope.scaling`.
         public var ropeScale: Float
+        /// Positions a sliding-window block sees, itself included (`attention.sliding_window`); nil: no such blocks.
+        public var slidingWindow: Int?
+        /// The factor on q·k: 1/√D (Gemma 3 27B: 1/√(C/H), as llama.cpp sets it).
+        public var attentionScale: Float
         public var rmsEpsilon: Float
 
         public var queryWidth: Int { headCount * headDimension }      // Cq
+
+        /// Whether block `b` attends within `slidingWindow` only (with RoPE of `architecture.slidingWindowRopeBase`).
+        public func isSlidingWindow(block b: Int) -> Bool { slidingWindow != nil && architecture.isSlidingWindow(block: b) }
         public var keyValueWidth: Int { kvHeadCount * headDimension } // Ckv
 
         /// (out, in) of a projection's weight.
@@ -106,6 +113,15 @@ public final class LlamaModel: Sendable {
             case let other:
                 throw ModelError.invalidHyperparameters(reason: "rope.scaling.type \(other) is not supported (none and linear are)")
             }
+            if let capping = file.double(prefix + "final_logit_softcapping"), capping != 0 {
+                throw ModelError.invalidHyperparameters(reason: "final_logit_softcapping \(capping) is not supported")
+            }
+            slidingWindow = nil
+            if architecture.slidingWindowPattern != nil, let window = file.int(prefix + "attention.sliding_window"), window > 0 {
+                slidingWindow = window
+            }
+            attentionScale = 1 / Float(headDimension).squareRoot()
+            if name == "gemma3" && blockCount == 62 { attentionScale = 1 / Float(width / headCount).squareRoot() }
             guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
                 throw ModelError.missingTensor(name: "token_embd.weight")
             }
@@ -128,6 +144,8 @@ public final class LlamaModel: Sendable {
         var attentionNorm = 0, q = 0, k = 0, v = 0, o = 0, ffnNorm = 0, gate = 0, up = 0, down = 0
         /// Biases of q, k, v (`Architecture.projectionBiases`), per-head norms of q and k (`queryKeyNorm`).
         var qBias: Int?, kBias: Int?, vBias: Int?, qNorm: Int?, kNorm: Int?
+        /// Norms of the attention and feed-forward outputs (`Architecture.postNorms`).
+        var attentionPostNorm: Int?, ffnPostNorm: Int?
 
         func bias(of projection: Projection) -> Int? {
             switch projection {
@@ -221,6 +239,10 @@ public final class LlamaModel: Sendable {
             if h.architecture.queryKeyNorm {
                 b.qNorm = try place("blk.\(i).attn_q_norm.weight", [h.headDimension])
                 b.kNorm = try place("blk.\(i).attn_k_norm.weight", [h.headDimension])
+            }
+            if h.architecture.postNorms {
+                b.attentionPostNorm = try place("blk.\(i).post_attention_norm.weight", [C])
+                b.ffnPostNorm = try place("blk.\(i).post_ffw_norm.weight", [C])
             }
             blocks.append(b)
         }

@@ -106,14 +106,18 @@ enum Kernels {
     }
 
     /// In-place softmax of each row over its first `valid(row)` entries; the rest of its `width` become 0 (the
-    /// causal mask). Rows are `stride` floats apart (default `width`).
-    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, stride: Int? = nil, valid: (Int) -> Int) {
+    /// causal mask). With a `window`, only the last `window` of those entries count and the ones before them
+    /// become 0 too (sliding-window attention). Rows are `stride` floats apart (default `width`).
+    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, stride: Int? = nil, window: Int? = nil,
+                              valid: (Int) -> Int) {
         for t in 0..<rows {
             let row = s + t * (stride ?? width)
             let n = valid(t)
-            let (_, sum) = exponentiateShifted(row, count: n)
+            let start = window.map { max(0, n - $0) } ?? 0
+            let (_, sum) = exponentiateShifted(row + start, count: n - start)
             let inv = Float(1 / sum)
-            for j in 0..<n { row[j] *= inv }
+            for j in 0..<start { row[j] = 0 }
+            for j in start..<n { row[j] *= inv }
             for j in n..<width { row[j] = 0 }
         }
     }
@@ -173,6 +177,28 @@ enum Kernels {
     /// h = silu(g) · u = g·σ(g)·u, element-wise over `count` values.
     static func swiglu(gate g: UnsafePointer<Float>, up u: UnsafePointer<Float>, count: Int, into h: UnsafeMutablePointer<Float>) {
         for i in 0..<count { h[i] = g[i] / (1 + expf(-g[i])) * u[i] }
+    }
+
+    /// h = gelu(g) · u with gelu(g) = g/2 · (1 + tanh(√(2/π) · (g + 0.044715 g³))), element-wise.
+    static func geglu(gate g: UnsafePointer<Float>, up u: UnsafePointer<Float>, count: Int, into h: UnsafeMutablePointer<Float>) {
+        for i in 0..<count {
+            let x = g[i]
+            h[i] = 0.5 * x * (1 + tanhf(0.797_884_56 * (x + 0.044_715 * x * x * x))) * u[i]
+        }
+    }
+
+    /// Backward of `geglu`: with th = tanh(k·(g + a·g³)), gelu′(g) = (1 + th)/2 + g/2 · (1 − th²) · k·(1 + 3a·g²).
+    static func gegluBackward(_ dh: UnsafePointer<Float>, gate g: UnsafePointer<Float>, up u: UnsafePointer<Float>, count: Int,
+                              dGate: UnsafeMutablePointer<Float>, dUp: UnsafeMutablePointer<Float>) {
+        let (k, a): (Float, Float) = (0.797_884_56, 0.044_715)
+        for i in 0..<count {
+            let x = g[i]
+            let th = tanhf(k * (x + a * x * x * x))
+            let gelu = 0.5 * x * (1 + th)
+            let derivative = 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * k * (1 + 3 * a * x * x)
+            dGate[i] = dh[i] * u[i] * derivative
+            dUp[i] = dh[i] * gelu
+        }
     }
 
     /// Backward of `swiglu`: dg = dh·u·σ(g)·(1 + g·(1 − σ(g))), du = dh·g·σ(g).
