@@ -34,6 +34,9 @@ public struct TinyModel: Sendable {
     public var linearRopeScaling: Float? = nil
     /// Writes `attention.sliding_window`.
     public var slidingWindow: Int? = nil
+    /// Control tokens appended to the vocabulary (phi3: its turn tags and <unk>, <s>, </s>, which llama.cpp
+    /// looks up by text for that family).
+    public var extraControlTokens: [String] = []
 
     public static let systemLine = "You are a tiny test model."
     public static let specialTokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -62,18 +65,22 @@ public struct TinyModel: Sendable {
     public init(seed: UInt64 = 0) { self.seed = seed }
 
     /// The variants `init(seed:variant:)` writes: one per supported architecture, and llama with Llama 3's RoPE.
-    public static let variants = ["llama", "llama3-rope", "qwen2", "qwen3", "gemma3"]
+    public static let variants = ["llama", "llama3-rope", "qwen2", "qwen3", "gemma3", "phi3"]
 
     /// The tiny model of one variant, with its family's traits: qwen2 adds q/k/v biases, qwen3 per-head q/k
     /// norms and a head size (24) that is not width / heads; `llama3-rope` is llama with Llama 3's frequency
     /// factors (1 for high frequencies, 8 for low ones, smooth between, as the converter computes them); gemma3
     /// has six blocks (five with a sliding window of 8 positions, then a global one with base 10⁶ and linear
-    /// scaling by 2), head size 24, post norms and GELU.
+    /// scaling by 2), head size 24, post norms and GELU; phi3 fuses qkv and gate/up and has its own output.
     public init(seed: UInt64 = 0, variant: String) {
         precondition(Self.variants.contains(variant), "unknown tiny model variant \(variant)")
         self.seed = seed
         architecture = variant == "llama3-rope" ? "llama" : variant
         if variant == "qwen3" { headDimension = 24 }
+        if variant == "phi3" {
+            separateOutput = true
+            extraControlTokens = ["<|end|>", "<|user|>", "<|assistant|>", "<|system|>", "<unk>", "<s>", "</s>"]
+        }
         if variant == "gemma3" {
             headDimension = 24
             blockCount = 6
@@ -126,7 +133,9 @@ public struct TinyModel: Sendable {
 
     /// The GGUF file's contents.
     public func writer() -> GGUFWriter {
-        let (tokens, types) = Self.vocabulary
+        var (tokens, types) = Self.vocabulary
+        tokens += extraControlTokens
+        types += extraControlTokens.map { _ in 3 }
         let vocab = tokens.count
         let headDim = headDimension ?? width / headCount
         let arch = architecture
@@ -187,9 +196,13 @@ public struct TinyModel: Sendable {
         }
         for i in 0..<blockCount {
             w.addTensor("blk.\(i).attn_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
-            linear("blk.\(i).attn_q.weight", input: width, output: qWidth, type: weightType)
-            linear("blk.\(i).attn_k.weight", input: width, output: kvWidth, type: weightType)
-            linear("blk.\(i).attn_v.weight", input: width, output: kvWidth, type: weightType)
+            if family.fusedProjections {
+                linear("blk.\(i).attn_qkv.weight", input: width, output: qWidth + 2 * kvWidth, type: weightType)
+            } else {
+                linear("blk.\(i).attn_q.weight", input: width, output: qWidth, type: weightType)
+                linear("blk.\(i).attn_k.weight", input: width, output: kvWidth, type: weightType)
+                linear("blk.\(i).attn_v.weight", input: width, output: kvWidth, type: weightType)
+            }
             linear("blk.\(i).attn_output.weight", input: qWidth, output: width, type: weightType)
             if family.projectionBiases {
                 // Large enough to move the logits visibly: a pass that dropped them would fail the references.
@@ -206,8 +219,12 @@ public struct TinyModel: Sendable {
                 w.addTensor("blk.\(i).post_ffw_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
             }
             w.addTensor("blk.\(i).ffn_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
-            linear("blk.\(i).ffn_gate.weight", input: width, output: ffnWidth, type: weightType)
-            linear("blk.\(i).ffn_up.weight", input: width, output: ffnWidth, type: weightType)
+            if family.fusedProjections {
+                linear("blk.\(i).ffn_up.weight", input: width, output: 2 * ffnWidth, type: weightType)
+            } else {
+                linear("blk.\(i).ffn_gate.weight", input: width, output: ffnWidth, type: weightType)
+                linear("blk.\(i).ffn_up.weight", input: width, output: ffnWidth, type: weightType)
+            }
             linear("blk.\(i).ffn_down.weight", input: ffnWidth, output: width, type: weightType)
         }
         return w

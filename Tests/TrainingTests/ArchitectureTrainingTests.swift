@@ -17,7 +17,7 @@ import Testing
 
     /// Training lowers the loss; the adapter lowers the score of a trained pair, repeatably; greedy generation
     /// with it produces tokens and repeats them.
-    @Test(arguments: ["qwen2", "qwen3", "gemma3"])
+    @Test(arguments: ["qwen2", "qwen3", "gemma3", "phi3"])
     func trainGenerateAndScoreWithTheAdapter(variant: String) throws {
         let (directory, model, data) = try Self.fixture(variant)
         let out = directory.file("\(variant).lora").path

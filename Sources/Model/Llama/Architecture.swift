@@ -12,6 +12,9 @@
 ///   blocks attend only to the last `attention.sliding_window` positions with RoPE base 10000 and no scaling,
 ///   the sixth to everything with the file's base and scaling (llama.cpp: set_swa_pattern(6),
 ///   rope_freq_base_train_swa = 10000). The converter stores Gemma's norm weights with HF's `1 +` folded in.
+/// - `phi3`: q, k and v in one `attn_qkv` tensor (rows q, then k, then v; separate tensors are accepted too)
+///   and gate and up in one `ffn_up` of 2F rows (gate first); NEOX RoPE; its own `output.weight`. The
+///   projections are row ranges of the fused tensors, so an adapter targets each range on its own.
 public struct Architecture: Sendable, Equatable, Codable {
     /// Which dimensions of a head RoPE rotates together.
     public enum RotaryPairing: String, Sendable, Codable {
@@ -28,6 +31,8 @@ public struct Architecture: Sendable, Equatable, Codable {
     public var projectionBiases: Bool
     /// `blk.N.attn_{q,k}_norm.weight` (D) normalise every query and key head before RoPE.
     public var queryKeyNorm: Bool
+    /// `attn_qkv` (when present) and `ffn_up` hold several projections' rows one after another.
+    public var fusedProjections = false
     /// The token embedding is multiplied by √C before the first block.
     public var scaledEmbedding = false
     /// `blk.N.post_attention_norm.weight` and `blk.N.post_ffw_norm.weight` normalise the attention and
@@ -53,6 +58,7 @@ public struct Architecture: Sendable, Equatable, Codable {
         Architecture(name: "qwen3", rotaryPairing: .halves, projectionBiases: false, queryKeyNorm: true),
         Architecture(name: "gemma3", rotaryPairing: .halves, projectionBiases: false, queryKeyNorm: true, scaledEmbedding: true,
                      postNorms: true, activation: .geluTanh, slidingWindowPattern: 6),
+        Architecture(name: "phi3", rotaryPairing: .halves, projectionBiases: false, queryKeyNorm: false, fusedProjections: true),
     ]
 
     /// Whether block `b` attends within the sliding window.

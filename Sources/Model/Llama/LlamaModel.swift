@@ -223,13 +223,25 @@ public final class LlamaModel: Sendable {
         for i in 0..<h.blockCount {
             var b = BlockLayout()
             b.attentionNorm = try place("blk.\(i).attn_norm.weight", [C])
-            b.q = try place("blk.\(i).attn_q.weight", [C, h.queryWidth])
-            b.k = try place("blk.\(i).attn_k.weight", [C, h.keyValueWidth])
-            b.v = try place("blk.\(i).attn_v.weight", [C, h.keyValueWidth])
+            // Weights are (out, in) row-major, so the projections inside a fused tensor are row ranges of it.
+            if h.architecture.fusedProjections, file.tensor(named: "blk.\(i).attn_qkv.weight") != nil {
+                b.q = try place("blk.\(i).attn_qkv.weight", [C, h.queryWidth + 2 * h.keyValueWidth])
+                b.k = b.q + h.queryWidth * C
+                b.v = b.k + h.keyValueWidth * C
+            } else {
+                b.q = try place("blk.\(i).attn_q.weight", [C, h.queryWidth])
+                b.k = try place("blk.\(i).attn_k.weight", [C, h.keyValueWidth])
+                b.v = try place("blk.\(i).attn_v.weight", [C, h.keyValueWidth])
+            }
             b.o = try place("blk.\(i).attn_output.weight", [h.queryWidth, C])
             b.ffnNorm = try place("blk.\(i).ffn_norm.weight", [C])
-            b.gate = try place("blk.\(i).ffn_gate.weight", [C, F])
-            b.up = try place("blk.\(i).ffn_up.weight", [C, F])
+            if h.architecture.fusedProjections {
+                b.gate = try place("blk.\(i).ffn_up.weight", [C, 2 * F])
+                b.up = b.gate + F * C
+            } else {
+                b.gate = try place("blk.\(i).ffn_gate.weight", [C, F])
+                b.up = try place("blk.\(i).ffn_up.weight", [C, F])
+            }
             b.down = try place("blk.\(i).ffn_down.weight", [F, C])
             if h.architecture.projectionBiases {
                 b.qBias = try place("blk.\(i).attn_q.bias", [h.queryWidth])
@@ -253,9 +265,16 @@ public final class LlamaModel: Sendable {
             guard quantizedDecode else { return [:] }
             var table: [Projection: GGUFTensorInfo] = [:]
             for (p, n) in names {
-                if let info = file.tensor(named: "blk.\(i).\(n).weight"), QuantizedMatVec.supports(info.type) { table[p] = info }
+                // A fused tensor (phi3's ffn_up) has more rows than its projection: it decodes from the f32 copy.
+                let (out, inp) = h.shape(of: p)
+                if let info = file.tensor(named: "blk.\(i).\(n).weight"), info.dimensions == [inp, out], QuantizedMatVec.supports(info.type) {
+                    table[p] = info
+                }
             }
             return table
+        }
+        if file.tensor(named: "rope_factors_long.weight") != nil {
+            throw ModelError.invalidHyperparameters(reason: "rope_factors_long.weight (LongRoPE, Phi-3 128k) is not supported")
         }
         if let info = file.tensor(named: "rope_freqs.weight") {
             guard info.dimensions == [h.ropeDimensions / 2] else {
