@@ -80,11 +80,11 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
         case let .tensorOutOfBounds(name):
             return "tensor \(name) extends past the end of the file; the file is truncated, fetch the model again"
         case let .missingMetadata(key):
-            return "the model has no metadata key \(key); it is not a complete llama-family GGUF"
+            return "the model has no metadata key \(key); it is not a complete GGUF of its architecture"
         case let .missingTensor(name):
-            return "the model has no tensor \(name); it is not a complete llama-family GGUF"
+            return "the model has no tensor \(name); it is not a complete GGUF of its architecture"
         case let .unsupportedArchitecture(arch):
-            return "model architecture \(arch) is not supported (llama is); pick a llama-family GGUF"
+            return "model architecture \(arch) is not supported (supported: \(Architecture.supportedNames.joined(separator: ", "))); pick a GGUF of one of those"
         case let .invalidHyperparameters(reason):
             return "the model's hyperparameters are inconsistent: \(reason)"
         case let .invalidMetadataValue(key, value):

@@ -87,7 +87,8 @@ public struct ModelInspection: Sendable, Equatable {
     /// - the LoRA values, their gradients, AdamW's two moments and the best weights early stopping keeps (5×);
     /// - the recorded forward pass the backward reads (per block the residual stream and norm inputs, q, k,
     ///   v, the attention probabilities (H, T, T), the attention output, gate, up and their product, each
-    ///   LoRA's input and A·x), the key/value cache, the logits and their gradient, and one block's worth of
+    ///   LoRA's input and A·x; q and k before per-head norms and the block outputs before post norms, where
+    ///   the architecture has them), the key/value cache, the logits and their gradient, and one block's worth of
     ///   backward scratch. f32 throughout.
     public static func estimatedTrainingMemory(file: GGUFFile, hyperparameters h: LlamaModel.Hyperparameters,
                                                sequenceLength T: Int, rank r: Int) -> Int {
@@ -97,6 +98,8 @@ public struct ModelInspection: Sendable, Equatable {
         let (C, F, Cq, Ckv, H) = (h.width, h.ffnWidth, h.queryWidth, h.keyValueWidth, h.headCount)
         let blockActivations = T * (4 * C + 2 * Cq + 2 * Ckv + 3 * F + 2) + H * T * T
             + targets.reduce(0) { $0 + T * ($1.input + r) }
+            + (h.architecture.queryKeyNorm ? T * (Cq + Ckv + H + h.kvHeadCount) : 0)   // q, k before their norms
+            + (h.architecture.postNorms ? T * (2 * C + 2) : 0)                          // outputs before post norms
         let floats = weights + 5 * loraValues
             + h.blockCount * blockActivations           // recorded pass
             + h.blockCount * T * 2 * Ckv                // KV cache

@@ -31,10 +31,13 @@ public enum ModelService {
         return url
     }
 
-    /// Writes a tiny random-weight llama GGUF (for tests and CI).
-    public static func writeTinyModel(seed: UInt64, to url: URL) throws {
-        try TinyModel(seed: seed).write(to: url)
+    /// Writes a tiny random-weight GGUF of one architecture variant (for tests and CI).
+    public static func writeTinyModel(seed: UInt64, variant: String, to url: URL) throws {
+        try TinyModel(seed: seed, variant: variant).write(to: url)
     }
+
+    /// The architecture variants `writeTinyModel` writes.
+    public static var tinyModelVariants: [String] { TinyModel.variants }
 
     /// Reads (does not load) the GGUF at `url`.
     public static func inspect(_ url: URL) throws -> ModelInspection {

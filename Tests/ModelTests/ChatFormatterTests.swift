@@ -35,7 +35,7 @@ private let document: TemplateDocument = {
 }
 
 @Test func conventionAndDigestAreDetectedFromTheTemplate() throws {
-    let expected: [String: ChatConvention] = ["smollm2": .chatml, "llama3": .llama3, "gemma": .gemma, "qwen3-tail": .chatml]
+    let expected: [String: ChatConvention] = ["smollm2": .chatml, "llama3": .llama3, "gemma": .gemma, "qwen3-tail": .chatml, "phi3": .phi3]
     for (name, convention) in expected {
         let template = try #require(document.templates[name])
         let formatter = try ChatFormatter(template: template.text)
@@ -114,4 +114,23 @@ func chatMarkersBecomeSingleControlTokensOfTheRealVocabulary() throws {
     #expect(checked >= 6)
     let formatter = ChatFormatter(convention: .chatml)
     #expect(throws: ModelError.self) { try formatter.trainingPair([.user("no answer")]) }
+}
+
+/// `plain` (a base model without a template): the turns' texts one after another, no markers, nothing
+/// ending a turn but EOS; a training pair is the prompt and the completion, concatenated.
+@Test func plainConcatenatesTheTurnsWithoutMarkers() throws {
+    let plain = ChatFormatter(convention: .plain)
+    #expect(try plain.format([.user("The sky is"), .assistant(" blue.")], addGenerationPrompt: false) == "The sky is blue.")
+    let pair = try plain.trainingPair([.user("The sky is"), .assistant(" blue.")])
+    #expect(pair.prompt == "The sky is" && pair.completion == " blue.")
+    #expect(plain.endOfTurnToken == nil && plain.convention.markers.isEmpty)
+    #expect(ChatConvention(template: "{{ messages[0]['content'] }}") == nil)
+}
+
+/// Phi-3 closes every turn with `<|end|>`, which generation stops on, and knows no other roles.
+@Test func phi3EndsTurnsWithItsEndTag() throws {
+    let phi3 = ChatFormatter(convention: .phi3)
+    #expect(phi3.endOfTurnToken == "<|end|>")
+    #expect(try phi3.trainingPair([.user("Hi"), .assistant("Hello")]) == ("<|user|>\nHi<|end|>\n<|assistant|>\n", "Hello<|end|>\n"))
+    #expect(throws: ModelError.self) { try phi3.format([ChatMessage(role: "tool", content: "x")]) }
 }

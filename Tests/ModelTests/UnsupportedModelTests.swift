@@ -39,7 +39,7 @@ struct UnsupportedModelTests {
     /// What the refusal must name: the part, and what is supported instead.
     static func expectedWords(_ part: Part) -> [String] {
         switch part {
-        case .architecture: return ["mamba", "llama"]
+        case .architecture: return ["mamba"] + Architecture.supportedNames
         case .tokenizer: return ["t5", "gpt2", "llama"]
         case .tensorType: return ["blk.0.ffn_up.weight", "IQ2_XXS", "Q4_K", "IQ4_XS"]
         }

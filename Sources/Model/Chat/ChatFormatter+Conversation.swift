@@ -27,7 +27,7 @@ extension ChatFormatter {
         var consumed = ""
         for index in messages.indices where index > firstUser && messages[index].role == "assistant" {
             let context = try format(Array(messages[..<index]), addGenerationPrompt: true)
-            let content = convention == .chatml ? messages[index].content : Self.trimmed(messages[index].content)
+            let content = trimsContent ? Self.trimmed(messages[index].content) : messages[index].content
             let through = try format(Array(messages[...index]), addGenerationPrompt: false)
             // The template renders each turn on its own, so a prefix of the conversation renders as a prefix
             // of its text; a template where that fails cannot be cut into segments.

@@ -85,6 +85,15 @@ public struct ChatFormatter: Sendable {
                 text += "<start_of_turn>" + role + "\n" + (index == 0 ? prefix : "")
                     + Self.trimmed(message.content) + "<end_of_turn>\n"
             }
+        case .phi3:
+            for message in messages {
+                guard ["system", "user", "assistant"].contains(message.role) else {
+                    throw ModelError.invalidChatMessages(reason: "phi3 knows the roles system, user and assistant, not \(message.role)")
+                }
+                text += "<|" + message.role + "|>\n" + message.content + "<|end|>\n"
+            }
+        case .plain:
+            for message in messages { text += message.content }
         }
         if addGenerationPrompt {
             text += generationPrompt
@@ -101,8 +110,13 @@ public struct ChatFormatter: Sendable {
             throw ModelError.invalidChatMessages(reason: "a training example needs at least one turn before a final assistant turn")
         }
         let prompt = try format(Array(messages.dropLast()), addGenerationPrompt: true)
-        let content = convention == .chatml ? last.content : Self.trimmed(last.content)
+        let content = trimsContent ? Self.trimmed(last.content) : last.content
         return (prompt, content + endOfTurn)
+    }
+
+    /// Whether the template trims each turn's content (Jinja's `| trim`: Llama 3 and Gemma).
+    var trimsContent: Bool {
+        convention == .llama3 || convention == .gemma
     }
 
     /// The opening of an assistant turn.
@@ -111,6 +125,8 @@ public struct ChatFormatter: Sendable {
         case .chatml: return "<|im_start|>assistant\n"
         case .llama3: return "<|start_header_id|>assistant<|end_header_id|>\n\n"
         case .gemma: return "<start_of_turn>model\n"
+        case .phi3: return "<|assistant|>\n"
+        case .plain: return ""
         }
     }
 
@@ -120,15 +136,20 @@ public struct ChatFormatter: Sendable {
         case .chatml: return "<|im_end|>\n"
         case .llama3: return "<|eot_id|>"
         case .gemma: return "<end_of_turn>\n"
+        case .phi3: return "<|end|>\n"
+        case .plain: return ""
         }
     }
 
-    /// The control token that ends an assistant turn; generation stops on it.
-    public var endOfTurnToken: String {
+    /// The control token that ends an assistant turn; generation stops on it (and on EOS). Nil for `plain`,
+    /// where only EOS ends a completion.
+    public var endOfTurnToken: String? {
         switch convention {
         case .chatml: return "<|im_end|>"
         case .llama3: return "<|eot_id|>"
         case .gemma: return "<end_of_turn>"
+        case .phi3: return "<|end|>"
+        case .plain: return nil
         }
     }
 

@@ -21,6 +21,11 @@ public enum ChatConvention: String, Sendable, CaseIterable, Codable {
     case llama3
     /// `<start_of_turn>role\n…<end_of_turn>\n`, the assistant called `model`, no system turn (Gemma).
     case gemma
+    /// `<|role|>\n…<|end|>\n` (Phi-3 and Phi-3.5).
+    case phi3
+    /// No turn markers: the turns' texts concatenated (a base model without a chat template, named explicitly
+    /// with `--chat-format plain`; never recognised from a template).
+    case plain
 
     /// Recognises the family of a Jinja chat template by the turn markers it writes.
     public init?(template: String) {
@@ -30,6 +35,8 @@ public enum ChatConvention: String, Sendable, CaseIterable, Codable {
             self = .llama3
         } else if template.contains("<start_of_turn>") {
             self = .gemma
+        } else if template.contains("<|assistant|>") && template.contains("<|end|>") {
+            self = .phi3
         } else {
             return nil
         }
@@ -41,6 +48,8 @@ public enum ChatConvention: String, Sendable, CaseIterable, Codable {
         case .chatml: return ["<|im_start|>", "<|im_end|>"]
         case .llama3: return ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
         case .gemma: return ["<start_of_turn>", "<end_of_turn>"]
+        case .phi3: return ["<|user|>", "<|assistant|>", "<|end|>"]
+        case .plain: return []
         }
     }
 }

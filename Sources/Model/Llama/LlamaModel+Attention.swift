@@ -15,11 +15,11 @@ extension LlamaModel {
     /// att (T, Cq) and probs (H, T, S) of `a` from its q (T, Cq), the keys and values (S, Ckv) of the cache.
     /// Entries of probs right of a block's last visible key are not written; the backward never reads them.
     func causalAttention(_ a: BlockActivations, keys K: UnsafePointer<Float>, values V: UnsafePointer<Float>,
-                         tokens T: Int, cached P: Int, team: WorkerTeam) {
+                         tokens T: Int, cached P: Int, window: Int? = nil, team: WorkerTeam) {
         let h = hyperparameters
         let (H, D, Cq, Ckv) = (h.headCount, h.headDimension, h.queryWidth, h.keyValueWidth)
         let S = P + T, group = H / h.kvHeadCount
-        let scale = 1 / Float(D).squareRoot()
+        let scale = h.attentionScale
         let rowsPerBlock = Self.attentionBlockRows, blockCount = (T + rowsPerBlock - 1) / rowsPerBlock
         // Tasks (head, block), the last blocks (which read the most keys) first.
         team.forEachTask(H * blockCount) { task in
@@ -29,7 +29,7 @@ extension LlamaModel {
             let scores = a.probs.pointer + head * T * S + r0 * S          // rows r0..<r1 of (T, S)
             BLAS.sgemm(transposeB: true, m: r1 - r0, n: visible, k: D, alpha: scale,
                        a: a.q.pointer + r0 * Cq + head * D, lda: Cq, b: K + kv * D, ldb: Ckv, c: scores, ldc: S)
-            Kernels.maskedSoftmax(scores, rows: r1 - r0, width: visible, stride: S) { P + r0 + $0 + 1 }
+            Kernels.maskedSoftmax(scores, rows: r1 - r0, width: visible, stride: S, window: window) { P + r0 + $0 + 1 }
             BLAS.sgemm(m: r1 - r0, n: D, k: visible, a: scores, lda: S, b: V + kv * D, ldb: Ckv,
                        c: a.att.pointer + r0 * Cq + head * D, ldc: Cq)
         }
@@ -47,7 +47,7 @@ extension LlamaModel {
         let h = hyperparameters
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
         let group = H / G
-        let scale = 1 / Float(D).squareRoot()
+        let scale = h.attentionScale
         let rowsPerBlock = Self.attentionBlockRows, blockCount = (T + rowsPerBlock - 1) / rowsPerBlock
         let (q, k, v, probs) = (a.q.pointer, a.k.pointer, a.v.pointer, a.probs.pointer)
 
@@ -58,7 +58,7 @@ extension LlamaModel {
             let p = probs + head * T * T + r0 * T, dS = dScores + head * T * T + r0 * T   // rows r0..<r1, keys 0..<r1
             BLAS.sgemm(transposeB: true, m: r1 - r0, n: r1, k: D, a: dAtt + r0 * Cq + head * D, lda: Cq,
                        b: v + kv * D, ldb: Ckv, c: dS, ldc: T)
-            // Masked entries (j > t) have P = 0 and become dS = 0, which the key side reads.
+            // Masked entries (j > t, or outside a sliding window) have P = 0 and become dS = 0, which the key side reads.
             for i in 0..<(r1 - r0) {
                 let t = r0 + i, pr = p + i * T, d = dS + i * T
                 var dot: Float = 0

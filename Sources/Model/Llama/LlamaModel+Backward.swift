@@ -125,7 +125,8 @@ extension LlamaModel {
             // Workspaces of the adapter paths, overwritten by every projection (sgemm with beta 0).
             let dAx = arena.take(T * lora.config.rank)                               // (T, r)
             let dSource = arena.take(T * max(C, Cq, F))                              // (T, in) ∂loss/∂x̃
-            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: 0)
+            let (globalAngles, localAngles) = rotaryAngles(rows: T, firstPosition: 0)
+            let pairing = h.architecture.rotaryPairing
 
             func linearBackward(_ p: Projection, block b: Int, _ dy: UnsafePointer<Float>, input x: UnsafePointer<Float>,
                                 acts: BlockActivations, beta: Float, into dX: UnsafeMutablePointer<Float>) {
@@ -163,6 +164,21 @@ extension LlamaModel {
             let dAtt = arena.take(T * Cq), dq = arena.take(T * Cq)                              // (T, Cq)
             let dk = arena.take(T * Ckv), dv = arena.take(T * Ckv)                              // (T, Ckv)
             let dScores = arena.take(H * T * T)                                                 // (H, T, S)
+            let headNorms = h.architecture.queryKeyNorm
+            let dqRaw = headNorms ? arena.take(T * Cq) : nil, dkRaw = headNorms ? arena.take(T * Ckv) : nil
+            let dPost = h.architecture.postNorms ? arena.take(T * C) : nil                    // (T, C)
+            /// ∂loss/∂ the input of a post norm, from dx: dPost = RMSNorm's backward of dx.
+            func postNormBackward(input: FloatBuffer, weight: UnsafePointer<Float>, inverseRMS: FloatBuffer) -> UnsafePointer<Float> {
+                let out = dPost!
+                team.forEachRange(T) { range in
+                    let first = range.lowerBound
+                    (out.pointer + first * C).update(repeating: 0, count: range.count * C)
+                    Kernels.rmsNormBackward(dx.pointer + first * C, x: input.pointer + first * C, weight: weight,
+                                            inverseRMS: inverseRMS.pointer + first, rows: range.count, width: C,
+                                            accumulateInto: out.pointer + first * C)
+                }
+                return UnsafePointer(out.pointer)
+            }
             /// dx += RMSNorm's backward of dxn, rows split over the team.
             func normBackward(input: UnsafePointer<Float>, weight: UnsafePointer<Float>, inverseRMS: UnsafePointer<Float>) {
                 team.forEachRange(T) { range in
@@ -174,27 +190,54 @@ extension LlamaModel {
             }
             for b in stride(from: h.blockCount - 1, through: 0, by: -1) {
                 let a = pass.blocks[b], layout = blocks[b]
-                // Feed-forward: x += down(silu(gate(x̂₂))·up(x̂₂)).
-                linearBackward(.down, block: b, dx.pointer, input: a.hidden.pointer, acts: a, beta: 0, into: dHidden.pointer)
+                let angles = h.isSlidingWindow(block: b) ? localAngles! : globalAngles
+                // Feed-forward: x += [post norm](down(act(gate(x̂₂))·up(x̂₂))).
+                var dDown = UnsafePointer(dx.pointer)
+                if let norm = layout.ffnPostNorm { dDown = postNormBackward(input: a.ffnOut!, weight: W + norm, inverseRMS: a.ffnPostRms!) }
+                linearBackward(.down, block: b, dDown, input: a.hidden.pointer, acts: a, beta: 0, into: dHidden.pointer)
+                let activation = h.architecture.activation
                 team.forEachRange(T * F, align: 16, minimum: 4096) { range in
                     let i = range.lowerBound
-                    Kernels.swigluBackward(dHidden.pointer + i, gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count,
-                                           dGate: dGate.pointer + i, dUp: dUp.pointer + i)
+                    switch activation {
+                    case .silu:
+                        Kernels.swigluBackward(dHidden.pointer + i, gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count,
+                                               dGate: dGate.pointer + i, dUp: dUp.pointer + i)
+                    case .geluTanh:
+                        Kernels.gegluBackward(dHidden.pointer + i, gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count,
+                                              dGate: dGate.pointer + i, dUp: dUp.pointer + i)
+                    }
                 }
                 linearBackward(.gate, block: b, dGate.pointer, input: a.xn2.pointer, acts: a, beta: 0, into: dxn.pointer)
                 linearBackward(.up, block: b, dUp.pointer, input: a.xn2.pointer, acts: a, beta: 1, into: dxn.pointer)
                 normBackward(input: a.xMid.pointer, weight: W + layout.ffnNorm, inverseRMS: a.rms2.pointer)
 
                 // Attention: x += o(softmax(q·kᵀ/√D + mask)·v); RoPE is a rotation: its backward rotates back.
-                linearBackward(.o, block: b, dx.pointer, input: a.att.pointer, acts: a, beta: 0, into: dAtt.pointer)
+                var dO = UnsafePointer(dx.pointer)
+                if let norm = layout.attentionPostNorm {
+                    dO = postNormBackward(input: a.attentionOut!, weight: W + norm, inverseRMS: a.attentionPostRms!)
+                }
+                linearBackward(.o, block: b, dO, input: a.att.pointer, acts: a, beta: 0, into: dAtt.pointer)
                 causalAttentionBackward(a, dAtt: dAtt.pointer, dScores: dScores.pointer, dq: dq.pointer, dk: dk.pointer,
                                         dv: dv.pointer, tokens: T, team: team)
                 team.forEachRange(T) { range in
-                    Kernels.rope(dq.pointer, heads: H, headDim: D, angles: angles, rows: range, inverse: true)
-                    Kernels.rope(dk.pointer, heads: G, headDim: D, angles: angles, rows: range, inverse: true)
+                    Kernels.rope(dq.pointer, heads: H, headDim: D, angles: angles, rows: range, inverse: true, pairing: pairing)
+                    Kernels.rope(dk.pointer, heads: G, headDim: D, angles: angles, rows: range, inverse: true, pairing: pairing)
                 }
-                linearBackward(.q, block: b, dq.pointer, input: a.xn1.pointer, acts: a, beta: 0, into: dxn.pointer)
-                linearBackward(.k, block: b, dk.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
+                var (dqIn, dkIn) = (dq, dk)      // ∂loss/∂ the projections' outputs
+                if let qNorm = layout.qNorm, let kNorm = layout.kNorm, let dqRaw, let dkRaw {
+                    team.forEachRange(T) { range in
+                        for (dy, raw, rms, weight, heads, into) in [(dq, a.qRaw!, a.qRms!, qNorm, H, dqRaw), (dk, a.kRaw!, a.kRms!, kNorm, G, dkRaw)] {
+                            let first = range.lowerBound * heads * D
+                            (into.pointer + first).update(repeating: 0, count: range.count * heads * D)
+                            Kernels.rmsNormBackward(dy.pointer + first, x: raw.pointer + first, weight: W + weight,
+                                                    inverseRMS: rms.pointer + range.lowerBound * heads, rows: range.count * heads,
+                                                    width: D, accumulateInto: into.pointer + first)
+                        }
+                    }
+                    (dqIn, dkIn) = (dqRaw, dkRaw)
+                }
+                linearBackward(.q, block: b, dqIn.pointer, input: a.xn1.pointer, acts: a, beta: 0, into: dxn.pointer)
+                linearBackward(.k, block: b, dkIn.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
                 linearBackward(.v, block: b, dv.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
                 normBackward(input: a.xIn.pointer, weight: W + layout.attentionNorm, inverseRMS: a.rms1.pointer)
             }

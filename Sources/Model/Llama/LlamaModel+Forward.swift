@@ -10,6 +10,10 @@ final class BlockActivations {
     let xn1: FloatBuffer        // (T, C) attention input
     let q: FloatBuffer          // (T, Cq) after RoPE
     let k: FloatBuffer          // (T, Ckv) after RoPE
+    /// With per-head q/k norms: q and k before them (T, Cq), (T, Ckv), and their inverse RMS (T·H), (T·G).
+    let qRaw: FloatBuffer?, kRaw: FloatBuffer?, qRms: FloatBuffer?, kRms: FloatBuffer?
+    /// With post norms: the attention and feed-forward outputs before them (T, C) and their inverse RMS (T).
+    let attentionOut: FloatBuffer?, attentionPostRms: FloatBuffer?, ffnOut: FloatBuffer?, ffnPostRms: FloatBuffer?
     let v: FloatBuffer          // (T, Ckv)
     let probs: FloatBuffer      // (H, T, S) attention probabilities
     let att: FloatBuffer        // (T, Cq) attention output before the o projection
@@ -25,6 +29,17 @@ final class BlockActivations {
     init(_ h: LlamaModel.Hyperparameters, tokens T: Int, span S: Int, buffer: (Int) -> FloatBuffer = { FloatBuffer($0) }) {
         xIn = buffer(T * h.width); rms1 = buffer(T); xn1 = buffer(T * h.width)
         q = buffer(T * h.queryWidth); k = buffer(T * h.keyValueWidth); v = buffer(T * h.keyValueWidth)
+        if h.architecture.queryKeyNorm {
+            qRaw = buffer(T * h.queryWidth); kRaw = buffer(T * h.keyValueWidth)
+            qRms = buffer(T * h.headCount); kRms = buffer(T * h.kvHeadCount)
+        } else {
+            (qRaw, kRaw, qRms, kRms) = (nil, nil, nil, nil)
+        }
+        if h.architecture.postNorms {
+            attentionOut = buffer(T * h.width); attentionPostRms = buffer(T); ffnOut = buffer(T * h.width); ffnPostRms = buffer(T)
+        } else {
+            (attentionOut, attentionPostRms, ffnOut, ffnPostRms) = (nil, nil, nil, nil)
+        }
         probs = buffer(h.headCount * T * S); att = buffer(T * h.queryWidth)
         xMid = buffer(T * h.width); rms2 = buffer(T); xn2 = buffer(T * h.width)
         gate = buffer(T * h.ffnWidth); up = buffer(T * h.ffnWidth); hidden = buffer(T * h.ffnWidth)
@@ -133,16 +148,20 @@ extension LlamaModel {
         precondition(arena == nil || record, "only recorded passes write every buffer before reading it")
         let buffer: (Int) -> FloatBuffer = { arena?.take($0) ?? FloatBuffer($0) }
         let pass = ForwardPass(h, tokens: T, buffer: buffer)
-        let scale = 1 / Float(D).squareRoot()
+        let scale = h.attentionScale
         let group = H / G
 
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
             let x = buffer(T * C)                  // (T, C) residual stream
             for (t, id) in tokens.enumerated() { (x.pointer + t * C).update(from: W + embeddingOffset + id * C, count: C) }
+            if h.architecture.scaledEmbedding {
+                let factor = Float(C).squareRoot()
+                for i in 0..<(T * C) { x.pointer[i] *= factor }
+            }
             let shared = record ? nil : BlockActivations(h, tokens: T, span: S)
             let projected = buffer(T * C)          // (T, C) output of o and down
-            let angles = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P)
+            let (globalAngles, localAngles) = rotaryAngles(rows: T, firstPosition: P)
 
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
@@ -155,6 +174,11 @@ extension LlamaModel {
                     BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
                 } else {
                     team.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                }
+                if let bias = blocks[b].bias(of: p) {
+                    team.forEachRange(T) { rows in
+                        for t in rows { for o in 0..<out { y[t * out + o] += W[bias + o] } }
+                    }
                 }
                 guard let lora, let slot = slots?[b][p] else { return }
                 let r = lora.config.rank
@@ -180,6 +204,8 @@ extension LlamaModel {
 
             for b in 0..<h.blockCount {
                 let layout = blocks[b]
+                let window = h.isSlidingWindow(block: b) ? h.slidingWindow : nil
+                let angles = window == nil ? globalAngles : localAngles!
                 let a = shared ?? BlockActivations(h, tokens: T, span: S, buffer: buffer)
                 if record { pass.blocks.append(a) }
                 // Attention: RMSNorm, projections, RoPE, cache append, causal GQA softmax(q·kᵀ/√D)·v, o.
@@ -192,15 +218,22 @@ extension LlamaModel {
                 linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
                 linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
                 linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
+                if let qNorm = layout.qNorm, let kNorm = layout.kNorm {
+                    team.forEachRange(T) { rows in
+                        Self.headNorm(a.q, saving: a.qRaw!, inverseRMS: a.qRms!, weight: W + qNorm, heads: H, rows: rows, h: h)
+                        Self.headNorm(a.k, saving: a.kRaw!, inverseRMS: a.kRms!, weight: W + kNorm, heads: G, rows: rows, h: h)
+                    }
+                }
+                let pairing = h.architecture.rotaryPairing
                 team.forEachRange(T) { rows in
-                    Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows)
-                    Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows)
+                    Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows, pairing: pairing)
+                    Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows, pairing: pairing)
                 }
                 cache.append(block: b, keys: a.k.pointer, values: a.v.pointer, floats: T * Ckv, blockCount: h.blockCount)
                 cache.keys[b].withUnsafeBufferPointer { K in           // (S, Ckv)
                     cache.values[b].withUnsafeBufferPointer { V in     // (S, Ckv)
                         if record {
-                            causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, team: team)
+                            causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, window: window, team: team)
                             return
                         }
                         for head in 0..<H {
@@ -208,13 +241,14 @@ extension LlamaModel {
                             let scores = a.probs.pointer + head * T * S   // (T, S)
                             BLAS.sgemm(transposeB: true, m: T, n: S, k: D, alpha: scale,
                                        a: a.q.pointer + head * D, lda: Cq, b: K.baseAddress! + kv * D, ldb: Ckv, c: scores)
-                            Kernels.maskedSoftmax(scores, rows: T, width: S) { P + $0 + 1 }
+                            Kernels.maskedSoftmax(scores, rows: T, width: S, window: window) { P + $0 + 1 }
                             BLAS.sgemm(m: T, n: D, k: S, a: scores, b: V.baseAddress! + kv * D, ldb: Ckv,
                                        c: a.att.pointer + head * D, ldc: Cq)
                         }
                     }
                 }
                 linear(.o, block: b, a.att.pointer, into: projected.pointer, acts: a)
+                if let norm = layout.attentionPostNorm { postNorm(projected, saving: a.attentionOut!, inverseRMS: a.attentionPostRms!, weight: W + norm) }
                 team.forEachRange(T) { rows in
                     let first = rows.lowerBound
                     for i in (first * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
@@ -225,13 +259,27 @@ extension LlamaModel {
                 }
                 linear(.gate, block: b, a.xn2.pointer, into: a.gate.pointer, acts: a)
                 linear(.up, block: b, a.xn2.pointer, into: a.up.pointer, acts: a)
+                let activation = h.architecture.activation
                 team.forEachRange(T * F, align: 16, minimum: 4096) { range in
-                    Kernels.swiglu(gate: a.gate.pointer + range.lowerBound, up: a.up.pointer + range.lowerBound, count: range.count,
-                                   into: a.hidden.pointer + range.lowerBound)
+                    let i = range.lowerBound
+                    switch activation {
+                    case .silu: Kernels.swiglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
+                    case .geluTanh: Kernels.geglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
+                    }
                 }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
+                if let norm = layout.ffnPostNorm { postNorm(projected, saving: a.ffnOut!, inverseRMS: a.ffnPostRms!, weight: W + norm) }
                 team.forEachRange(T * C, align: 16, minimum: 4096) { range in
                     for i in range { x.pointer[i] += projected.pointer[i] }
+                }
+            }
+            // y (T, C) ← RMSNorm(y), y's input kept in `saving` for the backward (Gemma's post norms).
+            func postNorm(_ y: FloatBuffer, saving raw: FloatBuffer, inverseRMS: FloatBuffer, weight: UnsafePointer<Float>) {
+                team.forEachRange(T) { rows in
+                    let first = rows.lowerBound
+                    (raw.pointer + first * C).update(from: y.pointer + first * C, count: rows.count * C)
+                    Kernels.rmsNorm(raw.pointer + first * C, weight: weight, rows: rows.count, width: C, epsilon: h.rmsEpsilon,
+                                    into: y.pointer + first * C, inverseRMS: inverseRMS.pointer + first)
                 }
             }
             cache.advance(by: T)
@@ -243,5 +291,25 @@ extension LlamaModel {
             }
         }
         return pass
+    }
+
+    /// The rotary angles of global blocks (the file's base, frequency factors and scaling) and, when the model
+    /// has sliding-window blocks, of those (their own base, nothing else).
+    func rotaryAngles(rows T: Int, firstPosition P: Int) -> (global: Kernels.RotaryAngles, local: Kernels.RotaryAngles?) {
+        let h = hyperparameters
+        let global = Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.ropeBase, firstPosition: P,
+                                          factors: ropeFrequencyFactors, scale: h.ropeScale)
+        guard h.slidingWindow != nil else { return (global, nil) }
+        return (global, Kernels.RotaryAngles(rows: T, rotated: h.ropeDimensions, base: h.architecture.slidingWindowRopeBase, firstPosition: P))
+    }
+
+    /// RMSNorm of each head of `rows` of x (T, heads·D) in place, its input kept in `saving` and its inverse
+    /// RMS (T·heads) in `inverseRMS`: Qwen3's and Gemma 3's q/k norm.
+    static func headNorm(_ x: FloatBuffer, saving raw: FloatBuffer, inverseRMS: FloatBuffer, weight: UnsafePointer<Float>,
+                         heads: Int, rows: Range<Int>, h: Hyperparameters) {
+        let D = h.headDimension, first = rows.lowerBound * heads * D
+        (raw.pointer + first).update(from: x.pointer + first, count: rows.count * heads * D)
+        Kernels.rmsNorm(raw.pointer + first, weight: weight, rows: rows.count * heads, width: D, epsilon: h.rmsEpsilon,
+                        into: x.pointer + first, inverseRMS: inverseRMS.pointer + rows.lowerBound * heads)
     }
 }

@@ -37,50 +37,82 @@ extension LlamaModel {
             let r = 1 / (ms + Double(h.rmsEpsilon)).squareRoot()
             return x.indices.map { Float(Double(x[$0]) * r) * weights[offset + $0] }
         }
-        // Adjacent pairs within each head (GGML_ROPE_TYPE_NORM).
-        func rope(_ v: inout [Float], heads: Int, position: Int) {
+        // Every head of v normalised on its own with the D weights at `offset` (q/k norm).
+        func headNorm(_ v: inout [Float], heads: Int, _ offset: Int?) {
+            guard let offset else { return }
+            for head in 0..<heads { v.replaceSubrange((head * D)..<((head + 1) * D), with: rmsNorm(Array(v[(head * D)..<((head + 1) * D)]), offset)) }
+        }
+        // Pairs (2i, 2i + 1) within each head (GGML_ROPE_TYPE_NORM) or (i, i + R/2) (NEOX), angle
+        // position · scale · base^(−2i/R) / factorᵢ.
+        // Sliding-window blocks: their own base, no factors or scaling.
+        func rope(_ v: inout [Float], heads: Int, position: Int, block: Int) {
+            let R = h.ropeDimensions
+            let local = h.isSlidingWindow(block: block)
+            let base = Double(local ? h.architecture.slidingWindowRopeBase : h.ropeBase)
             for head in 0..<heads {
-                for i in 0..<(h.ropeDimensions / 2) {
-                    let angle = Double(position) * pow(Double(h.ropeBase), -Double(2 * i) / Double(h.ropeDimensions))
-                    let (a, b) = (Double(v[head * D + 2 * i]), Double(v[head * D + 2 * i + 1]))
-                    v[head * D + 2 * i] = Float(a * cos(angle) - b * sin(angle))
-                    v[head * D + 2 * i + 1] = Float(a * sin(angle) + b * cos(angle))
+                for i in 0..<(R / 2) {
+                    let factor = local ? 1 : Double(ropeFrequencyFactors?[i] ?? 1)
+                    let angle = Double(position) * (local ? 1 : Double(h.ropeScale)) * pow(base, -Double(2 * i) / Double(R)) / factor
+                    let (first, second) = h.architecture.rotaryPairing == .adjacent ? (head * D + 2 * i, head * D + 2 * i + 1)
+                                                                                  : (head * D + i, head * D + i + R / 2)
+                    let (a, b) = (Double(v[first]), Double(v[second]))
+                    v[first] = Float(a * cos(angle) - b * sin(angle))
+                    v[second] = Float(a * sin(angle) + b * cos(angle))
                 }
             }
+        }
+        func addBias(_ y: inout [Float], _ offset: Int?) {
+            guard let offset else { return }
+            for i in y.indices { y[i] += weights[offset + i] }
         }
 
         for (position, token) in tokens.enumerated() {
             var x = Array(weight(embeddingOffset + token * C, C))
+            if h.architecture.scaledEmbedding { x = x.map { Float(Double($0) * Double(C).squareRoot()) } }
             for (b, layout) in blocks.enumerated() {
                 let xn = rmsNorm(x, layout.attentionNorm)
                 var q = matvec(.q, block: b, offset: layout.q, out: h.queryWidth, xn)
                 var k = matvec(.k, block: b, offset: layout.k, out: h.keyValueWidth, xn)
-                let v = matvec(.v, block: b, offset: layout.v, out: h.keyValueWidth, xn)
-                rope(&q, heads: H, position: position)
-                rope(&k, heads: h.kvHeadCount, position: position)
+                var v = matvec(.v, block: b, offset: layout.v, out: h.keyValueWidth, xn)
+                addBias(&q, layout.qBias)
+                addBias(&k, layout.kBias)
+                addBias(&v, layout.vBias)
+                headNorm(&q, heads: H, layout.qNorm)
+                headNorm(&k, heads: h.kvHeadCount, layout.kNorm)
+                rope(&q, heads: H, position: position, block: b)
+                rope(&k, heads: h.kvHeadCount, position: position, block: b)
+                let first = h.isSlidingWindow(block: b) ? max(0, position + 1 - h.slidingWindow!) : 0
                 keys[b].append(k)
                 values[b].append(v)
                 var att = [Float](repeating: 0, count: h.queryWidth)
                 for head in 0..<H {
                     let kv = head / (H / h.kvHeadCount)
                     // Causal: position attends to 0…position, all of which are in the cache now.
-                    let scores = (0...position).map { j -> Double in
-                        (0..<D).reduce(0.0) { $0 + Double(q[head * D + $1]) * Double(keys[b][j][kv * D + $1]) } / Double(D).squareRoot()
+                    let scores = (first...position).map { j -> Double in
+                        (0..<D).reduce(0.0) { $0 + Double(q[head * D + $1]) * Double(keys[b][j][kv * D + $1]) } * Double(h.attentionScale)
                     }
                     let m = scores.max()!
                     let e = scores.map { exp($0 - m) }
                     let z = e.reduce(0, +)
                     for d in 0..<D {
-                        att[head * D + d] = Float((0...position).reduce(0.0) { $0 + e[$1] / z * Double(values[b][$1][kv * D + d]) })
+                        att[head * D + d] = Float((first...position).reduce(0.0) { $0 + e[$1 - first] / z * Double(values[b][$1][kv * D + d]) })
                     }
                 }
-                let o = matvec(.o, block: b, offset: layout.o, out: C, att)
+                var o = matvec(.o, block: b, offset: layout.o, out: C, att)
+                if let norm = layout.attentionPostNorm { o = rmsNorm(o, norm) }
                 for i in 0..<C { x[i] += o[i] }
                 let xn2 = rmsNorm(x, layout.ffnNorm)
                 let g = matvec(.gate, block: b, offset: layout.gate, out: F, xn2)
                 let u = matvec(.up, block: b, offset: layout.up, out: F, xn2)
-                let hidden = (0..<F).map { Float(Double(g[$0]) / (1 + exp(-Double(g[$0]))) * Double(u[$0])) }
-                let d = matvec(.down, block: b, offset: layout.down, out: C, hidden)
+                let hidden = (0..<F).map { i -> Float in
+                    let x = Double(g[i])
+                    switch h.architecture.activation {
+                    case .silu: return Float(x / (1 + exp(-x)) * Double(u[i]))
+                    case .geluTanh: return Float(0.5 * x * (1 + tanh((2 / Double.pi).squareRoot() * (x + 0.044715 * x * x * x))) * Double(u[i]))
+                    }
+                }
+                var d = matvec(.down, block: b, offset: layout.down, out: C, hidden)
+                if let norm = layout.ffnPostNorm { d = rmsNorm(d, norm) }
                 for i in 0..<C { x[i] += d[i] }
             }
             let xn = rmsNorm(x, outputNormOffset)

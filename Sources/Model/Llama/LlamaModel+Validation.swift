@@ -14,11 +14,30 @@ extension LlamaModel {
         if file.tensor(named: "output.weight") != nil { expected.append(("output.weight", [C, V])) }
         for i in 0..<h.blockCount {
             expected += [
-                ("blk.\(i).attn_norm.weight", [C]), ("blk.\(i).attn_q.weight", [C, h.queryWidth]),
-                ("blk.\(i).attn_k.weight", [C, h.keyValueWidth]), ("blk.\(i).attn_v.weight", [C, h.keyValueWidth]),
-                ("blk.\(i).attn_output.weight", [h.queryWidth, C]), ("blk.\(i).ffn_norm.weight", [C]),
-                ("blk.\(i).ffn_gate.weight", [C, F]), ("blk.\(i).ffn_up.weight", [C, F]), ("blk.\(i).ffn_down.weight", [F, C]),
+                ("blk.\(i).attn_norm.weight", [C]), ("blk.\(i).attn_output.weight", [h.queryWidth, C]),
+                ("blk.\(i).ffn_norm.weight", [C]), ("blk.\(i).ffn_down.weight", [F, C]),
             ]
+            if h.architecture.fusedProjections, file.tensor(named: "blk.\(i).attn_qkv.weight") != nil {
+                expected.append(("blk.\(i).attn_qkv.weight", [C, h.queryWidth + 2 * h.keyValueWidth]))
+            } else {
+                expected += [("blk.\(i).attn_q.weight", [C, h.queryWidth]), ("blk.\(i).attn_k.weight", [C, h.keyValueWidth]),
+                             ("blk.\(i).attn_v.weight", [C, h.keyValueWidth])]
+            }
+            if h.architecture.fusedProjections {
+                expected.append(("blk.\(i).ffn_up.weight", [C, 2 * F]))
+            } else {
+                expected += [("blk.\(i).ffn_gate.weight", [C, F]), ("blk.\(i).ffn_up.weight", [C, F])]
+            }
+            if h.architecture.projectionBiases {
+                expected += [("blk.\(i).attn_q.bias", [h.queryWidth]), ("blk.\(i).attn_k.bias", [h.keyValueWidth]),
+                             ("blk.\(i).attn_v.bias", [h.keyValueWidth])]
+            }
+            if h.architecture.queryKeyNorm {
+                expected += [("blk.\(i).attn_q_norm.weight", [h.headDimension]), ("blk.\(i).attn_k_norm.weight", [h.headDimension])]
+            }
+            if h.architecture.postNorms {
+                expected += [("blk.\(i).post_attention_norm.weight", [C]), ("blk.\(i).post_ffw_norm.weight", [C])]
+            }
         }
         for (name, dimensions) in expected {
             guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }

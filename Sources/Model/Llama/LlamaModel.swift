@@ -5,7 +5,7 @@ import Synchronization
 //   V  vocabulary size (49152)          C  width, embedding_length (576)
 //   L  block count (30)                 F  feed-forward width (1536)
 //   H  query heads (9)                  G  key/value heads (3); query head h reads kv head h / (H / G)
-//   D  head dimension C / H (64)        R  rotated dimensions per head, rope.dimension_count (64)
+//   D  head dimension, C / H unless the file declares attention.key_length (64)        R  rotated dimensions per head, rope.dimension_count (64)
 //   Cq = H·D (576)                      Ckv = G·D (192)
 //   T  tokens in this pass              P  tokens already in the KV cache      S = P + T
 // Every weight W of a linear map is kept dequantized as (out, in) row-major — GGUF stores it with
@@ -17,6 +17,7 @@ import Synchronization
 /// many threads.
 public final class LlamaModel: Sendable {
     public struct Hyperparameters: Sendable, Equatable, Codable {
+        public var architecture: Architecture
         public var vocabularySize: Int   // V
         public var contextLength: Int
         public var width: Int            // C
@@ -27,9 +28,18 @@ public final class LlamaModel: Sendable {
         public var headDimension: Int    // D
         public var ropeDimensions: Int   // R
         public var ropeBase: Float
+        /// Multiplies every rotary angle: 1, or 1/factor under linear `rope.scaling`.
+        public var ropeScale: Float
+        /// Positions a sliding-window block sees, itself included (`attention.sliding_window`); nil: no such blocks.
+        public var slidingWindow: Int?
+        /// The factor on q·k: 1/√D (Gemma 3 27B: 1/√(C/H), as llama.cpp sets it).
+        public var attentionScale: Float
         public var rmsEpsilon: Float
 
         public var queryWidth: Int { headCount * headDimension }      // Cq
+
+        /// Whether block `b` attends within `slidingWindow` only (with RoPE of `architecture.slidingWindowRopeBase`).
+        public func isSlidingWindow(block b: Int) -> Bool { slidingWindow != nil && architecture.isSlidingWindow(block: b) }
         public var keyValueWidth: Int { kvHeadCount * headDimension } // Ckv
 
         /// (out, in) of a projection's weight.
@@ -45,31 +55,41 @@ public final class LlamaModel: Sendable {
 
         /// Reads `<arch>.*` keys (llama.cpp's LLM_KV names) and checks that they fit together.
         public init(file: GGUFFile) throws {
-            guard let arch = file.string("general.architecture") else {
+            guard let name = file.string("general.architecture") else {
                 throw ModelError.missingMetadata(key: "general.architecture")
             }
-            guard arch == "llama" else { throw ModelError.unsupportedArchitecture(arch) }
+            architecture = try Architecture.named(name)
+            let prefix = name + "."
             func int(_ key: String) throws -> Int {
-                guard let v = file.int("llama." + key) else { throw ModelError.missingMetadata(key: "llama." + key) }
+                guard let v = file.int(prefix + key) else { throw ModelError.missingMetadata(key: prefix + key) }
                 return v
             }
             width = try int("embedding_length")
             blockCount = try int("block_count")
             ffnWidth = try int("feed_forward_length")
             headCount = try int("attention.head_count")
-            kvHeadCount = file.int("llama.attention.head_count_kv") ?? headCount
+            kvHeadCount = file.int(prefix + "attention.head_count_kv") ?? headCount
             contextLength = try int("context_length")
             guard width > 0, blockCount > 0, ffnWidth > 0, headCount > 0, kvHeadCount > 0, contextLength > 0 else {
                 throw ModelError.invalidHyperparameters(reason: "sizes must be positive")
             }
-            guard width % headCount == 0 else {
-                throw ModelError.invalidHyperparameters(reason: "width \(width) is not a multiple of the \(headCount) heads")
+            // Qwen3 and Gemma 3 declare the head size; elsewhere it is the width shared by the heads.
+            if let keyLength = file.int(prefix + "attention.key_length") {
+                let valueLength = file.int(prefix + "attention.value_length") ?? keyLength
+                guard keyLength > 0, valueLength == keyLength else {
+                    throw ModelError.invalidHyperparameters(reason: "attention.key_length \(keyLength) and value_length \(valueLength) must be equal and positive")
+                }
+                headDimension = keyLength
+            } else {
+                guard width % headCount == 0 else {
+                    throw ModelError.invalidHyperparameters(reason: "width \(width) is not a multiple of the \(headCount) heads")
+                }
+                headDimension = width / headCount
             }
             guard headCount % kvHeadCount == 0 else {
                 throw ModelError.invalidHyperparameters(reason: "\(headCount) query heads do not share \(kvHeadCount) key/value heads evenly")
             }
-            headDimension = width / headCount
-            ropeDimensions = file.int("llama.rope.dimension_count") ?? headDimension
+            ropeDimensions = file.int(prefix + "rope.dimension_count") ?? headDimension
             guard ropeDimensions > 0, ropeDimensions <= headDimension, ropeDimensions % 2 == 0 else {
                 throw ModelError.invalidHyperparameters(reason: "rope.dimension_count \(ropeDimensions) must be even and at most the head dimension \(headDimension)")
             }
@@ -81,8 +101,27 @@ public final class LlamaModel: Sendable {
                 guard single.isFinite, single > 0 else { throw ModelError.invalidMetadataValue(key: key, value: stored) }
                 return single
             }
-            ropeBase = try positive("llama.rope.freq_base", default: 10000)
-            rmsEpsilon = try positive("llama.attention.layer_norm_rms_epsilon", default: 1e-5)
+            ropeBase = try positive(prefix + "rope.freq_base", default: 10000)
+            rmsEpsilon = try positive(prefix + "attention.layer_norm_rms_epsilon", default: 1e-5)
+            // Linear position interpolation divides every angle by the factor (ggml's freq_scale = 1/factor);
+            // YaRN and the other schemes change the angles in ways this pass does not implement.
+            switch file.string(prefix + "rope.scaling.type") ?? "none" {
+            case "none":
+                ropeScale = 1
+            case "linear":
+                ropeScale = 1 / (try positive(prefix + "rope.scaling.factor", default: 1))
+            case let other:
+                throw ModelError.invalidHyperparameters(reason: "rope.scaling.type \(other) is not supported (none and linear are)")
+            }
+            if let capping = file.double(prefix + "final_logit_softcapping"), capping != 0 {
+                throw ModelError.invalidHyperparameters(reason: "final_logit_softcapping \(capping) is not supported")
+            }
+            slidingWindow = nil
+            if architecture.slidingWindowPattern != nil, let window = file.int(prefix + "attention.sliding_window"), window > 0 {
+                slidingWindow = window
+            }
+            attentionScale = 1 / Float(headDimension).squareRoot()
+            if name == "gemma3" && blockCount == 62 { attentionScale = 1 / Float(width / headCount).squareRoot() }
             guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
                 throw ModelError.missingTensor(name: "token_embd.weight")
             }
@@ -90,8 +129,8 @@ public final class LlamaModel: Sendable {
             // matrix); a tokenizer larger than the embedding would send a pass past its end, so the counts
             // must agree before anything runs.
             let embeddingRows = embedding.dimensions[1]
-            if let declared = file.int("llama.vocab_size"), declared != embeddingRows {
-                throw ModelError.vocabularyMismatch(key: "llama.vocab_size", count: declared, embeddingRows: embeddingRows)
+            if let declared = file.int(prefix + "vocab_size"), declared != embeddingRows {
+                throw ModelError.vocabularyMismatch(key: prefix + "vocab_size", count: declared, embeddingRows: embeddingRows)
             }
             if let tokens = file.metadata["tokenizer.ggml.tokens"]?.arrayValue, tokens.count != embeddingRows {
                 throw ModelError.vocabularyMismatch(key: "tokenizer.ggml.tokens", count: tokens.count, embeddingRows: embeddingRows)
@@ -103,6 +142,19 @@ public final class LlamaModel: Sendable {
     /// Where each weight sits in `weights` (offsets in floats).
     struct BlockLayout: Sendable {
         var attentionNorm = 0, q = 0, k = 0, v = 0, o = 0, ffnNorm = 0, gate = 0, up = 0, down = 0
+        /// Biases of q, k, v (`Architecture.projectionBiases`), per-head norms of q and k (`queryKeyNorm`).
+        var qBias: Int?, kBias: Int?, vBias: Int?, qNorm: Int?, kNorm: Int?
+        /// Norms of the attention and feed-forward outputs (`Architecture.postNorms`).
+        var attentionPostNorm: Int?, ffnPostNorm: Int?
+
+        func bias(of projection: Projection) -> Int? {
+            switch projection {
+            case .q: return qBias
+            case .k: return kBias
+            case .v: return vBias
+            default: return nil
+            }
+        }
 
         func offset(of projection: Projection) -> Int {
             switch projection {
@@ -126,6 +178,8 @@ public final class LlamaModel: Sendable {
     let outputOffset: Int        // (V, C); equals embeddingOffset when tied
     let outputNormOffset: Int    // (C)
     let blocks: [BlockLayout]
+    /// Per rotated pair, the divisor of its frequency (`rope_freqs.weight`, Llama 3.x), nil when the file has none.
+    let ropeFrequencyFactors: [Float]?
     /// The mapped file, kept for single-token decoding straight from its quantized blocks.
     let file: GGUFFile
     /// Per block, the projections stored in a type `QuantizedMatVec` reads (empty when disabled).
@@ -169,14 +223,39 @@ public final class LlamaModel: Sendable {
         for i in 0..<h.blockCount {
             var b = BlockLayout()
             b.attentionNorm = try place("blk.\(i).attn_norm.weight", [C])
-            b.q = try place("blk.\(i).attn_q.weight", [C, h.queryWidth])
-            b.k = try place("blk.\(i).attn_k.weight", [C, h.keyValueWidth])
-            b.v = try place("blk.\(i).attn_v.weight", [C, h.keyValueWidth])
+            // Weights are (out, in) row-major, so the projections inside a fused tensor are row ranges of it.
+            if h.architecture.fusedProjections, file.tensor(named: "blk.\(i).attn_qkv.weight") != nil {
+                b.q = try place("blk.\(i).attn_qkv.weight", [C, h.queryWidth + 2 * h.keyValueWidth])
+                b.k = b.q + h.queryWidth * C
+                b.v = b.k + h.keyValueWidth * C
+            } else {
+                b.q = try place("blk.\(i).attn_q.weight", [C, h.queryWidth])
+                b.k = try place("blk.\(i).attn_k.weight", [C, h.keyValueWidth])
+                b.v = try place("blk.\(i).attn_v.weight", [C, h.keyValueWidth])
+            }
             b.o = try place("blk.\(i).attn_output.weight", [h.queryWidth, C])
             b.ffnNorm = try place("blk.\(i).ffn_norm.weight", [C])
-            b.gate = try place("blk.\(i).ffn_gate.weight", [C, F])
-            b.up = try place("blk.\(i).ffn_up.weight", [C, F])
+            if h.architecture.fusedProjections {
+                b.gate = try place("blk.\(i).ffn_up.weight", [C, 2 * F])
+                b.up = b.gate + F * C
+            } else {
+                b.gate = try place("blk.\(i).ffn_gate.weight", [C, F])
+                b.up = try place("blk.\(i).ffn_up.weight", [C, F])
+            }
             b.down = try place("blk.\(i).ffn_down.weight", [F, C])
+            if h.architecture.projectionBiases {
+                b.qBias = try place("blk.\(i).attn_q.bias", [h.queryWidth])
+                b.kBias = try place("blk.\(i).attn_k.bias", [h.keyValueWidth])
+                b.vBias = try place("blk.\(i).attn_v.bias", [h.keyValueWidth])
+            }
+            if h.architecture.queryKeyNorm {
+                b.qNorm = try place("blk.\(i).attn_q_norm.weight", [h.headDimension])
+                b.kNorm = try place("blk.\(i).attn_k_norm.weight", [h.headDimension])
+            }
+            if h.architecture.postNorms {
+                b.attentionPostNorm = try place("blk.\(i).post_attention_norm.weight", [C])
+                b.ffnPostNorm = try place("blk.\(i).post_ffw_norm.weight", [C])
+            }
             blocks.append(b)
         }
         self.blocks = blocks
@@ -186,9 +265,29 @@ public final class LlamaModel: Sendable {
             guard quantizedDecode else { return [:] }
             var table: [Projection: GGUFTensorInfo] = [:]
             for (p, n) in names {
-                if let info = file.tensor(named: "blk.\(i).\(n).weight"), QuantizedMatVec.supports(info.type) { table[p] = info }
+                // A fused tensor (phi3's ffn_up) has more rows than its projection: it decodes from the f32 copy.
+                let (out, inp) = h.shape(of: p)
+                if let info = file.tensor(named: "blk.\(i).\(n).weight"), info.dimensions == [inp, out], QuantizedMatVec.supports(info.type) {
+                    table[p] = info
+                }
             }
             return table
+        }
+        if file.tensor(named: "rope_factors_long.weight") != nil {
+            throw ModelError.invalidHyperparameters(reason: "rope_factors_long.weight (LongRoPE, Phi-3 128k) is not supported")
+        }
+        if let info = file.tensor(named: "rope_freqs.weight") {
+            guard info.dimensions == [h.ropeDimensions / 2] else {
+                throw ModelError.tensorShapeMismatch(name: info.name, expected: [h.ropeDimensions / 2], actual: info.dimensions)
+            }
+            var factors = [Float](repeating: 0, count: info.elementCount)
+            factors.withUnsafeMutableBufferPointer { file.dequantize(info, into: $0) }
+            guard factors.allSatisfy({ $0.isFinite && $0 > 0 }) else {
+                throw ModelError.invalidHyperparameters(reason: "rope_freqs.weight must hold positive finite factors")
+            }
+            ropeFrequencyFactors = factors
+        } else {
+            ropeFrequencyFactors = nil
         }
         let outputInfo = file.tensor(named: tiedOutput ? "token_embd.weight" : "output.weight")
         quantizedOutput = quantizedDecode && outputInfo.map { QuantizedMatVec.supports($0.type) } == true ? outputInfo : nil

@@ -41,10 +41,17 @@ enum Kernels {
         let cosines: [Float]   // (rows, pairs)
         let sines: [Float]     // (rows, pairs)
 
-        init(rows: Int, rotated: Int, base: Float, firstPosition: Int) {
+        /// `factors` (pairs) divide the frequencies (Llama 3.x's `rope_freqs`), `scale` multiplies them (linear
+        /// scaling), as ggml's rope applies its freq_factors and freq_scale.
+        init(rows: Int, rotated: Int, base: Float, firstPosition: Int, factors: [Float]? = nil, scale: Float = 1) {
             let pairs = rotated / 2
             var frequencies = [Double](repeating: 0, count: pairs)
             for i in 0..<pairs { frequencies[i] = pow(Double(base), -Double(2 * i) / Double(rotated)) }
+            if let factors {
+                precondition(factors.count == pairs, "one frequency factor per rotated pair")
+                for i in 0..<pairs { frequencies[i] /= Double(factors[i]) }
+            }
+            if scale != 1 { for i in 0..<pairs { frequencies[i] *= Double(scale) } }
             var cosines = [Float](repeating: 0, count: rows * pairs), sines = [Float](repeating: 0, count: rows * pairs)
             for t in 0..<rows {
                 let position = Double(firstPosition + t)
@@ -73,9 +80,12 @@ enum Kernels {
     }
 
     /// `rope` with the angles of its `angles.rows` rows computed beforehand; only `rows` (default: all) are rotated.
+    /// `pairing` `.halves` rotates (x[i], x[i + rotated/2]) instead (GGML_ROPE_TYPE_NEOX, HF's rotate_half).
     static func rope(_ x: UnsafeMutablePointer<Float>, heads: Int, headDim: Int, angles: RotaryAngles,
-                     rows: Range<Int>? = nil, inverse: Bool = false) {
+                     rows: Range<Int>? = nil, inverse: Bool = false, pairing: Architecture.RotaryPairing = .adjacent) {
         let pairs = angles.pairs
+        // Index of the second member of pair i, and the distance from pair i's first member to pair i + 1's.
+        let (partner, step) = pairing == .adjacent ? (1, 2) : (pairs, 1)
         angles.cosines.withUnsafeBufferPointer { cosines in
             angles.sines.withUnsafeBufferPointer { sines in
                 for t in rows ?? 0..<angles.rows {
@@ -83,10 +93,11 @@ enum Kernels {
                     for h in 0..<heads {
                         let v = x + (t * heads + h) * headDim
                         for i in 0..<pairs {
-                            let a = v[2 * i], b = v[2 * i + 1]
+                            let first = step * i
+                            let a = v[first], b = v[first + partner]
                             let sine = inverse ? -s[i] : s[i]
-                            v[2 * i] = a * c[i] - b * sine
-                            v[2 * i + 1] = a * sine + b * c[i]
+                            v[first] = a * c[i] - b * sine
+                            v[first + partner] = a * sine + b * c[i]
                         }
                     }
                 }
@@ -95,14 +106,18 @@ enum Kernels {
     }
 
     /// In-place softmax of each row over its first `valid(row)` entries; the rest of its `width` become 0 (the
-    /// causal mask). Rows are `stride` floats apart (default `width`).
-    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, stride: Int? = nil, valid: (Int) -> Int) {
+    /// causal mask). With a `window`, only the last `window` of those entries count and the ones before them
+    /// become 0 too (sliding-window attention). Rows are `stride` floats apart (default `width`).
+    static func maskedSoftmax(_ s: UnsafeMutablePointer<Float>, rows: Int, width: Int, stride: Int? = nil, window: Int? = nil,
+                              valid: (Int) -> Int) {
         for t in 0..<rows {
             let row = s + t * (stride ?? width)
             let n = valid(t)
-            let (_, sum) = exponentiateShifted(row, count: n)
+            let start = window.map { max(0, n - $0) } ?? 0
+            let (_, sum) = exponentiateShifted(row + start, count: n - start)
             let inv = Float(1 / sum)
-            for j in 0..<n { row[j] *= inv }
+            for j in 0..<start { row[j] = 0 }
+            for j in start..<n { row[j] *= inv }
             for j in n..<width { row[j] = 0 }
         }
     }
@@ -162,6 +177,28 @@ enum Kernels {
     /// h = silu(g) · u = g·σ(g)·u, element-wise over `count` values.
     static func swiglu(gate g: UnsafePointer<Float>, up u: UnsafePointer<Float>, count: Int, into h: UnsafeMutablePointer<Float>) {
         for i in 0..<count { h[i] = g[i] / (1 + expf(-g[i])) * u[i] }
+    }
+
+    /// h = gelu(g) · u with gelu(g) = g/2 · (1 + tanh(√(2/π) · (g + 0.044715 g³))), element-wise.
+    static func geglu(gate g: UnsafePointer<Float>, up u: UnsafePointer<Float>, count: Int, into h: UnsafeMutablePointer<Float>) {
+        for i in 0..<count {
+            let x = g[i]
+            h[i] = 0.5 * x * (1 + tanhf(0.797_884_56 * (x + 0.044_715 * x * x * x))) * u[i]
+        }
+    }
+
+    /// Backward of `geglu`: with th = tanh(k·(g + a·g³)), gelu′(g) = (1 + th)/2 + g/2 · (1 − th²) · k·(1 + 3a·g²).
+    static func gegluBackward(_ dh: UnsafePointer<Float>, gate g: UnsafePointer<Float>, up u: UnsafePointer<Float>, count: Int,
+                              dGate: UnsafeMutablePointer<Float>, dUp: UnsafeMutablePointer<Float>) {
+        let (k, a): (Float, Float) = (0.797_884_56, 0.044_715)
+        for i in 0..<count {
+            let x = g[i]
+            let th = tanhf(k * (x + a * x * x * x))
+            let gelu = 0.5 * x * (1 + th)
+            let derivative = 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * k * (1 + 3 * a * x * x)
+            dGate[i] = dh[i] * u[i] * derivative
+            dUp[i] = dh[i] * gelu
+        }
     }
 
     /// Backward of `swiglu`: dg = dh·u·σ(g)·(1 + g·(1 − σ(g))), du = dh·g·σ(g).

@@ -19,10 +19,10 @@ enum ModelCommands {
     static let tiny = Command(
         "model tiny",
         summary: "write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
-        options: [Tiny.out, Tiny.seed]
+        options: [Tiny.out, Tiny.seed, Tiny.variant]
     ) { invocation in
         let out = URL(fileURLWithPath: try invocation.arguments.required(Tiny.out))
-        try ModelService.writeTinyModel(seed: try invocation.arguments[Tiny.seed], to: out)
+        try ModelService.writeTinyModel(seed: try invocation.arguments[Tiny.seed], variant: try invocation.arguments[Tiny.variant], to: out)
         Console.error("wrote \(out.path)")
     }
 
@@ -143,6 +143,13 @@ enum ModelCommands {
         static let seed = Option("seed", value: "S", default: UInt64(0), defaultHelp: "0", help: "weight seed") { text in
             guard let seed = UInt64(text) else { throw UsageError("expects a non-negative integer, got '\(text)'") }
             return seed
+        }
+        static let variant = Option("variant", value: "NAME", default: "llama", defaultHelp: "llama",
+                                    help: "architecture variant: \(ModelService.tinyModelVariants.joined(separator: ", "))") { text in
+            guard ModelService.tinyModelVariants.contains(text) else {
+                throw UsageError("expects one of \(ModelService.tinyModelVariants.joined(separator: ", ")), got '\(text)'")
+            }
+            return text
         }
     }
 

@@ -1,0 +1,71 @@
+import AdaptCore
+import Foundation
+import Model
+import TestSupport
+import Testing
+
+/// The command line on the tiny model of each architecture other than llama: `adapt train` (with SIGKILL and
+/// resume on qwen3), then `generate` and `score` with the adapter it wrote.
+@Suite(.serialized) struct ArchitectureTrainingTests {
+    /// The tiny model of `variant` and the training data of `TrainCommandTests`, in a fresh directory.
+    static func fixture(_ variant: String) throws -> (TemporaryDirectory, model: String, data: String) {
+        let (directory, _, data) = try TrainCommandTests.fixture()
+        let model = directory.file("\(variant).gguf")
+        try TinyModel(seed: 3, variant: variant).write(to: model)
+        return (directory, model.path, data)
+    }
+
+    /// Training lowers the loss; the adapter lowers the score of a trained pair, repeatably; greedy generation
+    /// with it produces tokens and repeats them.
+    @Test(arguments: ["qwen2", "qwen3", "gemma3", "phi3"])
+    func trainGenerateAndScoreWithTheAdapter(variant: String) throws {
+        let (directory, model, data) = try Self.fixture(variant)
+        let out = directory.file("\(variant).lora").path
+        var arguments = TrainCommandTests.arguments(model: model, data: data, out: out)
+        arguments[arguments.firstIndex(of: "30")!] = "12"
+        let trained = try Executables.run("adapt", arguments)
+        #expect(trained.status == 0, "\(trained.stderr)")
+        let result = try JSON.decode(TrainCommandTests.Result.self, from: trained.stdout, context: "adapt train --json")
+        #expect(result.steps == 12 && result.losses.allSatisfy(\.isFinite))
+        #expect(result.losses.suffix(3).reduce(0, +) < result.losses.prefix(3).reduce(0, +), "\(result.losses)")
+
+        func score(_ extra: [String]) throws -> Double {
+            let run = try Executables.run("adapt", ["score", "--model", model, "--prompt", "say hello", "--completion", "hello hello hello",
+                                                    "--json"] + extra)
+            #expect(run.status == 0, "\(run.stderr)")
+            return try #require(try JSON.decode([String: JSONValue].self, from: run.stdout, context: "adapt score --json")["mean_nll"]?.doubleValue)
+        }
+        let base = try score([]), adapted = try score(["--adapter", out])
+        #expect(adapted < base, "the adapter was trained on this pair: \(adapted) vs \(base)")
+        #expect(try score(["--adapter", out]) == adapted)
+
+        let generate = ["generate", "--model", model, "--adapter", out, "--prompt", "say hello", "--greedy", "--max-tokens", "8", "--json"]
+        let first = try Executables.run("adapt", generate), second = try Executables.run("adapt", generate)
+        #expect(first.status == 0, "\(first.stderr)")
+        let tokens = try JSON.decode([String: JSONValue].self, from: first.stdout, context: "adapt generate --json")["token_ids"]
+        #expect(tokens?.arrayValue?.isEmpty == false)
+        #expect(tokens == (try JSON.decode([String: JSONValue].self, from: second.stdout, context: "adapt generate --json")["token_ids"]))
+    }
+
+    /// As `TrainCommandTests.aRunKilledAtSeveralStepsAndResumedEndsBitIdentical`, on qwen3 (per-head norms,
+    /// NEOX RoPE, a head size that is not width / heads): killed twice, resumed, the same adapter bits and losses.
+    @Test func aQwen3RunKilledAndResumedEndsBitIdentical() throws {
+        let (directory, model, data) = try Self.fixture("qwen3")
+        let reference = try Executables.run("adapt", TrainCommandTests.arguments(model: model, data: data, out: directory.file("ref.lora").path))
+        #expect(reference.status == 0, "\(reference.stderr)")
+        let expected = try JSON.decode(TrainCommandTests.Result.self, from: reference.stdout, context: "adapt train --json")
+        let out = directory.file("run.lora").path
+        let resumeArguments = TrainCommandTests.arguments(model: model, data: data, out: out) + ["--resume"]
+        for (i, step) in [7, 19].enumerated() {
+            let run = try TrainCommandTests.runAndKill(i == 0 ? TrainCommandTests.arguments(model: model, data: data, out: out) : resumeArguments,
+                                                       atStep: step)
+            #expect(run.killed, "the run should still have been training at step \(step)")
+            if i > 0 { #expect(run.resumedFrom != nil) }
+        }
+        let resumed = try Executables.run("adapt", resumeArguments)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let result = try JSON.decode(TrainCommandTests.Result.self, from: resumed.stdout, context: "adapt train --json")
+        #expect(result.digest == expected.digest)
+        #expect(result.losses.map(\.bitPattern) == expected.losses.map(\.bitPattern))
+    }
+}
