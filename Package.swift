@@ -121,13 +121,16 @@ let package = Package(
     ]
 )
 
-// The libFuzzer executables, one per reader: they have no `main` (libFuzzer brings it), so they exist only in the
-// fuzz build (scripts/fuzz sets ADAPT_FUZZ and builds with -sanitize=fuzzer into its own scratch path) and the
-// normal build and its products are untouched.
+// The libFuzzer executables, one per reader: they link libFuzzer's driver, so they exist only in the fuzz build
+// (scripts/fuzz sets ADAPT_FUZZ and builds with -sanitize=fuzzer into its own scratch path) and the normal build
+// and its products are untouched.
 if ProcessInfo.processInfo.environment["ADAPT_FUZZ"] == "1" {
+    // libFuzzer's driver, declared for the executables' mains (the fuzzer runtime is linked by -sanitize=fuzzer).
+    package.targets.append(.systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"))
     for name in fuzzEntryNames {
         package.products.append(.executable(name: "Fuzz\(name)", targets: ["Fuzz\(name)"]))
-        package.targets.append(.executableTarget(name: "Fuzz\(name)", dependencies: ["FuzzTargets"], path: "Fuzz/Entries/\(name)"))
+        package.targets.append(.executableTarget(name: "Fuzz\(name)", dependencies: ["FuzzTargets", "CLibFuzzer"],
+                                                 path: "Fuzz/Entries/\(name)"))
     }
 }
 
