@@ -4,6 +4,10 @@ import Model
 
 /// The default model's tokenizer on any text: valid UTF-8 must come back byte for byte from decode(encode(text)),
 /// with special-token parsing on or off, and any id sequence must decode or be refused, never trap.
+///
+/// The round trip is asked only of text whose every byte has a byte token: SmolLM2's vocabulary lacks 21 of the
+/// 256 (six control characters among them), and the encoder drops such a byte as llama.cpp's does (the
+/// tokens must equal llama.cpp's), so no decoder could give it back.
 public enum TokenizerFuzz: FuzzTarget {
     public static let name = "tokenizer"
 
@@ -15,9 +19,12 @@ public enum TokenizerFuzz: FuzzTarget {
         }
     }()
 
+    /// Bytes whose GPT-2 byte symbol is a token of the vocabulary.
+    static let representable: [Bool] = (0..<256).map { tokenizer.id(of: TinyModel.byteSymbols[$0]) != nil }
+
     public static func run(_ data: Data) {
         let tokenizer = Self.tokenizer
-        if let text = String(validating: data, as: UTF8.self) {
+        if let text = String(validating: data, as: UTF8.self), data.allSatisfy({ representable[Int($0)] }) {
             for parseSpecial in [false, true] {
                 let ids = tokenizer.encode(text, parseSpecial: parseSpecial)
                 guard let bytes = try? tokenizer.decodeBytes(ids) else {
