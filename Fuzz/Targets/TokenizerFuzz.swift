@@ -19,8 +19,14 @@ public enum TokenizerFuzz: FuzzTarget {
         }
     }()
 
-    /// Bytes whose GPT-2 byte symbol is a token of the vocabulary.
-    static let representable: [Bool] = (0..<256).map { tokenizer.id(of: TinyModel.byteSymbols[$0]) != nil }
+    /// Bytes that are a token on their own in the vocabulary.
+    static let representable: [Bool] = {
+        var result = [Bool](repeating: false, count: 256)
+        for id in 0..<tokenizer.count {
+            if let bytes = try? tokenizer.pieceBytes(id), bytes.count == 1 { result[Int(bytes[0])] = true }
+        }
+        return result
+    }()
 
     public static func run(_ data: Data) {
         let tokenizer = Self.tokenizer
