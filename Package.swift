@@ -133,4 +133,3 @@ if ProcessInfo.processInfo.environment["ADAPT_FUZZ"] == "1" {
                                                  path: "Fuzz/Entries/\(name)"))
     }
 }
-
