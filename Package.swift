@@ -1,7 +1,14 @@
 // swift-tools-version:6.0
 // The layout follows DESIGN.md: libraries under Sources/, one executable per step kind under workers/,
 // one test target per library under Tests/. Lower modules never import higher ones.
+import Foundation
 import PackageDescription
+
+/// The fuzz executables' names (Fuzz/Entries/<name>), added below when ADAPT_FUZZ=1.
+let fuzzEntryNames = [
+    "GGUF", "JSONL", "Pipeline", "RunDescription", "Adapter", "Checkpoint", "Tokenizer", "ChatTemplate", "Safetensors",
+    "GGUFLoRA", "PEFT", "MLX", "RunBundle",
+]
 
 let package = Package(
     name: "Adapt",
@@ -77,6 +84,12 @@ let package = Package(
         .executableTarget(name: "ModelBench", dependencies: ["AdaptCore", "CommandLineKit", "Model"],
                           path: "scripts/bench/model-bench"),
 
+        // The readers under fuzzing, one target each (docs/fuzzing.md): libFuzzer drives them in the fuzz build, and
+        // FuzzTargetsTests runs them over the committed corpora in every test run.
+        .target(name: "FuzzTargets", dependencies: [
+            "AdaptCore", "Model", "Adapters", "AdapterExchange", "Pipelines", "ReplayBuffer", "JobQueue", "Training", "Steps",
+        ], path: "Fuzz/Targets"),
+
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
@@ -99,8 +112,22 @@ let package = Package(
             "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",
         ]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Adapters", "Model", "TestSupport"], exclude: ["Reference"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "Adapters", "Model", "Training", "Registry", "Storage",
                                                            "TestSupport"],
                     exclude: ["Fixtures"]),
     ]
 )
+
+// The libFuzzer executables, one per reader: they link libFuzzer's driver, so they exist only in the fuzz build
+// (scripts/fuzz sets ADAPT_FUZZ and builds with -sanitize=fuzzer into its own scratch path) and the normal build
+// and its products are untouched.
+if ProcessInfo.processInfo.environment["ADAPT_FUZZ"] == "1" {
+    // libFuzzer's driver, declared for the executables' mains (the fuzzer runtime is linked by -sanitize=fuzzer).
+    package.targets.append(.systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"))
+    for name in fuzzEntryNames {
+        package.products.append(.executable(name: "Fuzz\(name)", targets: ["Fuzz\(name)"]))
+        package.targets.append(.executableTarget(name: "Fuzz\(name)", dependencies: ["FuzzTargets", "CLibFuzzer"],
+                                                 path: "Fuzz/Entries/\(name)"))
+    }
+}

@@ -10,10 +10,20 @@ extension LlamaModel {
     public static func validateStructure(of file: GGUFFile) throws {
         let h = try Hyperparameters(file: file)
         let (C, F, V) = (h.width, h.ffnWidth, h.vocabularySize)
-        var expected: [(String, [Int])] = [("token_embd.weight", [C, V]), ("output_norm.weight", [C])]
-        if file.tensor(named: "output.weight") != nil { expected.append(("output.weight", [C, V])) }
+        func check(_ name: String, _ dimensions: [Int]) throws {
+            guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }
+            guard info.dimensions == dimensions else {
+                throw ModelError.tensorShapeMismatch(name: name, expected: dimensions, actual: info.dimensions)
+            }
+            guard info.offset >= 0, info.offset + info.byteCount <= file.fileSize else { throw ModelError.tensorOutOfBounds(name: name) }
+        }
+        try check("token_embd.weight", [C, V])
+        try check("output_norm.weight", [C])
+        if file.tensor(named: "output.weight") != nil { try check("output.weight", [C, V]) }
+        // Checked block by block, not listed first: a damaged block_count (found by fuzzing: a billion blocks in a
+        // 58 KB file) then fails at its first missing tensor instead of allocating the names of every block.
         for i in 0..<h.blockCount {
-            expected += [
+            var expected: [(String, [Int])] = [
                 ("blk.\(i).attn_norm.weight", [C]), ("blk.\(i).attn_output.weight", [h.queryWidth, C]),
                 ("blk.\(i).ffn_norm.weight", [C]), ("blk.\(i).ffn_down.weight", [F, C]),
             ]
@@ -38,13 +48,7 @@ extension LlamaModel {
             if h.architecture.postNorms {
                 expected += [("blk.\(i).post_attention_norm.weight", [C]), ("blk.\(i).post_ffw_norm.weight", [C])]
             }
-        }
-        for (name, dimensions) in expected {
-            guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }
-            guard info.dimensions == dimensions else {
-                throw ModelError.tensorShapeMismatch(name: name, expected: dimensions, actual: info.dimensions)
-            }
-            guard info.offset >= 0, info.offset + info.byteCount <= file.fileSize else { throw ModelError.tensorOutOfBounds(name: name) }
+            for (name, dimensions) in expected { try check(name, dimensions) }
         }
         _ = try Tokenizer(gguf: file)
     }

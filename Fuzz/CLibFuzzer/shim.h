@@ -1,0 +1,5 @@
+// libFuzzer's driver (compiler-rt's FuzzerInterface.h); -sanitize=fuzzer links the library itself.
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*UserCb)(const uint8_t *Data, size_t Size));

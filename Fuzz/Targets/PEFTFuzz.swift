@@ -1,0 +1,20 @@
+import Adapters
+import Foundation
+
+/// PEFT adapter directories (`adapter_config.json` and `adapter_model.safetensors`), checked against a tiny base
+/// model: the input's first part is the config, the rest the weights.
+public enum PEFTFuzz: FuzzTarget {
+    public static let name = "peft"
+
+    public static func run(_ data: Data) {
+        let (config, weights) = FuzzInput.split(data)
+        _ = try? PEFTFormat.adapter(weights: weights, config: config, directory: "fuzz", base: FuzzBase.shape, expectedRank: nil)
+    }
+
+    public static func seeds() throws -> [Data] {
+        try [1, 2].map { rank in
+            let (weights, config) = try PEFTFormat.files(FuzzBase.adapter(rank: rank), base: FuzzBase.shape)
+            return FuzzInput.joined(config, weights)
+        }
+    }
+}
