@@ -110,7 +110,9 @@ final class DecodeTeam: @unchecked Sendable {
     }
 
     private func serve() {
-        var seen = generation.load(ordering: .acquiring)
+        // Generation 0 is the one the team was made in: a member whose thread starts only after the first run
+        // was published must still see that run as new.
+        var seen = 0
         while true {
             var spunSince: UInt64? = nil
             while generation.load(ordering: .acquiring) == seen {
