@@ -14,11 +14,15 @@ public struct QuantizedActivations: @unchecked Sendable {
     public let values: UnsafeRawPointer
     public let scales: UnsafePointer<Float>
     public let halfSums: UnsafePointer<Int32>
+    /// Per group, Σ x̂ as llama.cpp's Q8_1 blocks store it (an f16 of the unrounded step · Σ q), for the
+    /// legacy types with a minimum, so that they read the values llama.cpp reads.
+    public let sums: UnsafePointer<Float>
 
-    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>) {
+    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>) {
         self.values = values
         self.scales = scales
         self.halfSums = halfSums
+        self.sums = sums
     }
 }
 
@@ -148,7 +152,7 @@ public enum QuantizedRows {
             let block = w + 20 * g
             let (e, o) = legacyNibbles(block, 4)
             acc += dot(signed(e), signed(o), a, g) * (half(block, 0) * a.scales[g])
-            offset += half(block, 2) * a.scales[g] * groupSum(a, g)
+            offset += half(block, 2) * a.sums[g]
         }
         return acc.sum() + offset
     }
@@ -163,7 +167,7 @@ public enum QuantizedRows {
             let (e, o) = legacyNibbles(block, qh + 4)
             let (he, ho) = fifthBits(UInt32(littleEndian: block.loadUnaligned(fromByteOffset: qh, as: UInt32.self)))
             acc += dot(signed(e | he) &- bias, signed(o | ho) &- bias, a, g) * (half(block, 0) * a.scales[g])
-            if minimum { offset += half(block, 2) * a.scales[g] * groupSum(a, g) }
+            if minimum { offset += half(block, 2) * a.sums[g] }
         }
         return acc.sum() + offset
     }

@@ -17,10 +17,12 @@ struct QuantizedMatVecTests {
     }
 
     /// How far the kernel may be from Σ w·x, row by row, and from Σ w·x̂, where x̂ is x after the kernel's 8-bit
-    /// rounding (x̂ = step · round(x / step), step = max |x| / 127 over each group of 32).
+    /// rounding (x̂ = s · q, q = round(x · 127 / m), m = max |x| over each group of 32, s = m / 127 rounded to
+    /// f16 as llama.cpp stores it).
     ///
-    /// - Rounding: each x̂ is within step/2 of x, and the kernel's weights are exactly the dequantized ones, so
-    ///   |Σ w·x̂ − Σ w·x| ≤ Σ |w|·step/2 over the row. This is the bound the 8-bit activations imply; a real
+    /// - Rounding: |x − (m/127)·q| ≤ (m/127)/2 (plus one rounding of x · 127/m: a factor 1 + 2⁻²²), and
+    ///   |q| ≤ 127 adds 127·|s − m/127| for the f16 step; the kernel's weights are exactly the dequantized ones,
+    ///   so |Σ w·x̂ − Σ w·x| ≤ Σ |w|·(that) over the row. This is the bound the 8-bit activations imply; a real
     ///   difference is usually far below it (the errors have both signs), a wrong pairing of weights and values
     ///   far above it.
     /// - Float: the integer sums are exact; each group's sum is scaled once (two roundings) and added to one of
@@ -32,10 +34,12 @@ struct QuantizedMatVecTests {
         var rounding = 0.0
         for g in 0..<(x.count / 32) {
             let group = x[(32 * g)..<(32 * g + 32)]
-            let step = group.map(abs).max()! / 127
+            let largest = group.map(abs).max()!
+            let step = largest / 127, stored = Float(Float16(step))
+            let perValue = Double(step) / 2 * (1 + 0x1p-22) + 127 * abs(Double(stored) - Double(step))
             for i in (32 * g)..<(32 * g + 32) {
-                rounded[i] = step == 0 ? 0 : Double(step) * Double((x[i] * (1 / step)).rounded())
-                rounding += Double(abs(w[w.startIndex + i])) * Double(step) / 2
+                rounded[i] = largest == 0 ? 0 : Double(stored) * Double((x[i] * (127 / largest)).rounded(.toNearestOrEven))
+                rounding += Double(abs(w[w.startIndex + i])) * perValue
             }
         }
         let largest = Double(w.map(abs).max()!)
@@ -54,7 +58,20 @@ struct QuantizedMatVecTests {
         var worst = 0.0
         for r in 0..<rows {
             let row = w[(r * columns)..<((r + 1) * columns)]
-            let (rounding, float, rounded) = bounds(weights: row, x: x)
+            var (rounding, float, rounded) = bounds(weights: row, x: x)
+            if type == .q4_1 || type == .q5_1 {
+                // These types add minimum · Σ x̂ with Σ x̂ as llama.cpp's Q8_1 stores it: an f16 of (m/127)·Σq
+                // rather than s·Σq; the difference, per block, is |minimum| times theirs.
+                for g in 0..<(columns / 32) {
+                    let block = blocks.baseAddress! + (r * columns / 32 + g) * type.blockBytes
+                    let minimum = Double(abs(Dequantize.half(block.loadUnaligned(fromByteOffset: 2, as: UInt16.self))))
+                    let group = x[(32 * g)..<(32 * g + 32)]
+                    let largest = group.map(abs).max()!
+                    let q = group.map { largest == 0 ? 0 : Double(($0 * (127 / largest)).rounded(.toNearestOrEven)) }.reduce(0, +)
+                    let step = largest / 127
+                    float += minimum * abs(Double(Float(Float16(step * Float(q)))) - Double(Float(Float16(step))) * q)
+                }
+            }
             let exact = (0..<columns).reduce(0.0) { $0 + Double(row[row.startIndex + $1]) * Double(x[$1]) }
             let onRounded = (0..<columns).reduce(0.0) { $0 + Double(row[row.startIndex + $1]) * rounded[$1] }
             #expect(abs(Double(y[r]) - onRounded) <= float, "\(label) row \(r): \(y[r]) against Σ w·x̂ = \(onRounded)")

@@ -48,17 +48,21 @@ enum QuantizedMatVec {
         let rowBytes = columns / type.blockSize * type.blockBytes
         withUnsafeTemporaryAllocation(byteCount: 64 * groups, alignment: 64) { values in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { sums in
-                    quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!, sums: sums.baseAddress!)
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
+                  withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
+                    quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!,
+                             halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
                     let job = Job(type: type.rawValue, blocks: blocks, rowBytes: rowBytes, groups: groups, path: path, y: y,
                                   activations: QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!),
-                                                                    scales: scales.baseAddress!, halfSums: sums.baseAddress!))
+                                                                    scales: scales.baseAddress!, halfSums: halfSums.baseAddress!,
+                                                                    sums: sums.baseAddress!))
                     // Small matrices are not worth waking a thread for.
                     let workers = requested ?? (rows * columns >= 1 << 16 ? BLAS.threads : 1)
                     let tasks = (rows + rowsPerTask - 1) / rowsPerTask
                     DecodeTeam.forEachTask(tasks, members: workers) { task in
                         job.compute(task * rowsPerTask..<min(rows, (task + 1) * rowsPerTask))
                     }
+                  }
                 }
             }
         }
@@ -82,7 +86,7 @@ enum QuantizedMatVec {
                 QuantizedKernelsAVX2.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
                                                            activations: QuantizedKernelsAVX2.QuantizedActivations(
                                                                values: activations.values, scales: activations.scales,
-                                                               halfSums: activations.halfSums),
+                                                               halfSums: activations.halfSums, sums: activations.sums),
                                                            into: y)
             case .portable:
                 QuantizedKernels.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
@@ -91,10 +95,12 @@ enum QuantizedMatVec {
         }
     }
 
-    /// x rounded to 8 bits per group of 32 in `QuantizedActivations`' layout, as llama.cpp's `quantize_row_q8_0`
-    /// rounds it (step = max |x| / 127, q = round-half-away(x / step)).
-    static func quantize(_ x: UnsafePointer<Float>, groups: Int, values: UnsafeMutableRawPointer,
-                         scales: UnsafeMutablePointer<Float>, sums: UnsafeMutablePointer<Int32>) {
+    /// x rounded to 8 bits per group of 32 in `QuantizedActivations`' layout, as llama.cpp's AVX2
+    /// `quantize_row_q8_0`/`q8_1` round it: q = round-half-even(x · 127 / max |x|), and the step kept as an f16
+    /// of max |x| / 127 (Q8_1's Σ x̂ likewise: an f16 of the unrounded step · Σ q). Reading the values llama.cpp
+    /// reads keeps greedy decoding on llama.cpp's path.
+    static func quantize(_ x: UnsafePointer<Float>, groups: Int, values: UnsafeMutableRawPointer, scales: UnsafeMutablePointer<Float>,
+                         halfSums: UnsafeMutablePointer<Int32>, sums: UnsafeMutablePointer<Float>) {
         for g in 0..<groups {
             let xg = x + 32 * g
             var largest: Float = 0, finite = true
@@ -106,22 +112,26 @@ enum QuantizedMatVec {
             guard finite else {
                 // A NaN step makes the group's products NaN, as the f32 product would be; no value can be rounded.
                 for i in 0..<32 { out[i] = 0 }
-                (scales[g], sums[2 * g], sums[2 * g + 1]) = (.nan, 0, 0)
+                (scales[g], sums[g], halfSums[2 * g], halfSums[2 * g + 1]) = (.nan, .nan, 0, 0)
                 continue
             }
-            let step = largest / 127
-            let inverse = step == 0 ? 0 : 1 / step
+            let inverse = largest == 0 ? 0 : 127 / largest
             var low: Int32 = 0, high: Int32 = 0
             for i in 0..<32 {
-                let q = Int16((xg[i] * inverse).rounded())
+                let q = Int16((xg[i] * inverse).rounded(.toNearestOrEven))
                 out[(i % 2) * 16 + i / 2] = q
                 if i < 16 { low += Int32(q) } else { high += Int32(q) }
             }
-            scales[g] = step
-            sums[2 * g] = low
-            sums[2 * g + 1] = high
+            let step = largest / 127
+            scales[g] = roundedToHalf(step)
+            sums[g] = roundedToHalf(step * Float(low + high))
+            halfSums[2 * g] = low
+            halfSums[2 * g + 1] = high
         }
     }
+
+    /// The float nearest to `value` that an f16 holds (round to nearest even, as F16C's conversion).
+    static func roundedToHalf(_ value: Float) -> Float { Float(Float16(value)) }
 
     /// The same product from dequantized values with a Double accumulator: the test oracle.
     static func reference(_ type: GGMLType, blocks: UnsafeRawBufferPointer, rows: Int, columns: Int, x: [Float]) -> [Float] {
