@@ -107,13 +107,24 @@ public enum QuantizedRows {
     }
 
     @inline(__always) static func half(_ p: UnsafeRawPointer, _ offset: Int) -> Float {
-        // Exact for every finite half: its bits shifted into f32 position give the value · 2⁻¹¹², subnormals
-        // included; Float(Float16) would be a library call on baseline x86-64.
+        // Exact for every half: its bits shifted into f32 position give the value · 2⁻¹¹², subnormals included;
+        // infinities and NaNs are selected rather than branched to. Float(Float16) would be a library call on
+        // baseline x86-64.
         let h = UInt32(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
-        let magnitude = (h & 0x7FFF) >= 0x7C00
-            ? Float(bitPattern: 0x7F80_0000 | (h & 0x3FF) << 13)
-            : Float(bitPattern: (h & 0x7FFF) << 13) * 0x1p112
-        return h & 0x8000 != 0 ? -magnitude : magnitude
+        let scaled = Float(bitPattern: (h & 0x7FFF) << 13) * 0x1p112
+        let special = Float(bitPattern: 0x7F80_0000 | (h & 0x3FF) << 13)
+        let magnitude = (h & 0x7C00) == 0x7C00 ? special : scaled
+        return Float(bitPattern: magnitude.bitPattern | (h & 0x8000) << 16)
+    }
+
+    /// Adds a group's term to the chain of its parity: one chain of dependent float additions would cost
+    /// their latency per group; two let consecutive groups overlap.
+    @inline(__always) static func add(_ acc: inout (SIMD8<Float>, SIMD8<Float>), _ g: Int, _ term: SIMD8<Float>) {
+        if g & 1 == 0 { acc.0 += term } else { acc.1 += term }
+    }
+
+    @inline(__always) static func add(_ acc: inout (Float, Float), _ g: Int, _ term: Float) {
+        if g & 1 == 0 { acc.0 += term } else { acc.1 += term }
     }
 
     @inline(__always) static func halves(_ s0: Float, _ s1: Float) -> SIMD8<Float> {
@@ -125,51 +136,49 @@ public enum QuantizedRows {
     }
 
     static func q8_0(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
-        var acc = SIMD8<Float>()
+        var acc = (SIMD8<Float>(), SIMD8<Float>())
         for g in 0..<groups {
             let block = w + 34 * g
             let v = signed(lanes(block, 2))
-            acc += dot((v &<< 8) &>> 8, v &>> 8, a, g) * (half(block, 0) * a.scales[g])
+            add(&acc, g, dot((v &<< 8) &>> 8, v &>> 8, a, g) * (half(block, 0) * a.scales[g]))
         }
-        return acc.sum()
+        return (acc.0 + acc.1).sum()
     }
 
     static func q4_0(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
-        var acc = SIMD8<Float>()
+        var acc = (SIMD8<Float>(), SIMD8<Float>())
         let eight = SIMD16<Int16>(repeating: 8)
         for g in 0..<groups {
             let block = w + 18 * g
             let (e, o) = legacyNibbles(block, 2)
-            acc += dot(signed(e) &- eight, signed(o) &- eight, a, g) * (half(block, 0) * a.scales[g])
+            add(&acc, g, dot(signed(e) &- eight, signed(o) &- eight, a, g) * (half(block, 0) * a.scales[g]))
         }
-        return acc.sum()
+        return (acc.0 + acc.1).sum()
     }
 
     static func q4_1(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
-        var acc = SIMD8<Float>()
-        var offset: Float = 0
+        var acc = (SIMD8<Float>(), SIMD8<Float>()), offset: (Float, Float) = (0, 0)
         for g in 0..<groups {
             let block = w + 20 * g
             let (e, o) = legacyNibbles(block, 4)
-            acc += dot(signed(e), signed(o), a, g) * (half(block, 0) * a.scales[g])
-            offset += half(block, 2) * a.sums[g]
+            add(&acc, g, dot(signed(e), signed(o), a, g) * (half(block, 0) * a.scales[g]))
+            add(&offset, g, half(block, 2) * a.sums[g])
         }
-        return acc.sum() + offset
+        return (acc.0 + acc.1).sum() + (offset.0 + offset.1)
     }
 
     static func q5(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, minimum: Bool) -> Float {
-        var acc = SIMD8<Float>()
-        var offset: Float = 0
+        var acc = (SIMD8<Float>(), SIMD8<Float>()), offset: (Float, Float) = (0, 0)
         let size = minimum ? 24 : 22, qh = minimum ? 4 : 2
         let bias = SIMD16<Int16>(repeating: minimum ? 0 : 16)
         for g in 0..<groups {
             let block = w + size * g
             let (e, o) = legacyNibbles(block, qh + 4)
             let (he, ho) = fifthBits(UInt32(littleEndian: block.loadUnaligned(fromByteOffset: qh, as: UInt32.self)))
-            acc += dot(signed(e | he) &- bias, signed(o | ho) &- bias, a, g) * (half(block, 0) * a.scales[g])
-            if minimum { offset += half(block, 2) * a.sums[g] }
+            add(&acc, g, dot(signed(e | he) &- bias, signed(o | ho) &- bias, a, g) * (half(block, 0) * a.scales[g]))
+            if minimum { add(&offset, g, half(block, 2) * a.sums[g]) }
         }
-        return acc.sum() + offset
+        return (acc.0 + acc.1).sum() + (offset.0 + offset.1)
     }
 
     /// IQ4's codebook (ggml-common.h, `kvalues_iq4nl`).
@@ -189,19 +198,19 @@ public enum QuantizedRows {
 
     static func iq4_nl(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
         codebook.withUnsafeBufferPointer { table in
-            var acc = SIMD8<Float>()
+            var acc = (SIMD8<Float>(), SIMD8<Float>())
             for g in 0..<groups {
                 let block = w + 18 * g
                 let (e, o) = iq4Lanes(block + 2, table.baseAddress!)
-                acc += dot(e, o, a, g) * (half(block, 0) * a.scales[g])
+                add(&acc, g, dot(e, o, a, g) * (half(block, 0) * a.scales[g]))
             }
-            return acc.sum()
+            return (acc.0 + acc.1).sum()
         }
     }
 
     static func iq4_xs(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
         codebook.withUnsafeBufferPointer { table in
-            var acc = SIMD8<Float>()
+            var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
             for s in 0..<(groups / 8) {
                 let block = w + 136 * s
                 let d = half(block, 0)
@@ -211,10 +220,10 @@ public enum QuantizedRows {
                     let low = (block.load(fromByteOffset: 4 + j / 2, as: UInt8.self) >> UInt8(4 * (j % 2))) & 0x0F
                     let scale = Int(low | UInt8((high >> UInt16(2 * j)) & 3) << 4) - 32
                     let (e, o) = iq4Lanes(block + 8 + 16 * j, table.baseAddress!)
-                    acc += dot(e, o, a, g) * (d * Float(scale) * a.scales[g])
+                    add(&acc, g, dot(e, o, a, g) * (d * Float(scale) * a.scales[g]))
                 }
             }
-            return acc.sum()
+            return (acc.0 + acc.1).sum()
         }
     }
 
@@ -226,7 +235,7 @@ public enum QuantizedRows {
     }
 
     static func q45_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, highBits: Bool) -> Float {
-        var acc = SIMD8<Float>()
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
         var offset: Float = 0
         let size = highBits ? 176 : 144, qs = highBits ? 48 : 16
         for s in 0..<(groups / 8) {
@@ -243,16 +252,16 @@ public enum QuantizedRows {
                         o |= ho &<< 4
                     }
                     let (scale, minimum) = scaleAndMin(block + 4, j)
-                    acc += dot(signed(e), signed(o), a, g) * (d * scale * a.scales[g])
+                    add(&acc, g, dot(signed(e), signed(o), a, g) * (d * scale * a.scales[g]))
                     offset -= dmin * minimum * a.scales[g] * groupSum(a, g)
                 }
             }
         }
-        return acc.sum() + offset
+        return (acc.0 + acc.1).sum() + offset
     }
 
     static func q6_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
-        var acc = SIMD8<Float>()
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
         let bias = SIMD16<Int16>(repeating: 32)
         for s in 0..<(groups / 8) {
             let block = w + 210 * s
@@ -265,15 +274,15 @@ public enum QuantizedRows {
                     let (he, ho) = field(high, UInt16(2 * k), 3)
                     let scales = block + 192 + 2 * (4 * h + k)
                     let s0 = Float(scales.load(as: Int8.self)), s1 = Float(scales.load(fromByteOffset: 1, as: Int8.self))
-                    acc += dot(signed(e | he &<< 4) &- bias, signed(o | ho &<< 4) &- bias, a, g) * (halves(s0, s1) * (d * a.scales[g]))
+                    add(&acc, g, dot(signed(e | he &<< 4) &- bias, signed(o | ho &<< 4) &- bias, a, g) * (halves(s0, s1) * (d * a.scales[g])))
                 }
             }
         }
-        return acc.sum()
+        return (acc.0 + acc.1).sum()
     }
 
     static func q3_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
-        var acc = SIMD8<Float>()
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
         let four = SIMD16<Int16>(repeating: 4)
         for s in 0..<(groups / 8) {
             let block = w + 110 * s
@@ -291,16 +300,16 @@ public enum QuantizedRows {
                     let g = 8 * s + 4 * h + k
                     let (e, o) = field(v, UInt16(2 * k), 3)
                     let (he, ho) = field(mask, UInt16(4 * h + k), 1)
-                    acc += dot(signed(e | he &<< 2) &- four, signed(o | ho &<< 2) &- four, a, g)
-                        * (halves(scale(2 * (4 * h + k)), scale(2 * (4 * h + k) + 1)) * (d * a.scales[g]))
+                    add(&acc, g, dot(signed(e | he &<< 2) &- four, signed(o | ho &<< 2) &- four, a, g)
+                        * (halves(scale(2 * (4 * h + k)), scale(2 * (4 * h + k) + 1)) * (d * a.scales[g])))
                 }
             }
         }
-        return acc.sum()
+        return (acc.0 + acc.1).sum()
     }
 
     static func q2_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
-        var acc = SIMD8<Float>()
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
         var offset: Float = 0
         for s in 0..<(groups / 8) {
             let block = w + 84 * s
@@ -312,11 +321,11 @@ public enum QuantizedRows {
                     let (e, o) = field(v, UInt16(2 * k), 3)
                     let b0 = block.load(fromByteOffset: 2 * (4 * h + k), as: UInt8.self)
                     let b1 = block.load(fromByteOffset: 2 * (4 * h + k) + 1, as: UInt8.self)
-                    acc += dot(signed(e), signed(o), a, g) * (halves(Float(b0 & 0x0F), Float(b1 & 0x0F)) * (d * a.scales[g]))
+                    add(&acc, g, dot(signed(e), signed(o), a, g) * (halves(Float(b0 & 0x0F), Float(b1 & 0x0F)) * (d * a.scales[g])))
                     offset -= dmin * a.scales[g] * (Float(b0 >> 4) * Float(a.halfSums[2 * g]) + Float(b1 >> 4) * Float(a.halfSums[2 * g + 1]))
                 }
             }
         }
-        return acc.sum() + offset
+        return (acc.0 + acc.1).sum() + offset
     }
 }
