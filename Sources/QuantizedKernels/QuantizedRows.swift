@@ -97,11 +97,9 @@ public enum QuantizedRows {
     /// 15 (so one shift by 11 gives 16 or 0) without a per-lane shift, which AVX2 lacks for 16-bit lanes.
     @inline(__always) static func fifthBits(_ qh: UInt32) -> (Lanes, Lanes) {
         let h = Lanes(lowHalf: SIMD8(repeating: UInt16(truncatingIfNeeded: qh)), highHalf: SIMD8(repeating: UInt16(truncatingIfNeeded: qh >> 16)))
-        var evenMask = Lanes(), evenMul = Lanes()
-        for i in 0..<16 {
-            evenMask[i] = 1 << UInt16(2 * (i % 8))
-            evenMul[i] = 1 << UInt16(15 - 2 * (i % 8))
-        }
+        // Constants written out: built in a loop, they were rebuilt lane by lane for every group.
+        let evenMask = Lanes(1, 4, 16, 64, 256, 1024, 4096, 16384, 1, 4, 16, 64, 256, 1024, 4096, 16384)
+        let evenMul = Lanes(32768, 8192, 2048, 512, 128, 32, 8, 2, 32768, 8192, 2048, 512, 128, 32, 8, 2)
         let oddMask = evenMask &<< 1, oddMul = evenMul &>> 1
         return (((h & evenMask) &* evenMul) &>> 11, ((h & oddMask) &* oddMul) &>> 11)
     }
