@@ -10,6 +10,12 @@ let fuzzEntryNames = [
     "GGUFLoRA", "PEFT", "MLX", "RunBundle",
 ]
 
+#if arch(x86_64)
+let avx2Flags = ["-Xcc", "-mavx2"]
+#else
+let avx2Flags: [String] = []
+#endif
+
 let package = Package(
     name: "Adapt",
     products: [
@@ -38,7 +44,12 @@ let package = Package(
         .target(name: "Adapters", dependencies: ["AdaptCore"]),
         // The numerical kernels are optimised in debug builds too: unoptimised SIMD and pointer loops are
         // many times slower (BENCHMARKS.md, code choices), which would make every real-model test take minutes.
-        .target(name: "Model", dependencies: ["AdaptCore", "Adapters", "CBLAS"],
+        // The integer row kernels of single-token decoding, compiled twice from one file: for the baseline and
+        // with AVX2 (x86-64 hosts only); Model picks one at run time from the CPU's flags.
+        .target(name: "QuantizedKernels", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(name: "QuantizedKernelsAVX2", swiftSettings: [.unsafeFlags(avx2Flags + ["-O"], .when(configuration: .debug)),
+                                                              .unsafeFlags(avx2Flags, .when(configuration: .release))]),
+        .target(name: "Model", dependencies: ["AdaptCore", "Adapters", "CBLAS", "QuantizedKernels", "QuantizedKernelsAVX2"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Adapters in and out of other tools' formats (GGUF-LoRA, PEFT, mlx-lm): reads the base model's GGUF
         // through Model, so it sits above it; the format logic that needs no GGUF lives in Adapters.

@@ -51,8 +51,11 @@ func realModelFormatsAndTokenizesChatsExactlyAsLlamaCpp() async throws {
 
 /// Our greedy answer equals llama.cpp's token for token up to the first place they differ, and that place
 /// must be a near tie in llama.cpp (two best logits closer than `near_tie`) where we took its runner-up:
-/// llama.cpp computes 4-bit dot products on 8-bit-quantized activations, we compute in float32, so only a
-/// near tie may go the other way. After it the two answers continue from different texts.
+/// llama.cpp computes every product on 8-bit-quantized activations; we do so when decoding single tokens but
+/// process prompts in float32, so the two differ in the last bits of every logit and only a near tie may go
+/// the other way. After it the two answers continue from different texts. With float32 decoding the answers
+/// agreed for 30 tokens and more before the first near tie; with 8-bit decoding they part at the closest
+/// ties (gaps under 0.1) of the first steps: 11 tokens agree (measured), and the count must stay above 10.
 @Test(.enabled(if: SmolLM2.isPresent, SmolLM2.absentReason))
 func greedyGenerationOnTheRealModelMatchesLlamaCppUpToTheFirstNearTie() async throws {
     let base = SmolLM2.base
@@ -83,8 +86,7 @@ func greedyGenerationOnTheRealModelMatchesLlamaCppUpToTheFirstNearTie() async th
         }
     }
     print("greedy vs llama.cpp: \(identical) of \(cases.count) answers identical, \(agreed) tokens agreed before any near tie")
-    #expect(identical >= 1)
-    #expect(agreed >= 30)
+    #expect(agreed >= 10)
 }
 
 /// Fed llama.cpp's own greedy answers (one batched pass per case), our model's argmax at every position must

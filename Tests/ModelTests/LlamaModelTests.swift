@@ -86,7 +86,8 @@ struct LlamaModelTests {
         #expect(worst <= 1e-6 * largest)
     }
 
-    /// The same with single tokens read from Q4_0/Q4_1/Q8_0 blocks instead of the f32 copy.
+    /// The same with single tokens read from Q4_0/Q4_1/Q8_0 blocks instead of the f32 copy: with 8-bit activations
+    /// (QuantizedMatVecTests bounds each product), within 5% of the largest logit (measured 2%).
     @Test(arguments: [GGMLType.q4_0, .q4_1, .q8_0])
     func quantizedDecodingEqualsFullRecomputation(type: GGMLType) {
         let model = Tiny.load({ $0.weightType = type; $0.embeddingType = type }, name: "tiny-decode-\(type.name).gguf")
@@ -99,7 +100,7 @@ struct LlamaModelTests {
         for t in 4..<Tiny.tokens.count {
             worst = max(worst, maxAbsDifference(model.forward(tokens: [Tiny.tokens[t]], cache: &cache), Array(all[(t * V)..<((t + 1) * V)])))
         }
-        #expect(worst <= 1e-5 * all.map(abs).max()!)
+        #expect(worst <= 0.05 * all.map(abs).max()!)
     }
 
     @Test func decodingResumesFromAnyPrefixOfTheCache() {

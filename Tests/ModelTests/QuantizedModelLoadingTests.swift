@@ -4,8 +4,8 @@ import Testing
 import TestSupport
 
 /// A model file whose projections are stored in each type added beside the first six loads through the
-/// ordinary path (dequantized once at load; single-token decoding falls back to the f32 copy) and runs as the
-/// same model stored in F32 with the values `Dequantize` gives.
+/// ordinary path (dequantized once at load) and runs as the same model stored in F32 with the values
+/// `Dequantize` gives; single-token decoding reads the blocks through `QuantizedMatVec`.
 struct QuantizedModelLoadingTests {
     /// Byte offsets of each type's f16 scale fields: random bytes elsewhere are valid blocks, but a random scale
     /// can be 65504 or NaN, which would make the model's activations overflow.
@@ -71,9 +71,16 @@ struct QuantizedModelLoadingTests {
         let referenceLogits = expected.forwardAll(tokens: prompt, cache: &referenceCache)
         #expect(logits == referenceLogits, "\(type.name): same weights, same passes")
         try LlamaModel.requireFinite(logits)
-        // One decoded token: the path QuantizedMatVec serves for the first six types.
+        // One decoded token from the f32 copy is the same model; from the blocks (`QuantizedMatVec`, which
+        // rounds the activations to 8 bits, within the bound QuantizedMatVecTests proves per product) it is
+        // close: within 2% of the logits' spread on this tiny model, whose logits span a few units.
+        var f32Cache = cache
         let next = model.forward(tokens: [9], cache: &cache)
         let referenceNext = expected.forward(tokens: [9], cache: &referenceCache)
-        #expect(next == referenceNext)
+        let f32Model = try LlamaModel(url: quantizedURL, quantizedDecode: false)
+        #expect(f32Model.forward(tokens: [9], cache: &f32Cache) == referenceNext)
+        let spread = referenceNext.max()! - referenceNext.min()!
+        let worst = zip(next, referenceNext).map { abs($0 - $1) }.max()!
+        #expect(worst <= 0.02 * spread, "\(type.name): decoded logits differ by \(worst), spread \(spread)")
     }
 }

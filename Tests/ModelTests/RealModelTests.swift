@@ -6,23 +6,28 @@ import Testing
 @Suite(.enabled(if: RealModel.isPresent, RealModel.absentReason)) struct RealModelTests {
     static let tokens = [1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]
 
-    /// Decoding the last 6 tokens one at a time on the cache (reading the Q4_1/Q8_0 blocks directly) equals the
-    /// batched f32 pass within 2e-4 absolute (measured 6e-5; logits of order 20; the additions run in another
-    /// order).
-    @Test func kvCacheDecodingEqualsFullRecomputationOnTheRealModel() {
+    /// Decoding the last 6 tokens one at a time on the cache from the f32 weights equals the batched f32 pass
+    /// within 2e-4 absolute (measured 6e-5; logits of order 20; the additions run in another order). Decoding
+    /// from the quantized blocks (`QuantizedMatVec`, 8-bit activations as llama.cpp's) stays within 1.5
+    /// (measured 0.92; llama.cpp's own 8-bit activations move its logits by up to 1.0 from a float pass on
+    /// this model, RequantizedModelTests).
+    @Test func kvCacheDecodingEqualsFullRecomputationOnTheRealModel() throws {
         let model = RealModel.model
+        let f32Decode = try LlamaModel(url: RealModel.path, quantizedDecode: false)
         let V = model.hyperparameters.vocabularySize
         var full = KVCache()
         let all = model.forwardAll(tokens: Self.tokens, cache: &full)
-        var cache = KVCache()
-        _ = model.forward(tokens: Array(Self.tokens.prefix(10)), cache: &cache)
-        var worst: Float = 0
-        for t in 10..<Self.tokens.count {
-            let step = model.forward(tokens: [Self.tokens[t]], cache: &cache)
-            worst = max(worst, maxAbsDifference(step, Array(all[(t * V)..<((t + 1) * V)])))
+        for (decoder, tolerance) in [(f32Decode, Float(2e-4)), (model, 1.5)] {
+            var cache = KVCache()
+            _ = decoder.forward(tokens: Array(Self.tokens.prefix(10)), cache: &cache)
+            var worst: Float = 0
+            for t in 10..<Self.tokens.count {
+                let step = decoder.forward(tokens: [Self.tokens[t]], cache: &cache)
+                worst = max(worst, maxAbsDifference(step, Array(all[(t * V)..<((t + 1) * V)])))
+            }
+            print("real model: KV-cache decode vs recompute max |Δ| \(worst)")
+            #expect(worst <= tolerance)
         }
-        print("real model: KV-cache decode vs recompute max |Δ| \(worst)")
-        #expect(worst <= 2e-4)
     }
 
     @Test func aFreshAdapterLeavesTheRealModelsLogitsBitIdentical() {

@@ -23,7 +23,8 @@ struct ReferenceLogitsTests {
     /// arg-max is ours.
     @Test(.enabled(if: RealModel.isPresent, RealModel.absentReason), arguments: fixture.sequences.map(\.name))
     func logitsAgreeWithTheNumpyReference(sequence name: String) throws {
-        let model = RealModel.model
+        // The f32 arithmetic is what the numpy pass checks; 8-bit decoding is bounded in QuantizedMatVecTests.
+        let model = try LlamaModel(url: RealModel.path, quantizedDecode: false)
         let sequence = Self.fixture.sequences.first { $0.name == name }!
         var cache = KVCache()
         let logits = model.forwardAll(tokens: sequence.tokens, cache: &cache)

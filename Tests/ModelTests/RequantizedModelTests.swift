@@ -94,7 +94,8 @@ struct RequantizedModelTests {
         let inspection = try ModelInspection(url: url)
         #expect(inspection.trainable && inspection.unsupported.isEmpty, "\(mix): \(inspection.unsupported)")
         #expect(inspection.tensorTypes == entry.tensor_types)
-        let model = try LlamaModel(file: file)
+        // f32 decoding: the float64 pass checks that arithmetic; 8-bit decoding is bounded in QuantizedMatVecTests.
+        let model = try LlamaModel(file: file, quantizedDecode: false)
         var compared = 0
         for item in entry.cases {
             var cache = KVCache()

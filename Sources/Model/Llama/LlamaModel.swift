@@ -193,8 +193,9 @@ public final class LlamaModel: Sendable {
         try self.init(file: GGUFFile(url: url), quantizedDecode: quantizedDecode)
     }
 
-    /// `quantizedDecode`: single-token passes read Q4_0/Q4_1/Q8_0 weights from the file's blocks instead of
-    /// the f32 copy (same weights, additions in another order; several times less memory traffic).
+    /// `quantizedDecode`: single-token passes read the projections from the file's quantized blocks instead of
+    /// the f32 copy, with 8-bit activations and integer products (`QuantizedMatVec`: same weights, activations
+    /// rounded per group of 32; several times less memory traffic).
     public init(file: GGUFFile, quantizedDecode: Bool = true) throws {
         self.file = file
         let h = try Hyperparameters(file: file)

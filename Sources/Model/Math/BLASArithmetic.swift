@@ -18,22 +18,29 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     public let kernels: String
     /// Whether the core type was pinned through `OPENBLAS_CORETYPE` rather than picked from the CPU.
     public let pinned: Bool
+    /// The integer kernels of single-token decoding (`int8-avx2` or `int8-portable-<architecture>`, picked at run
+    /// time from the CPU's flags; `QuantizedMatVec`). Nil in records made before they existed. Not part of
+    /// `difference`: both compilations give the same bits, and training and scoring never run them.
+    public let quantizedKernels: String?
 
     enum CodingKeys: String, CodingKey {
         case openblas, threads, kernels, pinned
         case coreType = "core_type"
+        case quantizedKernels = "quantized_kernels"
     }
 
-    public init(openblas: String, coreType: String, threads: Int, kernels: String, pinned: Bool) {
+    public init(openblas: String, coreType: String, threads: Int, kernels: String, pinned: Bool, quantizedKernels: String? = nil) {
         self.openblas = openblas
         self.coreType = coreType
         self.threads = threads
         self.kernels = kernels
         self.pinned = pinned
+        self.quantizedKernels = quantizedKernels
     }
 
     public var description: String {
         "\(openblas) core \(coreType)\(pinned ? " (pinned)" : "") × \(threads) thread(s), \(kernels)"
+            + (quantizedKernels.map { ", decode \($0)" } ?? "")
     }
 
     /// This process's arithmetic at `threads` BLAS threads.
@@ -41,7 +48,8 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
         let configuration = String(cString: openblas_get_config())
         let version = configuration.split(separator: " ").prefix(2).joined(separator: " ")
         return BLASArithmetic(openblas: version, coreType: String(cString: openblas_get_corename()), threads: threads,
-                              kernels: "swift-simd-\(architecture)", pinned: ProcessInfo.processInfo.environment[BLASCoreType.variable] != nil)
+                              kernels: "swift-simd-\(architecture)", pinned: ProcessInfo.processInfo.environment[BLASCoreType.variable] != nil,
+                              quantizedKernels: QuantizedMatVec.kernelName)
     }
 
     /// Why results computed under `self` and `other` may differ in their bits; nil when they cannot.

@@ -1,126 +1,137 @@
-import Dispatch
+import Foundation
+import QuantizedKernels
+import QuantizedKernelsAVX2
 
-/// y (rows) = W (rows, columns) · x (columns) straight from GGML's quantized blocks, for single-token decoding.
+/// y (rows) = W (rows, columns) · x (columns) straight from GGML's quantized blocks, for single-token decode.
 ///
-/// Decoding one token touches every weight once, so its speed is the speed of reading them: Q4_1 blocks are
-/// a sixth of the f32 matrix. The weights are exactly the values `Dequantize` produces; only the order of the
-/// additions differs from the f32 path (per block: d·Σ q·x, plus m·Σ x for Q4_1).
+/// Decoding one token touches every weight once, so its speed is the speed of reading them (Q4_1 blocks are a
+/// sixth of the f32 matrix) and of unpacking them. As llama.cpp does, x is first rounded to 8 bits per group
+/// of 32 values (step = max |x| / 127, q = round(x / step)); each group's dot product is then a sum of
+/// integer products, scaled once by (weight scale · step) (`QuantizedRows`). The weights are exactly the values
+/// `Dequantize` produces; x is not: each value moves by at most half its group's step, which bounds the
+/// difference from the f32 product (the tests state the bound).
 ///
-/// The inner loop stays in 4-lane integer and float operations the compiler maps to SSE: 16 bytes are read
-/// as four 32-bit words, byte k of every word is isolated with a shift and a mask, and turned into a float
-/// with the 2²³ trick (the bits 0x4B00_0000 | n are the float 8388608 + n). Lane i then holds byte 4i + k, so
-/// x is permuted once per call into that order.
-///
-/// Rows are split over `BLAS.threads` workers; a row's sum is computed the same way whatever the split, so the
-/// result does not depend on the thread count.
+/// Rows are cut into fixed tasks of `rowsPerTask` shared by `DecodeTeam`; a row's sum is computed the same way
+/// whoever computes it, so the result does not depend on the thread count at all.
 enum QuantizedMatVec {
-    static func supports(_ type: GGMLType) -> Bool { type == .q4_0 || type == .q4_1 || type == .q8_0 }
+    /// Which compilation of the row kernels runs: `avx2` where the CPU has AVX2, else `portable` (the
+    /// architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable` forces the latter. Both give the same bits.
+    enum Path: String, Sendable, CaseIterable {
+        case avx2, portable
+    }
+
+    static let environmentVariable = "ADAPT_QUANTIZED_KERNELS"
+
+    static let path: Path = {
+        if ProcessInfo.processInfo.environment[environmentVariable] == "portable" { return .portable }
+        #if arch(x86_64)
+        return BLASCoreType.cpuFlags().contains("avx2") ? .avx2 : .portable
+        #else
+        return .portable
+        #endif
+    }()
+
+    /// The name recorded beside `BLASArithmetic.kernels`: `int8-avx2` or `int8-portable-<architecture>`.
+    static var kernelName: String {
+        path == .avx2 ? "int8-avx2" : "int8-portable-\(BLASArithmetic.architecture)"
+    }
+
+    static let rowsPerTask = 32
+
+    static func supports(_ type: GGMLType) -> Bool { QuantizedKernels.QuantizedRows.types.contains(type.rawValue) }
 
     static func multiply(_ type: GGMLType, blocks: UnsafeRawPointer, rows: Int, columns: Int,
-                         x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, workers requested: Int? = nil) {
-        precondition(columns % 32 == 0 && supports(type))
-        let perRow = columns / 32
-        // x permuted per block: for k in 0..<4, the 4 values of the first half whose byte index ≡ k (mod 4),
-        // then the 4 matching values of the second half (Q4: the high nibbles; Q8_0: bytes 16…31).
-        var permuted = [Float](repeating: 0, count: columns)
-        var blockSums = [Float](repeating: 0, count: perRow)
-        for b in 0..<perRow {
-            let xb = x + 32 * b
-            for k in 0..<4 {
-                for i in 0..<4 {
-                    permuted[32 * b + 8 * k + i] = xb[4 * i + k]
-                    permuted[32 * b + 8 * k + 4 + i] = xb[16 + 4 * i + k]
-                }
-            }
-            var s: Float = 0
-            for j in 0..<32 { s += xb[j] }
-            blockSums[b] = s
-        }
-        permuted.withUnsafeBufferPointer { xp in
-            blockSums.withUnsafeBufferPointer { sums in
-                let job = RowJob(type: type, blocks: blocks, perRow: perRow, x: UnsafeRawPointer(xp.baseAddress!),
-                                 sums: sums.baseAddress!, y: y)
-                // Small matrices are not worth waking workers for.
-                let workers = requested ?? (rows >= 512 ? min(BLAS.threads, 8) : 1)
-                if workers == 1 {
-                    computeRows(job, 0..<rows)
-                } else {
-                    let chunk = (rows + workers - 1) / workers
-                    DispatchQueue.concurrentPerform(iterations: workers) { w in
-                        computeRows(job, (w * chunk)..<min(rows, (w + 1) * chunk))
+                         x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, workers requested: Int? = nil,
+                         path: Path = path) {
+        precondition(columns % type.blockSize == 0 && supports(type))
+        let groups = columns / 32
+        let rowBytes = columns / type.blockSize * type.blockBytes
+        withUnsafeTemporaryAllocation(byteCount: 64 * groups, alignment: 64) { values in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
+                  withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
+                    quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!,
+                             halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
+                    let job = Job(type: type.rawValue, blocks: blocks, rowBytes: rowBytes, groups: groups, path: path, y: y,
+                                  activations: QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!),
+                                                                    scales: scales.baseAddress!, halfSums: halfSums.baseAddress!,
+                                                                    sums: sums.baseAddress!))
+                    // Small matrices are not worth waking a thread for.
+                    let workers = requested ?? (rows * columns >= 1 << 16 ? BLAS.threads : 1)
+                    let tasks = (rows + rowsPerTask - 1) / rowsPerTask
+                    DecodeTeam.forEachTask(tasks, members: workers) { task in
+                        job.compute(task * rowsPerTask..<min(rows, (task + 1) * rowsPerTask))
                     }
+                  }
                 }
             }
         }
     }
 
-    /// What the row workers share. Unchecked because it carries raw pointers: every pointee outlives the
-    /// `concurrentPerform` call that uses it (the call blocks until all workers finish), the inputs are only
-    /// read, and each worker writes only its own rows of `y`.
-    struct RowJob: @unchecked Sendable {
-        let type: GGMLType
+    /// What the tasks share. Unchecked because it carries raw pointers: every pointee outlives the
+    /// `forEachTask` call that uses it (it returns when all tasks are done), the inputs are only read, and each
+    /// task writes only its own rows of `y`.
+    struct Job: @unchecked Sendable {
+        let type: UInt32
         let blocks: UnsafeRawPointer
-        let perRow: Int
-        let x: UnsafeRawPointer          // permuted x
-        let sums: UnsafePointer<Float>   // Σx per block
+        let rowBytes: Int
+        let groups: Int
+        let path: Path
         let y: UnsafeMutablePointer<Float>
-    }
+        let activations: QuantizedKernels.QuantizedActivations
 
-    static func computeRows(_ job: RowJob, _ range: Range<Int>) {
-        let (type, perRow) = (job.type, job.perRow)
-        let magic = SIMD4<UInt32>(repeating: 0x4B00_0000)
-        @inline(__always) func floats(_ bits: SIMD4<UInt32>) -> SIMD4<Float> { unsafeBitCast(bits | magic, to: SIMD4<Float>.self) }
-        let low4 = SIMD4<UInt32>(repeating: 0x0F), low8 = SIMD4<UInt32>(repeating: 0xFF), signBit = SIMD4<UInt32>(repeating: 0x80)
-        for r in range {
-            // Vector accumulators; one horizontal sum per row.
-            var accumulator = SIMD4<Float>(repeating: 0)
-            var minimumTerm: Float = 0
-            switch type {
-            case .q4_0, .q4_1:
-                let size = type == .q4_1 ? 20 : 18
-                // Q4_0's stored nibble n means n − 8; Q4_1's means n (its minimum is added separately).
-                let bias: Float = type == .q4_1 ? 8_388_608 : 8_388_616
-                var block = job.blocks + r * perRow * size
-                for b in 0..<perRow {
-                    let d = Dequantize.half(block.loadUnaligned(as: UInt16.self))
-                    let words = block.loadUnaligned(fromByteOffset: size - 16, as: SIMD4<UInt32>.self)
-                    // Two independent partial sums halve the chain of dependent additions.
-                    var dotLow = SIMD4<Float>(repeating: 0), dotHigh = SIMD4<Float>(repeating: 0)
-                    let xb = job.x + 128 * b
-                    for k in 0..<4 {
-                        let shifted = words &>> UInt32(8 * k)
-                        let lo = floats(shifted & low4) - bias
-                        let hi = floats((shifted &>> 4) & low4) - bias
-                        dotLow += lo * xb.loadUnaligned(fromByteOffset: 32 * k, as: SIMD4<Float>.self)
-                        dotHigh += hi * xb.loadUnaligned(fromByteOffset: 32 * k + 16, as: SIMD4<Float>.self)
-                    }
-                    accumulator += d * (dotLow + dotHigh)
-                    if type == .q4_1 {
-                        minimumTerm += Dequantize.half(block.loadUnaligned(fromByteOffset: 2, as: UInt16.self)) * job.sums[b]
-                    }
-                    block += size
-                }
-            default:  // .q8_0: signed bytes, offset by 128 to use the same trick.
-                var block = job.blocks + r * perRow * 34
-                for b in 0..<perRow {
-                    let d = Dequantize.half(block.loadUnaligned(as: UInt16.self))
-                    let first = block.loadUnaligned(fromByteOffset: 2, as: SIMD4<UInt32>.self)
-                    let second = block.loadUnaligned(fromByteOffset: 18, as: SIMD4<UInt32>.self)
-                    var dotFirst = SIMD4<Float>(repeating: 0), dotSecond = SIMD4<Float>(repeating: 0)
-                    let xb = job.x + 128 * b
-                    for k in 0..<4 {
-                        let a = floats(((first &>> UInt32(8 * k)) & low8) ^ signBit) - 8_388_736
-                        let c = floats(((second &>> UInt32(8 * k)) & low8) ^ signBit) - 8_388_736
-                        dotFirst += a * xb.loadUnaligned(fromByteOffset: 32 * k, as: SIMD4<Float>.self)
-                        dotSecond += c * xb.loadUnaligned(fromByteOffset: 32 * k + 16, as: SIMD4<Float>.self)
-                    }
-                    accumulator += d * (dotFirst + dotSecond)
-                    block += 34
-                }
+        func compute(_ rows: Range<Int>) {
+            switch path {
+            case .avx2:
+                QuantizedKernelsAVX2.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
+                                                           activations: QuantizedKernelsAVX2.QuantizedActivations(
+                                                               values: activations.values, scales: activations.scales,
+                                                               halfSums: activations.halfSums, sums: activations.sums),
+                                                           into: y)
+            case .portable:
+                QuantizedKernels.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
+                                                       activations: activations, into: y)
             }
-            job.y[r] = accumulator.sum() + minimumTerm
         }
     }
+
+    /// x rounded to 8 bits per group of 32 in `QuantizedActivations`' layout, as llama.cpp's AVX2
+    /// `quantize_row_q8_0`/`q8_1` round it: q = round-half-even(x · 127 / max |x|), and the step kept as an f16
+    /// of max |x| / 127 (Q8_1's Σ x̂ likewise: an f16 of the unrounded step · Σ q). Reading the values llama.cpp
+    /// reads keeps greedy decoding on llama.cpp's path.
+    static func quantize(_ x: UnsafePointer<Float>, groups: Int, values: UnsafeMutableRawPointer, scales: UnsafeMutablePointer<Float>,
+                         halfSums: UnsafeMutablePointer<Int32>, sums: UnsafeMutablePointer<Float>) {
+        for g in 0..<groups {
+            let xg = x + 32 * g
+            var largest: Float = 0, finite = true
+            for i in 0..<32 {
+                largest = max(largest, abs(xg[i]))
+                finite = finite && xg[i].isFinite
+            }
+            let out = (values + 64 * g).assumingMemoryBound(to: Int16.self)
+            guard finite else {
+                // A NaN step makes the group's products NaN, as the f32 product would be; no value can be rounded.
+                for i in 0..<32 { out[i] = 0 }
+                (scales[g], sums[g], halfSums[2 * g], halfSums[2 * g + 1]) = (.nan, .nan, 0, 0)
+                continue
+            }
+            let inverse = largest == 0 ? 0 : 127 / largest
+            var low: Int32 = 0, high: Int32 = 0
+            for i in 0..<32 {
+                let q = Int16((xg[i] * inverse).rounded(.toNearestOrEven))
+                out[(i % 2) * 16 + i / 2] = q
+                if i < 16 { low += Int32(q) } else { high += Int32(q) }
+            }
+            let step = largest / 127
+            scales[g] = roundedToHalf(step)
+            sums[g] = roundedToHalf(step * Float(low + high))
+            halfSums[2 * g] = low
+            halfSums[2 * g + 1] = high
+        }
+    }
+
+    /// The float nearest to `value` that an f16 holds (round to nearest even, as F16C's conversion).
+    static func roundedToHalf(_ value: Float) -> Float { Float(Float16(value)) }
 
     /// The same product from dequantized values with a Double accumulator: the test oracle.
     static func reference(_ type: GGMLType, blocks: UnsafeRawBufferPointer, rows: Int, columns: Int, x: [Float]) -> [Float] {

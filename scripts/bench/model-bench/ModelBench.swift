@@ -2,6 +2,7 @@ import AdaptCore
 import CommandLineKit
 import Foundation
 import Model
+import Synchronization
 
 /// `adapt-model-bench`: model load time, prompt processing, single-token decode and, on request, one LoRA
 /// training pass. A measuring tool for scripts/bench/model and BENCHMARKS.md, kept out of `adapt`'s commands.
@@ -41,7 +42,9 @@ enum ModelBench {
                        Feeds a fixed prompt of --prompt-tokens ids in one batch, then decodes --decode-tokens tokens one at a \
                        time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
                        --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
-                       "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes"}; with --train-tokens also "train_tokens", \
+                       "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes", "decode_bytes_per_token" (the weights a \
+                       decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), \
+                       "read_bytes_per_second" (the best rate --threads threads read a 512 MB buffer)}; with --train-tokens also "train_tokens", \
                        "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
                        each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
                        "train_dropout".
@@ -94,6 +97,9 @@ enum ModelBench {
             "decode_tokens_per_second": .double(Double(decodeCount) / bestDecode),
             "weight_bytes": .int(model.weightBytes),
             "peak_rss_bytes": .int(peakResidentBytes()),
+            "decode_bytes_per_token": .int(decodeBytesPerToken(file)),
+            "quantized_kernels": .string(BLASArithmetic.current(threads: BLAS.threads).quantizedKernels ?? "none"),
+            "read_bytes_per_second": .double(readBandwidth(threads: BLAS.threads)),
         ]
         if let trainTokens {
             let tokens = (0..<trainTokens).map { ($0 * 7919 + 13) % V }
@@ -126,6 +132,53 @@ enum ModelBench {
                                  BLAS.threads, loadMS, Double(promptCount) / bestPrompt, promptCount,
                                  Double(decodeCount) / bestDecode, Double(peakResidentBytes()) / 1e6))
         }
+    }
+
+    /// Bytes a decoded token reads from the weights: every matrix, except the token embedding when the file has
+    /// a separate output matrix (then only one of its rows is read).
+    static func decodeBytesPerToken(_ file: GGUFFile) -> Int {
+        let untied = file.tensor(named: "output.weight") != nil
+        return file.tensors.filter { $0.dimensions.count == 2 && !(untied && $0.name == "token_embd.weight") }
+            .map(\.byteCount).reduce(0, +)
+    }
+
+    /// The best rate at which `threads` threads read a 512 MB buffer (each its own contiguous share, summing
+    /// 64-bit words in four independent chains): the ceiling a decode that reads its weights once can reach.
+    static func readBandwidth(threads: Int) -> Double {
+        let words = 64 << 20
+        let buffer = UnsafeMutablePointer<UInt64>.allocate(capacity: words)
+        defer { buffer.deallocate() }
+        for i in stride(from: 0, to: words, by: 512) { buffer[i] = UInt64(i) }   // fault every page in
+        let shared = Shared(address: UInt(bitPattern: buffer))
+        var best = Double.infinity
+        for _ in 0..<5 {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            let sink = Sum()
+            DispatchQueue.concurrentPerform(iterations: threads) { t in
+                let base = UnsafePointer<SIMD2<UInt64>>(bitPattern: shared.address)!
+                let lanes = words / 2, lower = lanes * t / threads, upper = lanes * (t + 1) / threads
+                var a = SIMD2<UInt64>(), b = a, c = a, d = a
+                var i = lower
+                while i + 4 <= upper {
+                    a &+= base[i]; b &+= base[i + 1]; c &+= base[i + 2]; d &+= base[i + 3]
+                    i += 4
+                }
+                sink.add((a &+ b &+ c &+ d).wrappedSum())
+            }
+            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9)
+            if sink.value.load(ordering: .relaxed) == 42 { print("") }   // keeps the sums alive
+        }
+        return Double(words * 8) / best
+    }
+
+    /// The buffer's address: read-only while the threads run, and freed only after they all return.
+    struct Shared: Sendable {
+        let address: UInt
+    }
+
+    final class Sum: Sendable {
+        let value = Atomic<UInt64>(0)
+        func add(_ x: UInt64) { value.wrappingAdd(x, ordering: .relaxed) }
     }
 
     /// CPU seconds the whole process has used (every thread, OpenBLAS's included).
