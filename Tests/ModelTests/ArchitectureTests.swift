@@ -61,8 +61,9 @@ struct ArchitectureTests {
         #expect(worst <= 1e-4)
     }
 
-    /// The batched pass, the slow Swift reference, and token-by-token decoding through the KV cache (f32 and
-    /// Q8_0 weights, the latter read from the quantized blocks) agree.
+    /// The batched pass, the slow Swift reference, and token-by-token decoding through the KV cache agree: on
+    /// f32 weights and on Q8_0 weights decoded in f32 within 1e-4; on Q8_0 read with 8-bit activations (the
+    /// default decode) within 5% of the largest logit, the bound LlamaModelTests gives that rounding.
     @Test(arguments: TinyModel.variants)
     func batchedReferenceAndCachedDecodingAgree(variant: String) throws {
         let (model, _) = try Self.model(variant)
@@ -75,13 +76,15 @@ struct ArchitectureTests {
         quantized.weightType = .q8_0
         let url = Self.folder.file("\(variant)-q8.gguf")
         try quantized.write(to: url)
-        for decoder in [model, try LlamaModel(url: url)] {
+        for (decoder, eightBit) in [(model, false), (try LlamaModel(url: url, quantizedDecode: false), false),
+                                    (try LlamaModel(url: url), true)] {
             var full = KVCache(), stepwise = KVCache()
             let all = decoder.forwardAll(tokens: tokens, cache: &full)
             let V = decoder.hyperparameters.vocabularySize
+            let bound = eightBit ? 0.05 * all.map(abs).max()! : 1e-4
             for (t, token) in tokens.enumerated() {
                 let row = decoder.forward(tokens: [token], cache: &stepwise)
-                #expect(maxAbsDifference(row, Array(all[(t * V)..<((t + 1) * V)])) <= 1e-4, "\(variant) position \(t)")
+                #expect(maxAbsDifference(row, Array(all[(t * V)..<((t + 1) * V)])) <= bound, "\(variant) position \(t)")
             }
             #expect(stepwise.count == tokens.count)
         }
