@@ -54,7 +54,9 @@ public enum ModelService {
     public static func logits(prompt: String, parseSpecial: Bool, top k: Int, model url: URL, adapter: URL?,
                               threads: Int?) throws -> (prompt: Tokens, top: [(id: Int, logit: Float)]) {
         if let threads { try BLAS.setThreads(threads) }
-        let base = try BaseModel.load(url)
+        // In f32 throughout: these are the model's logits, compared with other implementations', not a decode
+        // step, whose 8-bit activations move them by up to about one unit.
+        let base = try BaseModel.load(url, quantizedDecode: false)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
         let ids = base.tokenizer.encode(prompt, parseSpecial: parseSpecial)
         guard !ids.isEmpty else { throw EmptyPrompt() }
@@ -80,7 +82,8 @@ public enum ModelService {
     public static func score(prompt: String, completion: String, chat: Bool, parseSpecial: Bool, model url: URL,
                              adapter: URL?, threads: Int?) throws -> Score {
         if let threads { try BLAS.setThreads(threads) }
-        let base = try BaseModel.load(url)
+        // In f32, as `logits`: a one-token completion would otherwise be scored by a decode step.
+        let base = try BaseModel.load(url, quantizedDecode: false)
         let (model, tokenizer) = (base.model, base.tokenizer)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
         let promptText = chat ? try base.formatter.format([.user(prompt)], addGenerationPrompt: true) : prompt
