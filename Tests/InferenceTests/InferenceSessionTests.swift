@@ -2,6 +2,7 @@ import AdaptCore
 import Foundation
 import Model
 import Testing
+import TestSupport
 @testable import Inference
 
 private let baseDigest = Digest.sha256("toy base model")
