@@ -2,7 +2,6 @@ import AdaptCore
 import Foundation
 import Model
 import Testing
-import TestSupport
 @testable import Inference
 
 private let baseDigest = Digest.sha256("toy base model")

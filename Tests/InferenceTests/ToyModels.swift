@@ -2,7 +2,6 @@ import Foundation
 import AdaptCore
 import Inference
 import Model
-import TestSupport
 
 /// A tiny recurrent language model with seeded random weights: h_t = tanh(W·h_{t−1} + E[x_t]), logits = (U + B·A)·h_t.
 ///
@@ -165,4 +164,13 @@ final class ToyCatalog: AdapterCatalog, @unchecked Sendable {
     func activeDigest(lineage: String) throws -> Digest? {
         box.withLock { $0[lineage]?.digest }
     }
+}
+
+import Synchronization
+
+final class LockedValue<T>: @unchecked Sendable {
+    // All access goes through the mutex.
+    private let mutex: Mutex<T>
+    init(_ value: sending T) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout sending T) -> R) -> R { mutex.withLock { body(&$0) } }
 }

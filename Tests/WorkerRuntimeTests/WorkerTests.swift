@@ -104,7 +104,7 @@ import WorkerRuntime
         let queue = try manualConnection()
         let run = try queue.enqueue(noops(1))
         let started = Signal()
-        let sawCancellation = LockedValue(false)
+        let sawCancellation = Mutex(false)
         let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], leaseMilliseconds: 300)) { _, context in
             started.fire()
             do { try await Task.sleep(for: .seconds(3_600)) } catch {
