@@ -1,7 +1,7 @@
 import Model
 
 /// What a train step does about the arithmetic its checkpoint was computed with (issue 24): machines differ
-/// between sessions (one AVX2 only, one AVX-512, one whose user chose other kernels), and a resumed run ends
+/// from one night to the next (one AVX2 only, one AVX-512, one whose user chose other kernels), and a resumed run ends
 /// bit-identical to an uninterrupted one only under the same arithmetic.
 ///
 /// The thread count is the job's (`blas_threads`), so it always matches. The core type is OpenBLAS's choice at
