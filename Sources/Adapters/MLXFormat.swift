@@ -37,10 +37,7 @@ public enum MLXFormat {
     public static func adapter(weights: Data, config: Data, directory: String, base: BaseModelShape,
                                expectedRank: Int?) throws(AdapterExchangeError) -> PortableAdapter {
         let configName = directory + "/" + configFile, weightsName = directory + "/" + weightsFile
-        guard JSONDuplicateKeys.first(in: config) == nil, let json = try? JSONDecoder().decode(JSONValue.self, from: config),
-              json.objectValue != nil else {
-            throw .badConfiguration(file: configName, field: "the file", reason: "is not a JSON object")
-        }
+        let json = try ExchangeConfiguration.object(config, file: configName)
         let kind = json["fine_tune_type"]?.stringValue ?? "lora"
         guard kind == "lora" else { throw .unsupportedFeature(file: configName, feature: kind == "dora" ? "DoRA" : "a full fine-tune") }
         guard let parameters = json["lora_parameters"], let rank = parameters["rank"]?.intValue, rank > 0 else {

@@ -43,10 +43,7 @@ public enum PEFTFormat {
     public static func adapter(weights: Data, config: Data, directory: String, base: BaseModelShape,
                                expectedRank: Int?) throws(AdapterExchangeError) -> PortableAdapter {
         let configName = directory + "/" + configFile, weightsName = directory + "/" + weightsFile
-        guard JSONDuplicateKeys.first(in: config) == nil, let json = try? JSONDecoder().decode(JSONValue.self, from: config),
-              json.objectValue != nil else {
-            throw .badConfiguration(file: configName, field: "the file", reason: "is not a JSON object")
-        }
+        let json = try ExchangeConfiguration.object(config, file: configName)
         guard json["peft_type"]?.stringValue == "LORA" else {
             throw .badConfiguration(file: configName, field: "peft_type", reason: "is not LORA")
         }
