@@ -71,9 +71,6 @@ struct WorkerTeamTests {
 
     /// Split by columns, by rows, and not split: within rounding of one sgemm (the team only cuts C into blocks).
     @Test func aTeamsSgemmEqualsOneSgemm() throws {
-        let saved = BLAS.threads
-        BLAS.threads = 1
-        defer { BLAS.threads = saved }
         let rng = CounterRNG(seed: 3)
         func random(_ n: Int, _ step: UInt64) -> [Float] { (0..<n).map { Float(rng.normal(.test, step: step, index: UInt32($0))) } }
         try WorkerTeam.with(count: 2) { team in

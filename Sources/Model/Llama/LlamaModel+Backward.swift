@@ -27,8 +27,8 @@ extension LlamaModel {
     /// fixed order, so the same inputs and thread count give bit-identical results.
     ///
     /// `threads` (default: OpenBLAS's current setting) is the size of the team that splits the pass's products
-    /// and element-wise work by fixed ranges; OpenBLAS is kept single-threaded meanwhile and restored after.
-    /// The thread count changes the last bits of the products, as OpenBLAS's own threading does. Throws
+    /// and element-wise work by fixed ranges; OpenBLAS is kept single-threaded meanwhile (`WorkerTeam.with`).
+    /// The team's size changes the last bits of the products, as OpenBLAS's own threading does. Throws
     /// `ModelError.threadsUnavailable` when the system will not start that many threads.
     public func lossAndGradients(_ batch: [TrainingSequence], lora: LoRAParameters, dropoutSeed: UInt64, step: UInt64,
                                  threads: Int? = nil) throws
@@ -38,9 +38,6 @@ extension LlamaModel {
         let weightSum = batch.reduce(0.0) { total, sequence in sequence.weights.reduce(total) { $0 + Double($1) } }
         guard weightSum > 0 else { return (0, 0, gradients) }
         let threads = max(1, threads ?? BLAS.threads)
-        let blasThreads = BLAS.threads
-        if threads > 1 { BLAS.threads = 1 }
-        defer { if threads > 1 { BLAS.threads = blasThreads } }
         var lossSum = 0.0
         let arena = spareBuffers.withLock { $0.take() } ?? BufferArena()
         defer { spareBuffers.withLock { $0 = arena } }

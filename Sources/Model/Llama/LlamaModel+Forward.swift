@@ -97,16 +97,21 @@ extension LlamaModel {
     ///
     /// Positions past `hyperparameters.contextLength` are computed (RoPE has no hard limit) but the model was
     /// not trained there: callers stop at the context length. A single token is read from the quantized
-    /// blocks when the model was loaded with `quantizedDecode` (the default).
+    /// blocks when the model was loaded with `quantizedDecode` (the default). OpenBLAS's thread count is held
+    /// meanwhile (`BLAS.withThreadCount`), here and in every public pass.
     public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
-        let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
-        return logits(pass, rows: [tokens.count - 1])
+        BLAS.withThreadCount {
+            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
+            return logits(pass, rows: [tokens.count - 1])
+        }
     }
 
     /// Logits of every new position: (T, V) row-major.
     public func forwardAll(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
-        let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
-        return logits(pass, rows: Array(0..<tokens.count))
+        BLAS.withThreadCount {
+            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
+            return logits(pass, rows: Array(0..<tokens.count))
+        }
     }
 
     /// Logits (rows.count, V) = xnF[rows] · Wₒᵤₜᵀ.

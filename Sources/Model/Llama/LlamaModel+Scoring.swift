@@ -11,10 +11,12 @@ extension LlamaModel {
         let first = max(prompt.count, 1)          // index in `tokens` of the first scored token
         guard tokens.count > first else { return [] }
         var cache = KVCache()
-        // The last token is only predicted, never fed.
-        let pass = run(tokens: Array(tokens.dropLast()), lora: lora, cache: &cache, record: false, dropout: nil)
         let rows = Array((first - 1)..<(tokens.count - 1))
-        let logits = logits(pass, rows: rows)     // (n, V)
+        let logits = BLAS.withThreadCount {
+            // The last token is only predicted, never fed.
+            let pass = run(tokens: Array(tokens.dropLast()), lora: lora, cache: &cache, record: false, dropout: nil)
+            return self.logits(pass, rows: rows)     // (n, V)
+        }
         let V = hyperparameters.vocabularySize
         return rows.indices.map { i in
             let row = logits[(i * V)..<((i + 1) * V)]
@@ -25,21 +27,23 @@ extension LlamaModel {
     /// The weighted mean cross-entropy of a batch without gradients or dropout (held-out loss): the value
     /// `lossAndGradients` reports with dropout 0, at a forward pass's cost.
     public func loss(_ batch: [TrainingSequence], lora: LoRAParameters? = nil) -> (loss: Double, weightSum: Double) {
-        var lossSum = 0.0, weightSum = 0.0
-        let V = hyperparameters.vocabularySize
-        for sequence in batch {
-            let rows = sequence.weights.indices.filter { sequence.weights[$0] != 0 }
-            guard !rows.isEmpty else { continue }
-            var cache = KVCache()
-            let pass = run(tokens: Array(sequence.tokens.dropLast()), lora: lora, cache: &cache, record: false, dropout: nil, f32Only: true)
-            let logits = logits(pass, rows: rows, fromQuantized: false)   // (n, V)
-            for (i, t) in rows.enumerated() {
-                let w = Double(sequence.weights[t])
-                lossSum -= w * Self.logSoftmax(logits[(i * V)..<((i + 1) * V)], at: sequence.tokens[t + 1])
-                weightSum += w
+        BLAS.withThreadCount {
+            var lossSum = 0.0, weightSum = 0.0
+            let V = hyperparameters.vocabularySize
+            for sequence in batch {
+                let rows = sequence.weights.indices.filter { sequence.weights[$0] != 0 }
+                guard !rows.isEmpty else { continue }
+                var cache = KVCache()
+                let pass = run(tokens: Array(sequence.tokens.dropLast()), lora: lora, cache: &cache, record: false, dropout: nil, f32Only: true)
+                let logits = logits(pass, rows: rows, fromQuantized: false)   // (n, V)
+                for (i, t) in rows.enumerated() {
+                    let w = Double(sequence.weights[t])
+                    lossSum -= w * Self.logSoftmax(logits[(i * V)..<((i + 1) * V)], at: sequence.tokens[t + 1])
+                    weightSum += w
+                }
             }
+            return (weightSum > 0 ? lossSum / weightSum : 0, weightSum)
         }
-        return (weightSum > 0 ? lossSum / weightSum : 0, weightSum)
     }
 
     /// log softmax(row)[index], in Double.

@@ -1,4 +1,5 @@
 import CBLAS
+import Foundation
 
 /// Single-precision matrix products on OpenBLAS; the only code in the project that calls cblas.
 ///
@@ -54,11 +55,29 @@ public enum BLAS {
         _ = blas_thread_shutdown_()
     }
 
-    /// OpenBLAS's worker thread count for this process.
+    /// OpenBLAS's worker thread count for this process. Setting it waits for computations that hold the count.
     public static var threads: Int {
         get { Int(openblas_get_num_threads()) }
-        set { openblas_set_num_threads(Int32(max(1, newValue))) }
+        set { countLock.withLock { openblas_set_num_threads(Int32(max(1, newValue))) } }
     }
+
+    /// Runs `body` with OpenBLAS at `count` threads (nil keeps the current count) and restores the count after.
+    ///
+    /// The count is one setting for the whole process while its bits show in every product, so the computations
+    /// whose results must repeat hold it: another thread's change (a training pass runs OpenBLAS single-threaded
+    /// for its duration) then waits instead of landing in the middle of them. Re-entrant on one thread.
+    public static func withThreadCount<T>(_ count: Int? = nil, _ body: () throws -> T) rethrows -> T {
+        try countLock.withLock {
+            let previous = Int32(openblas_get_num_threads())
+            let wanted = Int32(max(1, count ?? Int(previous)))
+            guard wanted != previous else { return try body() }
+            openblas_set_num_threads(wanted)
+            defer { openblas_set_num_threads(previous) }
+            return try body()
+        }
+    }
+
+    private static let countLock = NSRecursiveLock()
 
     /// The most threads this OpenBLAS build runs (its `MAX_THREADS`, in the build's configuration string).
     /// Asking OpenBLAS for more silently gets this many.

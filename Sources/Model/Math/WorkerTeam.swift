@@ -69,11 +69,16 @@ final class WorkerTeam: @unchecked Sendable {
     static let inline = try! WorkerTeam(count: 1)   // starts no thread, so it cannot fail
 
     /// Runs `body` with a team of `count` members, stopped and joined when `body` returns.
+    ///
+    /// The members split the products themselves, so OpenBLAS runs single-threaded meanwhile, for a team of one
+    /// too: the results then depend on the team's size alone, never on the process's OpenBLAS setting.
     static func with<Result>(count: Int, _ body: (WorkerTeam) -> Result) throws -> Result {
-        if count == 1 { return body(inline) }
-        let team = try WorkerTeam(count: count)
-        defer { team.finish() }
-        return body(team)
+        try BLAS.withThreadCount(1) {
+            if count == 1 { return body(inline) }
+            let team = try WorkerTeam(count: count)
+            defer { team.finish() }
+            return body(team)
+        }
     }
 
     /// Stops and joins the members (each holds the team until then); the team runs regions inline afterwards.
