@@ -77,11 +77,15 @@ let package = Package(
             "AdaptCore", "Storage", "CommandLineKit", "JobQueue", "WorkerRuntime", "Steps",
         ]),
 
+        // The HTML report and the data it is drawn from: value types and rendering only, so the page can be tested
+        // without a database; Services gathers the data from the job history and the registry.
+        .target(name: "Report", dependencies: ["AdaptCore"]),
+
         // What the commands do, one function per command, over the modules above: a command parses, calls
         // its service and prints what comes back.
         .target(name: "Services", dependencies: [
             "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue", "WorkerRuntime",
-            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "AdapterExchange",
+            "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "AdapterExchange", "Report",
         ]),
 
         // Parses, calls Services, prints: the value types it prints come through Services (Vocabulary.swift).
@@ -123,6 +127,8 @@ let package = Package(
             "Steps", "JobQueue", "Storage", "AdaptCore", "Pipelines", "Adapters", "Training", "TestSupport",
         ]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Adapters", "Model", "TestSupport"], exclude: ["Reference"]),
+        // Renders reports of real runs (made by the built executables) in headless Chromium.
+        .testTarget(name: "ReportTests", dependencies: ["Report", "AdaptCore", "Storage", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "Adapters", "Model", "Training", "Registry", "Storage",
                                                            "TestSupport"],

@@ -82,7 +82,8 @@ public struct NightlySchedule: Sendable, Equatable {
     }
 
     /// A oneshot service runs its ExecStart lines in order and stops at the first that fails
-    /// (systemd.service(5)), which is exactly "enqueue, then work until idle".
+    /// (systemd.service(5)), which is exactly "enqueue, then work until idle". Its stdout and stderr go to the
+    /// journal (systemd's default), tagged with the unit's name: `adapt work` prints each run's outcome there.
     public var serviceUnit: String {
         """
         [Unit]
@@ -93,6 +94,7 @@ public struct NightlySchedule: Sendable, Equatable {
         \(commands.map { "ExecStart=" + $0.map(Self.systemdQuoted).joined(separator: " ") }.joined(separator: "\n"))
         Nice=10
         IOSchedulingClass=idle
+        SyslogIdentifier=\(unitBaseName)
 
         """
     }

@@ -21,10 +21,24 @@ extension Pipeline {
         let eval = readEval(root.object("eval"))
         let device = readDevice(root.object("device"))
         let steps = readSteps(root)
+        let notify = readNotify(root)
         root.finish()
         guard let steps else { return nil }
         return Pipeline(format: format, name: name, description: description, seed: seed, prune: prune,
-                        privacy: privacy, sample: sample, train: train, eval: eval, device: device, steps: steps)
+                        privacy: privacy, sample: sample, train: train, eval: eval, device: device, steps: steps, notify: notify)
+    }
+
+    /// `notify`: null, or a program and its arguments as an array of strings (no shell: nothing is re-split or expanded).
+    private static func readNotify(_ root: ObjectReader) -> [String]? {
+        guard let value = root.value("notify"), value != .null else { return nil }
+        let words = value.arrayValue?.compactMap(\.stringValue)
+        guard let words, words.count == value.arrayValue?.count, let program = words.first, !program.isEmpty,
+              !words.contains(where: { $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }) else {
+            root.reader.report("notify", "notify must be null or an array of strings, the program first (e.g. [\"notify-send\", \"adapt\"]), "
+                               + "without control characters; got \(PipelineReader.render(value))")
+            return nil
+        }
+        return words
     }
 
     private static func readSeed(_ root: ObjectReader) -> UInt64? {

@@ -26,11 +26,14 @@ public struct Pipeline: Sendable, Equatable, Codable {
     public var device: DevicePolicy
     /// The graph, in file order; `PlannedRun` orders them topologically.
     public var steps: [PipelineStep]
+    /// A program and its arguments, run with the run's outcome as JSON on stdin when a run ends (`adapt work`);
+    /// nil: nobody is told.
+    public var notify: [String]?
 
     public init(format: Int = Pipeline.formatVersion, name: String, description: String = "", seed: UInt64? = nil,
                 prune: PruneParameters = .init(), privacy: PrivacyBudget = .init(), sample: SampleParameters = .init(),
                 train: TrainParameters = .init(), eval: EvalParameters = .init(), device: DevicePolicy = .init(),
-                steps: [PipelineStep]) {
+                steps: [PipelineStep], notify: [String]? = nil) {
         self.format = format
         self.name = name
         self.description = description
@@ -42,6 +45,7 @@ public struct Pipeline: Sendable, Equatable, Codable {
         self.eval = eval
         self.device = device
         self.steps = steps
+        self.notify = notify
     }
 
     /// The bundled nightly pipeline: prune → sample → train → eval → promote with every default.
@@ -114,7 +118,7 @@ public struct Pipeline: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case format, name, description, seed, prune, privacy, sample, train, eval, device, steps
+        case format, name, description, seed, prune, privacy, sample, train, eval, device, steps, notify
     }
 
     /// Every field is written, absent ones as null, so `show` documents the whole format.
@@ -131,6 +135,9 @@ public struct Pipeline: Sendable, Equatable, Codable {
         try container.encode(eval, forKey: .eval)
         try container.encode(device, forKey: .device)
         try container.encode(steps, forKey: .steps)
+        // Written only when set: every pipeline without it keeps the digest (and replays the runs) it had before
+        // the field existed.
+        try container.encodeIfPresent(notify, forKey: .notify)
     }
 
     /// JSONDecoder on Linux says only "not valid JSON"; JSONSerialization says where, as a byte offset, which

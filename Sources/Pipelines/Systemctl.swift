@@ -40,7 +40,23 @@ public struct Systemctl: Sendable {
         guard status == 0 else { throw PipelineError.systemctlFailed(arguments: ["--user"] + arguments, status: status, output: output) }
     }
 
-    private static func execute(_ executable: URL, _ arguments: [String]) -> (Int32, String) {
+    /// `systemctl --user show UNIT -p P …` as a dictionary; throws `PipelineError.systemctlFailed` on a non-zero exit.
+    public func properties(of unit: String, _ names: [String]) throws -> [String: String] {
+        guard let executable else {
+            throw PipelineError.systemctlFailed(arguments: ["--user", "show", unit], status: 127, output: "systemctl not found")
+        }
+        let arguments = ["--user", "show", unit] + names.map { "--property=\($0)" }
+        let (status, output) = Self.execute(executable, arguments)
+        guard status == 0 else { throw PipelineError.systemctlFailed(arguments: arguments, status: status, output: output) }
+        var found: [String: String] = [:]
+        for line in output.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            found[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return found
+    }
+
+    static func execute(_ executable: URL, _ arguments: [String]) -> (Int32, String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -1,7 +1,8 @@
+import AdaptCore
 import Foundation
 import Pipelines
 
-/// `adapt schedule install|remove`: a systemd user timer per lineage, and the cron line for everyone else.
+/// `adapt schedule install|remove|status`: a systemd user timer per lineage, and the cron line for everyone else.
 public enum ScheduleService {
     /// Throws `PipelineError` when `value` (a path that goes verbatim into the unit files) holds a control character.
     public static func requireNoControlCharacters(_ value: String, field: String) throws {
@@ -74,5 +75,88 @@ public enum ScheduleService {
         let removed = try NightlySchedule.removeFiles(lineage: lineage, from: directory)
         if !removed.isEmpty, systemdProblem == nil { try systemctl.user(["daemon-reload"]) }
         return Removal(directory: directory, removed: removed, disabled: disabled, systemdProblem: systemdProblem)
+    }
+}
+
+extension ScheduleService {
+    /// What `schedule status` reports about a lineage's timer.
+    public struct Status: Sendable, Encodable {
+        public let lineage: String
+        public let installed: Bool
+        public let timerPath: String
+        /// The time of day of the timer file's `OnCalendar=`.
+        public let at: String?
+        /// The next time that time of day comes, in milliseconds since the epoch (computed here, local time).
+        public let nextRun: Int64?
+        /// What systemd says: the timer's `ActiveState` and `NextElapseUSecRealtime` (nil: not asked or not answered).
+        public let timerState: String?
+        public let systemdNextElapse: String?
+        public let systemdProblem: String?
+        /// `on`, `off` or `unknown`.
+        public let lingering: String
+        public let lingeringProblem: String?
+
+        enum CodingKeys: String, CodingKey {
+            case lineage, installed, at, lingering
+            case timerPath = "timer_path", nextRun = "next_run", timerState = "timer_state"
+            case systemdNextElapse = "systemd_next_elapse", systemdProblem = "systemd_problem", lingeringProblem = "lingering_problem"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(lineage, forKey: .lineage)
+            try c.encode(installed, forKey: .installed)
+            try c.encode(timerPath, forKey: .timerPath)
+            try c.encode(at, forKey: .at)
+            try c.encode(nextRun.map(Timestamp.iso8601), forKey: .nextRun)
+            try c.encode(timerState, forKey: .timerState)
+            try c.encode(systemdNextElapse, forKey: .systemdNextElapse)
+            try c.encode(systemdProblem, forKey: .systemdProblem)
+            try c.encode(lingering, forKey: .lingering)
+            try c.encode(lingeringProblem, forKey: .lingeringProblem)
+        }
+    }
+
+    /// The lineage's timer as its file, systemd and logind describe it; `now` places the next run.
+    public static func status(lineage: String, user: String, now: Date = Date()) -> Status {
+        let directory = NightlySchedule.unitDirectory()
+        let base = NightlySchedule.unitBaseName(lineage: lineage)
+        let timer = directory.appendingPathComponent(base + ".timer")
+        let text = try? String(contentsOf: timer, encoding: .utf8)
+        // `OnCalendar=*-*-* HH:MM:00`, as `NightlySchedule.timerUnit` writes it.
+        let time = text?.split(separator: "\n").first { $0.hasPrefix("OnCalendar=*-*-* ") }
+            .flatMap { try? TimeOfDay(parsing: String($0.dropFirst("OnCalendar=*-*-* ".count).dropLast(3))) }
+        var timerState: String?, nextElapse: String?, systemdProblem: String?
+        if text != nil {
+            let systemctl = Systemctl.resolve()
+            systemdProblem = systemctl.unavailableReason()
+            if systemdProblem == nil {
+                do {
+                    let properties = try systemctl.properties(of: base + ".timer", ["ActiveState", "NextElapseUSecRealtime"])
+                    timerState = properties["ActiveState"]
+                    nextElapse = properties["NextElapseUSecRealtime"].flatMap { $0.isEmpty ? nil : $0 }
+                } catch {
+                    systemdProblem = "\(error)"
+                }
+            }
+        }
+        let lingering = Lingering.check(user: user)
+        let (word, problem): (String, String?) = switch lingering {
+        case .on: ("on", nil)
+        case .off: ("off", nil)
+        case let .unknown(why): ("unknown", why)
+        }
+        return Status(lineage: lineage, installed: text != nil, timerPath: timer.path, at: time?.description,
+                      nextRun: time.map { next($0, after: now) }, timerState: timerState, systemdNextElapse: nextElapse,
+                      systemdProblem: systemdProblem, lingering: word, lingeringProblem: problem)
+    }
+
+    /// The next local time showing `time` after `now`, in milliseconds since the epoch.
+    static func next(_ time: TimeOfDay, after now: Date) -> Int64 {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let next = calendar.nextDate(after: now, matching: DateComponents(hour: time.hour, minute: time.minute, second: 0),
+                                     matchingPolicy: .nextTime) ?? now
+        return Int64(next.timeIntervalSince1970 * 1000)
     }
 }

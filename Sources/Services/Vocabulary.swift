@@ -66,6 +66,9 @@
 @_exported import enum Steps.StepError
 @_exported import struct Registry.AdapterMetadata
 
+// The report's data, as `report --json` prints it.
+@_exported import struct Report.ReportData
+
 // The formats `registry export` writes and `registry add --from-…` reads (the precision through
 // `RegistryService.ExportPrecision`: GGUFLoRA itself is the format's reader and writer).
 @_exported import enum AdapterExchange.ExchangeFormat

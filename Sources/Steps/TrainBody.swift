@@ -55,7 +55,7 @@ public enum TrainBody {
             resumedFrom = resumed.step
             if case let .resumed(step, name, warnings) = event {
                 checkpointName = name
-                try context.progress("resumed from checkpoint \(name) at step \(step)"
+                try context.progress(TrainingNote.resumed(checkpoint: name, step: step).message
                                      + (warnings.isEmpty ? "" : " (\(warnings.count) newer checkpoint(s) unusable)"))
             }
         }
@@ -82,16 +82,33 @@ public enum TrainBody {
         let start = environment.clock.nowMilliseconds()
         let startTokens = state.tokens
         let interval = configuration.checkpointEvery
+        var lastNote = environment.clock.nowMilliseconds()
         while state.step < configuration.steps, !state.stoppedEarly {
             let next = min(configuration.steps, (state.step / interval + 1) * interval)
-            var checkpointNote: String?
+            var checkpoint: (name: String, step: Int)?
+            var figures: StepProgress?
             // A cancelled run or a lost lease ends the loop before its next step: nothing it did would be recorded.
             state = try trainer.run(from: state, stopAfter: next, progress: { event in
-                if case let .checkpointWritten(step, name, _, _) = event { checkpointNote = "checkpoint \(name) at step \(step)" }
+                switch event {
+                case let .checkpointWritten(step, name, _, _): checkpoint = (name, step)
+                case let .step(progress):
+                    figures = progress
+                    // Between checkpoints a note at most once a second, so that live progress (`adapt work`,
+                    // `adapt runs --watch`) moves without an event row per step; a failed write shows at the next.
+                    let now = environment.clock.nowMilliseconds()
+                    if progress.step < next, now - lastNote >= 1_000 {
+                        lastNote = now
+                        try? context.progress(Self.note(progress, total: configuration.steps, loss: progress.loss).message)
+                    }
+                default: break
+                }
             }, shouldContinue: { !context.isCancelled() })
             if context.isCancelled() { throw CancellationError() }
-            let loss = state.losses.last.map { String(format: "%.4f", $0) } ?? "–"
-            try context.progress("step \(state.step)/\(configuration.steps) loss \(loss)" + (checkpointNote.map { "; \($0)" } ?? ""))
+            var note = figures.map { Self.note($0, total: configuration.steps, loss: state.losses.last) }
+                ?? TrainingNote.StepNote(step: state.step, total: configuration.steps, loss: state.losses.last)
+            note.step = state.step
+            note.checkpoint = checkpoint
+            try context.progress(note.message)
             if state.step >= configuration.steps || state.stoppedEarly { break }
             // Safe points: the checkpoint of this step is written, so stopping here loses nothing.
             if context.isStopping() {
@@ -121,6 +138,12 @@ public enum TrainBody {
                 "seconds": .double(seconds), "resumed_from_step": .int(resumedFrom),
                 "tokens_per_second": .double(seconds > 0 ? Double(state.tokens - startTokens) / seconds : 0),
             ]))
+    }
+
+    /// A progress note with the trainer's figures (the smoothed loss, speed and time left).
+    static func note(_ progress: StepProgress, total: Int, loss: Double?) -> TrainingNote.StepNote {
+        TrainingNote.StepNote(step: progress.step, total: total, loss: loss, smoothed: progress.smoothedLoss,
+                              tokensPerSecond: progress.tokensPerSecond, etaSeconds: progress.etaSeconds)
     }
 
     static func example(_ line: SnapshotExample) -> TrainingExample {

@@ -3,7 +3,7 @@ import CommandLineKit
 /// Every `adapt` subcommand; each group lives in its own file under Commands/.
 enum AllCommands {
     static let list: [Command] = []
-        + JobCommands.all + NightlyCommands.all + BundleCommands.all + GCCommand.all
+        + JobCommands.all + NightlyCommands.all + ReportCommand.all + BundleCommands.all + GCCommand.all
         + PipelineCommands.all + ScheduleCommands.all + DeviceCommands.all
         + DataCommands.all
         + TrainCommands.all

@@ -7,26 +7,60 @@ import Services
 extension JobCommands {
     static let runs = Command(
         "runs", summary: "list runs, newest first",
-        options: [Listing.runLimit, .json]
+        discussion: """
+            With --watch the listing is shown again each time it changes, with a line per running step (step N/M,
+            loss raw and smoothed, tokens per second, time left), until every run listed has finished: redrawn in
+            place on a terminal, appended otherwise, and as JSON lines ({"runs": [...], "running": [...]}) with --json.
+            """,
+        options: [Listing.runLimit, Listing.watch, .json]
     ) { invocation in
         let limit = try invocation.arguments[Listing.runLimit]
+        let json = invocation.arguments[.json]
+        if invocation.arguments[Listing.watch] {
+            let live = try LiveProgress(database: try GlobalOptions.readOnlyDatabase(invocation))
+            let inPlace = !json && Console.isTerminal
+            try await live.followRuns(limit: limit) { runs, running in
+                if json {
+                    Console.print(JSON.canonicalString(JSONValue.object([
+                        "runs": (try? JSON.decode(JSONValue.self, from: JSON.canonical(runs), context: "runs")) ?? .array([]),
+                        "running": (try? JSON.decode(JSONValue.self, from: JSON.canonical(running), context: "running")) ?? .array([]),
+                    ])))
+                    return
+                }
+                let lines = running.map { TerminalText.escaped(LiveProgress.line($0, width: 100)) }
+                // Home and clear: the listing replaces the one before instead of scrolling.
+                Console.write((inPlace ? "\u{1B}[H\u{1B}[2J" : "") + runTable(runs) + "\n" + lines.map { $0 + "\n" }.joined() + (inPlace ? "" : "\n"))
+            }
+            return
+        }
         let runs = try history(invocation).runs(limit: limit)
-        if invocation.arguments[.json] { Console.print(JSON.pretty(runs)); return }
+        if json { Console.print(JSON.pretty(runs)); return }
+        Console.print(runTable(runs))
+    }
+
+    static func runTable(_ runs: [RunRecord]) -> String {
         var table = Table("ID", "KIND", "NAME", "STATE", "DONE", "ATTEMPT", "CREATED", "UPDATED")
         for run in runs {
             let done = (run.counts[.succeeded] ?? 0)
             table.append([run.id.description, run.kind, run.name, run.state, "\(done)/\(run.total)", "\(run.attempt)",
                           Timestamp.iso8601(run.createdAt), Timestamp.iso8601(run.updatedAt)])
         }
-        Console.print(runs.isEmpty ? "no runs; 'adapt enqueue noop --count 3' makes one" : table.render())
+        return runs.isEmpty ? "no runs; 'adapt enqueue noop --count 3' makes one" : table.render()
     }
 
     static let jobs = Command(
         "jobs", summary: "list jobs (the newest N matching, oldest first)",
-        options: [Listing.run, Listing.state, Listing.kind, Listing.jobLimit, .json]
+        options: [Listing.run, Listing.status, Listing.oldStatus, Listing.kind, Listing.jobLimit, .json]
     ) { invocation in
         let a = invocation.arguments
-        let state = try a[Listing.state]
+        if a.given(Listing.status) && a.given(Listing.oldStatus) {
+            throw UsageError("give --status only (--state is its old spelling)")
+        }
+        if a.given(Listing.oldStatus) {
+            Console.error("adapt: note: 'adapt jobs --state S' is now 'adapt jobs --status S'; --state alone names the state "
+                          + "directory, before the command (adapt --state DIR jobs)")
+        }
+        let state = try a[Listing.status] ?? a[Listing.oldStatus]
         let run = try a[Listing.run]
         let kind = try a[Listing.kind]
         let limit = try a[Listing.jobLimit]
@@ -46,16 +80,20 @@ extension JobCommands {
             guard let id = JobID.parse(text) else { throw UsageError("expects a job id like job-3, got '\(text.prefix(40))'") }
             return id
         }
-        static let state = Option<JobState?>(
-            "state", value: "S", default: nil,
-            help: "only jobs in this state (\(JobState.allCases.map(\.rawValue).joined(separator: ", ")))"
-        ) { text in
-            guard let state = JobState(rawValue: text) else {
-                throw UsageError("must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
+        static let status = jobState("status", help: "only jobs in this state (\(JobState.allCases.map(\.rawValue).joined(separator: ", ")))")
+        /// The filter's old name, which it shared with the global state directory option: still read, with a note.
+        static let oldStatus = jobState("state", help: "old spelling of --status")
+
+        static func jobState(_ name: String, help: String) -> Option<JobState?> {
+            Option<JobState?>(name, value: "S", default: nil, help: help) { text in
+                guard let state = JobState(rawValue: text) else {
+                    throw UsageError("must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
+                }
+                return state
             }
-            return state
         }
         static let kind = Option<String?>("kind", value: "K", help: "only jobs of this kind")
+        static let watch = Flag("watch", help: "show the listing again at every change, with the running steps' progress, until every run listed has finished")
         static let follow = Flag("follow", help: "keep printing new events (with --run: until the run finishes); JSON lines with --json")
 
         static func runOption(help: String) -> Option<RunID?> {

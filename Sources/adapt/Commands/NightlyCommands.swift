@@ -92,6 +92,14 @@ enum NightlyCommands {
             counts). One `adapt work` per state directory: a second is refused while the first runs. With
             --exit-when-idle it stops the workers and exits 0 once no step of these kinds is ready or running, or
             due within two minutes (a retry's backoff); steps scheduled later are listed on stderr, not waited for.
+            While steps run, their progress (step N/M, the loss raw and smoothed, tokens per second, time left) goes
+            to stderr: as a bar per running step, redrawn in place, when stdout is a terminal; as JSON lines
+            ({"type": "progress", "at", "running": [{job_id, run_id, name, kind, attempt, step, total_steps, loss,
+            smoothed_loss, tokens_per_second, eta_seconds, at}]}) with --json.
+            Each nightly run that ends while it works is announced on stdout ("run ended: …; {outcome JSON}"; with
+            --json as a {"type": "run_ended", "outcome"} line on stderr), and its pipeline's notify command, if it
+            names one, is run with the outcome JSON on stdin: {run_id, lineage, night, state, result (promoted,
+            refused, failed, cancelled), gate, version, failed_step, finished_at, report}.
             """,
         options: [Work.workers, Work.exitWhenIdle, Work.lease, .json]
     ) { invocation in
@@ -107,7 +115,51 @@ enum NightlyCommands {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: Self.executableDirectory(fallback: directory),
                                           workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
-        let summary = try await Nightly.work(request, state: state, database: database) { Console.error("work: \($0)") }
+        // Progress goes to stderr, as `adapt train`'s does: bars when a person watches (stdout is a terminal), JSON
+        // lines with --json (stdout keeps its one summary document), nothing new otherwise.
+        let style: ProgressBoard.Style? = a[.json] ? .jsonLines : Console.isTerminal ? .bars : nil
+        let board = style.map(ProgressBoard.init(style:))
+        let watcher = try board.map { board in
+            let live = try LiveProgress(database: try StateAccess.reading(state))
+            return Task { try? await live.follow { board.show($0, at: SystemClock().nowMilliseconds()) } }
+        }
+        let log: @Sendable (String) -> Void = { line in
+            if let board { board.log("work: \(line)") } else { Console.error("work: \(line)") }
+        }
+        // Each run that ends while this works is announced: on stdout (under the systemd timer, the unit's stdout is
+        // the journal), as a JSON line on stderr with --json, and to the pipeline's notify command.
+        let json = a[.json]
+        let notifier = try RunNotifier(database: try StateAccess.reading(state), since: SystemClock().nowMilliseconds())
+        let announce: @Sendable (RunOutcome) async -> Void = { outcome in
+            if json {
+                Console.error(JSON.canonicalString(JSONValue.object([
+                    "type": .string("run_ended"),
+                    "outcome": (try? JSON.decode(JSONValue.self, from: JSON.canonical(outcome), context: "outcome")) ?? .null,
+                ])))
+            } else {
+                Console.print("run ended: \(TerminalText.escaped(outcome.sentence)); \(JSON.canonicalString(outcome))")
+            }
+            let delivery = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: RunNotifier.deliver(outcome)) }
+            }
+            switch delivery {
+            case .none: break
+            case let .delivered(command): log("\(outcome.runID): told \(command)")
+            case let .failed(command, reason): log("warning: \(outcome.runID): notify command \(command) failed: \(reason)")
+            }
+        }
+        let notifying = Task { try? await notifier.follow(announce) }
+        defer {
+            watcher?.cancel()
+            notifying.cancel()
+            board?.finish()
+        }
+        let summary = try await Nightly.work(request, state: state, database: database, log: log)
+        board?.finish()
+        notifying.cancel()
+        _ = await notifying.value
+        // The last run may have ended in the commit the workers made just before they stopped.
+        for outcome in try notifier.ended() { await announce(outcome) }
         if a[.json] { Console.print(JSON.pretty(summary)) }
     }
 

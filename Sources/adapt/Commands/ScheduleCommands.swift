@@ -3,9 +3,9 @@ import CommandLineKit
 import Foundation
 import Services
 
-/// `adapt schedule install|remove`: a systemd user timer per lineage, and the cron line for everyone else.
+/// `adapt schedule install|remove|status`: a systemd user timer per lineage, and the cron line for everyone else.
 enum ScheduleCommands {
-    static let all: [Command] = [install, remove]
+    static let all: [Command] = [install, remove, status]
 
     static let install = Command(
         "schedule install", summary: "run a lineage's nightly pipeline every day at a set time (systemd user timer)",
@@ -92,6 +92,50 @@ enum ScheduleCommands {
         Console.print("# if you added the cron line instead, delete it with 'crontab -e'")
     }
 
+    static let status = Command(
+        "schedule status", summary: "say when a lineage's nightly timer fires next, and whether it can fire while you are logged out",
+        discussion: "Reads the timer file's time of day and asks 'systemctl --user show' for the timer's state and next elapse. "
+            + "A user timer does not fire while its user is logged out unless lingering is on ('loginctl enable-linger'); "
+            + "when 'loginctl show-user' says it is off, a warning says so on stderr. Exit 1 when no timer is installed.",
+        options: [lineageToShow, .json]
+    ) { invocation in
+        let lineage = try invocation.arguments.required(lineageToShow).name
+        let user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
+        let status = ScheduleService.status(lineage: lineage, user: user)
+        if invocation.arguments[.json] {
+            Console.print(JSON.pretty(status))
+        } else if status.installed {
+            Console.print("timer: \(status.timerPath)")
+            Console.print("runs every day at \(status.at ?? "?") (local time); next: \(status.nextRun.map(localTime) ?? "unknown")")
+            if let state = status.timerState {
+                Console.print("systemd: timer \(state)" + (status.systemdNextElapse.map { ", next elapse \($0)" } ?? ", no next elapse (not enabled?)"))
+            }
+        } else {
+            Console.print("no timer is installed for lineage \(lineage) (\(status.timerPath)); 'adapt schedule install --lineage \(lineage) --at HH:MM' makes one")
+        }
+        if let problem = status.systemdProblem { Console.error("systemd: \(problem)") }
+        switch status.lingering {
+        case "off":
+            Console.error("adapt: warning: lingering is off for user \(user): the timer does not fire while \(user) is logged out. "
+                          + "Turn it on with 'loginctl enable-linger \(user)'")
+        case "unknown":
+            Console.error("adapt: note: cannot tell whether lingering is on (\(status.lingeringProblem ?? "")); without it the timer "
+                          + "fires only while you are logged in")
+        default: break
+        }
+        if !status.installed { throw ExitCode.failure }
+    }
+
+    /// `2026-12-03 02:30 +0100`: a next run as the person reading it keeps time.
+    static func localTime(_ milliseconds: Int64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm xx"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+
+    static let lineageToShow = Option(lineage: "the lineage whose timer to describe")
     static let lineageToRun = Option(lineage: "the lineage to run (letters, digits, '-', '_')")
     static let lineageToRemove = Option(lineage: "the lineage whose schedule to remove")
     static let at = Option<TimeOfDay?>("at", value: "HH:MM", default: nil, help: "local time of day to start, e.g. 02:00") {

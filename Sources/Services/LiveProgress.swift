@@ -1,0 +1,124 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Steps
+import Storage
+
+/// What is running now, read from the job table: each running job with the newest progress note its step wrote
+/// (`TrainingNote`: step N/M, the loss raw and smoothed, tokens per second, time left). `adapt work` draws it as
+/// bars or JSON lines while its workers run; `adapt runs --watch` shows it under the runs it refreshes.
+public struct LiveProgress: Sendable {
+    let queue: JobQueue
+
+    public init(database: Database) throws {
+        queue = try JobQueue(database: database)
+    }
+
+    /// One running job and how far it is; the step fields are nil for a step that writes no training notes.
+    public struct Entry: Sendable, Equatable, Encodable {
+        public let jobID: String
+        public let runID: String
+        public let name: String
+        public let kind: String
+        public let attempt: Int
+        public let step: Int?
+        public let totalSteps: Int?
+        public let loss: Double?
+        public let smoothedLoss: Double?
+        public let tokensPerSecond: Double?
+        public let etaSeconds: Double?
+        /// When the newest note was written (or the job claimed).
+        public let at: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case name, kind, attempt, step, loss, at
+            case jobID = "job_id", runID = "run_id", totalSteps = "total_steps", smoothedLoss = "smoothed_loss"
+            case tokensPerSecond = "tokens_per_second", etaSeconds = "eta_seconds"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(jobID, forKey: .jobID)
+            try c.encode(runID, forKey: .runID)
+            try c.encode(name, forKey: .name)
+            try c.encode(kind, forKey: .kind)
+            try c.encode(attempt, forKey: .attempt)
+            try c.encode(step, forKey: .step)
+            try c.encode(totalSteps, forKey: .totalSteps)
+            try c.encode(loss, forKey: .loss)
+            try c.encode(smoothedLoss, forKey: .smoothedLoss)
+            try c.encode(tokensPerSecond, forKey: .tokensPerSecond)
+            try c.encode(etaSeconds, forKey: .etaSeconds)
+            try c.encode(Timestamp.iso8601(at), forKey: .at)
+        }
+    }
+
+    /// Every running job (of `run` when given), oldest first.
+    public func running(run: RunID? = nil) throws -> [Entry] {
+        let jobs = try queue.jobs(matching: .init(run: run, state: .running, limit: 1_000)).sorted { $0.id < $1.id }
+        return try jobs.map { job in
+            // The newest note of this attempt: an earlier attempt's figures would show progress that was lost.
+            let events = try queue.events(job: job.id, limit: Int.max).filter { $0.attempt == job.attempt }
+            let claimed = events.last { $0.to == .running && $0.from != .running }?.at ?? job.updatedAt
+            var note: TrainingNote.StepNote?
+            var at = claimed
+            for event in events.reversed() where event.from == .running && event.to == .running {
+                if case let .step(found)? = event.message.flatMap(TrainingNote.init(message:)) {
+                    note = found
+                    at = event.at
+                    break
+                }
+            }
+            return Entry(jobID: job.id.description, runID: job.runID.description, name: job.name, kind: job.kind, attempt: job.attempt,
+                         step: note?.step, totalSteps: note?.total, loss: note?.loss, smoothedLoss: note?.smoothed,
+                         tokensPerSecond: note?.tokensPerSecond, etaSeconds: note?.etaSeconds, at: at)
+        }
+    }
+
+    /// Calls `show` with the running jobs now and again after every commit that changes them, until cancelled.
+    public func follow(run: RunID? = nil, _ show: ([Entry]) -> Void) async throws {
+        var last: [Entry]?
+        while !Task.isCancelled {
+            let version = try queue.database.dataVersion()
+            let entries = try running(run: run)
+            if entries != last { show(entries); last = entries }
+            while try queue.database.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
+        }
+    }
+
+    /// One line for a terminal `width` columns wide: `train job-3  [#####-----] 20/48  loss 2.310 (2.401)  512 tok/s  ETA 1:05`.
+    public static func line(_ entry: Entry, width: Int) -> String {
+        let head = "\(entry.name) \(entry.jobID)"
+        guard let step = entry.step, let total = entry.totalSteps, total > 0 else { return head + "  running (attempt \(entry.attempt))" }
+        var tail = "  \(step)/\(total)"
+        if let loss = entry.loss { tail += String(format: "  loss %.3f", loss) }
+        if let smoothed = entry.smoothedLoss { tail += String(format: " (%.3f)", smoothed) }
+        if let speed = entry.tokensPerSecond { tail += String(format: "  %.0f tok/s", speed) }
+        if let eta = entry.etaSeconds, eta.isFinite { tail += "  ETA " + clock(eta) }
+        let barWidth = max(10, min(30, width - head.count - tail.count - 4))
+        let filled = min(barWidth, Int((Double(step) / Double(total) * Double(barWidth)).rounded(.down)))
+        return head + "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "]" + tail
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(min(max(seconds, 0), 359_999).rounded())
+        return whole >= 3_600 ? String(format: "%d:%02d:%02d", whole / 3_600, (whole / 60) % 60, whole % 60)
+            : String(format: "%d:%02d", whole / 60, whole % 60)
+    }
+}
+
+extension LiveProgress {
+    /// Calls `show` with the newest `limit` runs and what is running, now and after every commit that changes
+    /// either; returns once every run shown has finished.
+    public func followRuns(limit: Int, _ show: ([RunRecord], [Entry]) -> Void) async throws {
+        var last: ([RunRecord], [Entry])?
+        while !Task.isCancelled {
+            let version = try queue.database.dataVersion()
+            let runs = try queue.runs(limit: limit)
+            let entries = try running()
+            if last.map({ $0.0 != runs || $0.1 != entries }) ?? true { show(runs, entries); last = (runs, entries) }
+            if runs.allSatisfy(\.isFinished) { return }
+            while try queue.database.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
+        }
+    }
+}
