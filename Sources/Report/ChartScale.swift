@@ -3,10 +3,11 @@ import Foundation
 /// A linear map from data values onto a pixel range, with the "nice" ticks an axis shows.
 struct ChartScale {
     let domain: ClosedRange<Double>
-    let range: ClosedRange<Double>
+    /// Pixels: (where the domain's lower bound lands, where its upper bound lands); a y axis runs downwards.
+    let range: (Double, Double)
 
     /// A domain that is never empty (one value, or none, still gets a span to draw in).
-    init(values: [Double], range: ClosedRange<Double>, includeZero: Bool = false, padding: Double = 0.05) {
+    init(values: [Double], range: (Double, Double), includeZero: Bool = false, padding: Double = 0.05) {
         let finite = values.filter(\.isFinite)
         var low = finite.min() ?? 0, high = finite.max() ?? 1
         if includeZero { low = min(low, 0); high = max(high, 0) }
@@ -16,7 +17,7 @@ struct ChartScale {
         self.range = range
     }
 
-    init(domain: ClosedRange<Double>, range: ClosedRange<Double>) {
+    init(domain: ClosedRange<Double>, range: (Double, Double)) {
         self.domain = domain.upperBound - domain.lowerBound < 1e-12 ? (domain.lowerBound - 0.5)...(domain.lowerBound + 0.5) : domain
         self.range = range
     }
@@ -24,7 +25,7 @@ struct ChartScale {
     func callAsFunction(_ value: Double) -> Double {
         let clamped = min(max(value.isFinite ? value : domain.lowerBound, domain.lowerBound), domain.upperBound)
         let t = (clamped - domain.lowerBound) / (domain.upperBound - domain.lowerBound)
-        return range.lowerBound + t * (range.upperBound - range.lowerBound)
+        return range.0 + t * (range.1 - range.0)
     }
 
     /// About `count` ticks at 1, 2 or 5 times a power of ten, inside the domain.

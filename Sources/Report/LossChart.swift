@@ -7,8 +7,8 @@ struct LossChart {
 
     var svg: String {
         let losses = curve.points.flatMap { [$0.loss, $0.smoothed] }
-        let x = ChartScale(domain: 0...Double(max(curve.totalSteps, curve.points.last?.step ?? 1, 1)), range: Self.left...Self.right)
-        let y = ChartScale(values: losses, range: Self.bottom...Self.top)
+        let x = ChartScale(domain: 0...Double(max(curve.totalSteps, curve.points.last?.step ?? 1, 1)), range: (Self.left, Self.right))
+        let y = ChartScale(values: losses, range: (Self.bottom, Self.top))
         var out = #"<svg class="chart losses" viewBox="0 0 360 \#(Int(Self.height))" role="img" aria-label="training loss by step">"#
         for tick in y.ticks(4) {
             let ty = y(tick)

@@ -7,8 +7,8 @@ struct NightsChart {
 
     var svg: String {
         let values = nights.flatMap { [$0.candidateMeanNLL, $0.incumbentMeanNLL].compactMap { $0 } }
-        let y = ChartScale(values: values, range: Self.bottom...Self.top)
-        let x = ChartScale(domain: -0.5...(Double(max(nights.count, 1)) - 0.5), range: Self.left...Self.right)
+        let y = ChartScale(values: values, range: (Self.bottom, Self.top))
+        let x = ChartScale(domain: -0.5...(Double(max(nights.count, 1)) - 0.5), range: (Self.left, Self.right))
         var out = #"<svg class="chart nights" viewBox="0 0 360 \#(Int(Self.height))" role="img" aria-label="held-out NLL by night">"#
         for tick in y.ticks(4) {
             let ty = y(tick)

@@ -7,7 +7,7 @@ struct PairedPlot {
 
     var svg: String {
         let values = gate.examples.flatMap { [$0.incumbent, $0.candidate] }
-        let y = ChartScale(values: values, range: Self.bottom...Self.top)
+        let y = ChartScale(values: values, range: (Self.bottom, Self.top))
         var out = #"<svg class="chart pairs" viewBox="0 0 360 \#(Int(Self.height))" role="img" aria-label="held-out NLL per example, incumbent and candidate">"#
         for tick in y.ticks(5) {
             let ty = y(tick)

@@ -17,7 +17,7 @@ struct TimelineChart {
 
     var svg: String {
         let end = Double(jobs.flatMap(\.attempts).map(\.endMilliseconds).max() ?? 1_000)
-        let x = ChartScale(domain: 0...max(end, 1), range: Self.left...Self.right)
+        let x = ChartScale(domain: 0...max(end, 1), range: (Self.left, Self.right))
         let height = Self.top + Double(jobs.count) * Self.laneHeight + Self.axisHeight
         var out = #"<svg class="chart timeline" viewBox="0 0 \#(Int(Self.width)) \#(Markup.coordinate(height))" role="img" aria-label="timeline of the run's jobs">"#
         var flag = 0

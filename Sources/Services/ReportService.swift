@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Pipelines
 import Registry
 import Report
 import Steps

@@ -24,32 +24,41 @@ struct HeadlessChromium {
         try run(["--dump-dom", "--window-size=\(width),900", page.absoluteString]).stdout
     }
 
-    /// The document's scroll width and the viewport's width at `width`: a copy of the page with its script ban lifted
-    /// and one line of script that writes both onto the body, read back from the dumped DOM.
-    func layoutWidths(_ page: URL, width: Int = 390) throws -> (scroll: Int, viewport: Int) {
+    /// The page as a phone of `width` CSS pixels lays it out: desktop Chromium will not make a window narrower than
+    /// 500 pixels, so a copy of the page gets `html { width: WIDTH px }` (the page's CSS has no width-dependent rule
+    /// that this would bypass), with its script ban lifted for one line of script that writes onto the body how far
+    /// right any element reaches and the body's scroll width, read back from the dumped DOM.
+    func phoneCopy(_ page: URL, width: Int) throws -> URL {
         var html = try String(contentsOf: page, encoding: .utf8)
         html = html.replacingOccurrences(of: #"<meta http-equiv="Content-Security-Policy""#, with: #"<meta name="removed-csp""#)
+        html = html.replacingOccurrences(of: "</head>", with: "<style>html{width:\(width)px}</style></head>")
         html = html.replacingOccurrences(of: "</body>", with: """
-            <script>document.body.setAttribute('data-scroll-width', document.documentElement.scrollWidth);
-            document.body.setAttribute('data-viewport-width', document.documentElement.clientWidth);</script></body>
+            <script>var right = 0; for (const e of document.querySelectorAll('body *')) right = Math.max(right, e.getBoundingClientRect().right);
+            document.body.setAttribute('data-max-right', Math.ceil(right));
+            document.body.setAttribute('data-scroll-width', document.body.scrollWidth);</script></body>
             """)
-        let copy = profile.file("measured.html")
+        let copy = profile.file("phone-\(UUID().uuidString.prefix(6)).html")
         try html.write(to: copy, atomically: true, encoding: .utf8)
-        let dom = try run(["--dump-dom", "--window-size=\(width),900", copy.absoluteString]).stdout
+        return copy
+    }
+
+    /// How far right anything on the page reaches, and the body's scroll width, at a phone's `width`.
+    func layoutWidths(_ page: URL, width: Int = 390) throws -> (maxRight: Int, scroll: Int) {
+        let dom = try run(["--dump-dom", "--window-size=800,900", try phoneCopy(page, width: width).absoluteString]).stdout
         func attribute(_ name: String) -> Int? {
             guard let range = dom.range(of: "\(name)=\"") else { return nil }
             return Int(dom[range.upperBound...].prefix { $0.isNumber })
         }
-        guard let scroll = attribute("data-scroll-width"), let viewport = attribute("data-viewport-width") else {
+        guard let right = attribute("data-max-right"), let scroll = attribute("data-scroll-width") else {
             throw Failed(what: "the measuring script wrote no widths", output: String(dom.prefix(400)))
         }
-        return (scroll, viewport)
+        return (right, scroll)
     }
 
-    /// A PNG of the page at `width` × `height`.
+    /// A PNG of the page laid out at a phone's `width` (`phoneCopy`), `height` pixels tall.
     func screenshot(_ page: URL, width: Int = 390, height: Int = 1600) throws -> URL {
         let png = profile.file("shot-\(UUID().uuidString.prefix(6)).png")
-        _ = try run(["--screenshot=\(png.path)", "--window-size=\(width),\(height)", page.absoluteString])
+        _ = try run(["--screenshot=\(png.path)", "--window-size=\(width),\(height)", try phoneCopy(page, width: width).absoluteString])
         guard FileManager.default.fileExists(atPath: png.path) else { throw Failed(what: "no screenshot was written", output: "") }
         return png
     }
@@ -142,7 +151,7 @@ enum DOMCount {
     static func polylinePoints(_ dom: String, class name: String) -> Int? {
         guard let start = dom.range(of: "class=\"\(name)\"") else { return nil }
         let rest = dom[start.upperBound...]
-        guard let points = rest.range(of: "points=\"") else { return nil }
+        guard let points = rest.range(of: " points=\"") else { return nil }
         let value = rest[points.upperBound...].prefix { $0 != "\"" }
         return value.split(separator: " ").count
     }

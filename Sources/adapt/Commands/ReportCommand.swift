@@ -23,21 +23,21 @@ enum ReportCommand {
         positionals: [PositionalSpec("RUN", optional: true, help: "run id (run-N or N); default: the newest run")]
     ) { invocation in
         let a = invocation.arguments
-        let lineage = try a[Self.lineage]
+        let lineage = try a[ReportCommand.lineage]
         let subject: ReportService.Subject
         switch (a.string("RUN"), lineage) {
         case (.some, .some): throw UsageError("give either RUN or --lineage L, not both")
         case let (.some(text), nil): subject = .run(try JobCommands.runID(text, option: "RUN"))
         case let (nil, .some(lineage)):
-            if a[includeText] { throw UsageError("--include-text applies to a run's report; a lineage's report shows no examples") }
+            if a[ReportCommand.includeText] { throw UsageError("--include-text applies to a run's report; a lineage's report shows no examples") }
             subject = .lineage(lineage)
         case (nil, nil): subject = .run(nil)
         }
-        let outURL = try a[out].map { URL(fileURLWithPath: $0) }
+        let outURL = try a[ReportCommand.out].map { URL(fileURLWithPath: $0) }
         if let outURL { try OutputPath.check(outURL, option: "out", inputs: []) }
         let state = try GlobalOptions.existingState(invocation)
         let data = try ReportService.gather(subject, database: try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs,
-                                            includeText: a[includeText])
+                                            includeText: a[ReportCommand.includeText])
         if let outURL { try ReportService.write(ReportService.html(data), to: outURL) }
         if a[.json] {
             Console.print(JSON.pretty(data))
@@ -49,7 +49,7 @@ enum ReportCommand {
     }
 
     static let lineage = Option(lineage: "report on this lineage's nights instead of one run")
-    static let out = Option<String?>("out", value: "FILE.html", help: "write the page here (mode 0600) instead of stdout") { text in
+    static let out = Option<String?>("out", value: "FILE.html", default: nil, help: "write the page here (mode 0600) instead of stdout") { text in
         guard !text.isEmpty else { throw UsageError("must name a file") }
         return text
     }
