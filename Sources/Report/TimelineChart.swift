@@ -23,7 +23,7 @@ struct TimelineChart {
         var flag = 0
         for (lane, job) in jobs.enumerated() {
             let y = Self.top + Double(lane) * Self.laneHeight
-            out += #"<text class="lane-label" x="\#(Self.left)" y="\#(Markup.coordinate(y + 9))">\#(Markup.text("\(job.name) · \(job.kind) · \(job.state)"))</text>"#
+            out += #"<text class="lane-label" x="\#(Self.left)" y="\#(Markup.coordinate(y + 9))">\#(Markup.text(Self.label(job)))</text>"#
             out += #"<line class="lane" x1="\#(Self.left)" x2="\#(Self.right)" y1="\#(Markup.coordinate(y + 19))" y2="\#(Markup.coordinate(y + 19))"/>"#
             for attempt in job.attempts {
                 let x0 = x(Double(attempt.startMilliseconds)), x1 = max(x(Double(attempt.endMilliseconds)), x0 + 2)
@@ -46,6 +46,11 @@ struct TimelineChart {
             out += #"<text class="tick-label" text-anchor="\#(anchor)" x="\#(Markup.coordinate(tx))" y="\#(Markup.coordinate(axisY + 13))">\#(Markup.text(tick.label))</text>"#
         }
         return out + "</svg>"
+    }
+
+    /// `train · succeeded`, or `fit (train) · succeeded` when a step's name is not its kind.
+    static func label(_ job: ReportJob) -> String {
+        (job.name == job.kind ? job.name : "\(job.name) (\(job.kind))") + " · \(job.state)"
     }
 
     static func title(_ job: ReportJob, _ attempt: ReportAttempt) -> String {
