@@ -48,7 +48,19 @@ public struct LossCurve: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case source, points, checkpoints, resumes
+        case source, steps, smoothed, checkpoints, resumes
         case jobID = "job_id", totalSteps = "total_steps"
+    }
+
+    /// The report's `training`: the points as parallel `steps` and `smoothed` arrays beside the report's `losses`.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(jobID, forKey: .jobID)
+        try c.encode(totalSteps, forKey: .totalSteps)
+        try c.encode(source, forKey: .source)
+        try c.encode(points.map(\.step), forKey: .steps)
+        try c.encode(points.map(\.smoothed), forKey: .smoothed)
+        try c.encode(checkpoints, forKey: .checkpoints)
+        try c.encode(resumes, forKey: .resumes)
     }
 }

@@ -2,8 +2,9 @@ import AdaptCore
 
 /// Everything one report page is drawn from, and exactly what `adapt report --json` prints.
 ///
-/// A run's report fills `runs` with that run, `jobs` with its timeline, `losses` and `gate` from its train and eval
-/// steps; a lineage's report fills `runs` and `nights` with the lineage's nightly runs, oldest first. Both carry the
+/// A run's report fills `runs` with that run, `jobs` with its timeline, `losses` (the raw loss of each point, as
+/// `train --json` lists them) and `training` (their steps, the smoothed curve, checkpoints and resumes) from its train
+/// step and `gate` from its eval and promote steps; a lineage's report fills `runs` and `nights` with the lineage's nightly runs, oldest first. Both carry the
 /// lineage's registry (`versions`, `pointer_moves`). Example text appears only in `gate.examples`, and only when
 /// `includes_text` is true (DESIGN.md, Privacy).
 public struct ReportData: Sendable, Equatable, Encodable {
@@ -38,7 +39,7 @@ public struct ReportData: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case subject, lineage, runs, jobs, losses, gate, versions, nights
+        case subject, lineage, runs, jobs, losses, training, gate, versions, nights
         case generatedAt = "generated_at", includesText = "includes_text", pointerMoves = "pointer_moves"
     }
 
@@ -51,7 +52,8 @@ public struct ReportData: Sendable, Equatable, Encodable {
         try c.encode(includesText, forKey: .includesText)
         try c.encode(runs, forKey: .runs)
         try c.encode(jobs, forKey: .jobs)
-        try c.encode(losses, forKey: .losses)
+        try c.encode(losses?.points.map(\.loss) ?? [], forKey: .losses)
+        try c.encode(losses, forKey: .training)
         try c.encode(gate, forKey: .gate)
         try c.encode(versions, forKey: .versions)
         try c.encode(pointerMoves, forKey: .pointerMoves)

@@ -105,6 +105,10 @@ public enum ReportPage {
             out += PairedPlot(gate: gate).svg
             out += "<ul class=\"legend\"><li><span class=\"swatch sw-ok\"></span>candidate lower</li><li><span class=\"swatch sw-bad\"></span>candidate higher</li></ul>"
         }
+        if includesText, !gate.examples.contains(where: { $0.prompt != nil }) {
+            out += "<p class=\"muted\">The held-out examples' text is not shown: the snapshot the eval step scored was erased or has "
+                + "expired, or its examples are not the scored ones one for one.</p>"
+        }
         if includesText, gate.examples.contains(where: { $0.prompt != nil }) {
             out += "<table class=\"examples\"><thead><tr><th style=\"width:2.5em\">#</th><th style=\"width:4.5em\">before</th>"
                 + "<th style=\"width:4.5em\">after</th><th>prompt → completion</th></tr></thead><tbody>"

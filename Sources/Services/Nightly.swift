@@ -32,6 +32,12 @@ public enum Nightly {
         }
     }
 
+    /// Brings the job store of `database` (a writing connection) to this build's schema, so that the connections
+    /// `work` opens only to read (live progress, run outcomes) find it as they expect.
+    public static func prepareStore(_ database: Database) throws {
+        _ = try JobQueue(database: database)
+    }
+
     /// Runs the worker executables under a supervisor until SIGINT/SIGTERM (or idle); one per state directory.
     public static func work(_ request: WorkRequest, state: StateDirectory, database: Database,
                             log: @escaping @Sendable (String) -> Void) async throws -> WorkerSupervisor.Summary {

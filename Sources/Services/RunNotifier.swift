@@ -23,7 +23,8 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
 
     /// The runs that ended since the last call (each once), oldest first.
     public func ended() throws -> [RunOutcome] {
-        let finished = try queue.runs(limit: 1_000).filter {
+        // The newest runs only: a run that ends while `adapt work` runs is among them, and this is read at every commit.
+        let finished = try queue.runs(limit: 50).filter {
             $0.kind == NightlyRun.kind && $0.isFinished && $0.updatedAt >= since
         }
         let fresh = lock.withLock { finished.filter { announced.insert($0.id).inserted } }
@@ -59,9 +60,11 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
         process.standardInput = input
         process.standardOutput = FileHandle.standardError
         process.standardError = FileHandle.standardError
-        do { try process.run() } catch { return .failed(command: program, reason: "could not start it") }
+        // Written into the pipe before the command starts (an outcome is far below a pipe's 64 KiB): a command that
+        // exits without reading its stdin must not end `adapt work` with SIGPIPE.
         input.fileHandleForWriting.write(Data((JSON.canonicalString(outcome) + "\n").utf8))
         try? input.fileHandleForWriting.close()
+        do { try process.run() } catch { return .failed(command: program, reason: "could not start it") }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(10_000) }
         if process.isRunning {

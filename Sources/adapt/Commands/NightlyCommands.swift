@@ -117,6 +117,7 @@ enum NightlyCommands {
                                           workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
         // Progress goes to stderr, as `adapt train`'s does: bars when a person watches (stdout is a terminal), JSON
         // lines with --json (stdout keeps its one summary document), nothing new otherwise.
+        try Nightly.prepareStore(database)
         let style: ProgressBoard.Style? = a[.json] ? .jsonLines : Console.isTerminal ? .bars : nil
         let board = style.map(ProgressBoard.init(style:))
         let watcher = try board.map { board in

@@ -17,7 +17,8 @@ enum ReportCommand {
             by side instead. The page has inline CSS and SVG only (no script, nothing fetched), fits a phone and
             prints. Without --out it goes to stdout. It holds no example text unless --include-text is given.
             --json prints the data the page is drawn from: {subject, lineage, generated_at, includes_text, runs,
-            jobs, losses, gate, versions, pointer_moves, nights} (with --out the page is written as well).
+            jobs, losses (each point's raw loss), training (their steps, the smoothed losses, checkpoints, resumes), gate,
+            versions, pointer_moves, nights} (with --out the page is written as well).
             """,
         options: [lineage, out, includeText, .json],
         positionals: [PositionalSpec("RUN", optional: true, help: "run id (run-N or N); default: the newest run")]
