@@ -85,7 +85,7 @@ enum NightlyCommands {
     static let work = Command(
         "work", summary: "run the pipeline's worker executables as separate processes and keep them running",
         discussion: """
-            Starts adapt-<kind>-worker (found next to this executable) for each kind, restarts one that exits
+            Starts adapt-<kind>-worker (found next to this executable, or in ../lib/adapt/ beside its bin/ directory) for each kind, restarts one that exits
             unexpectedly (with a doubling backoff), and forwards SIGINT/SIGTERM: the first lets running steps
             finish (training yields at its next checkpoint), the second releases them. Workers exit when the
             supervisor dies, even by SIGKILL; a worker that dies has its steps handed back at once (the attempt
@@ -104,8 +104,7 @@ enum NightlyCommands {
         // The workers read the state the way this command did: the same options, resolved by the same code.
         var workerArguments = try StateOptions.forwarded(invocation.global)
         if let lease { workerArguments += ["--lease-ms", String(lease)] }
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: Self.executableDirectory(fallback: directory),
+        let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: WorkerLocation.directory(adaptExecutable: WorkerLocation.currentExecutable),
                                           workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
         let summary = try await Nightly.work(request, state: state, database: database) { Console.error("work: \($0)") }
         if a[.json] { Console.print(JSON.pretty(summary)) }
@@ -124,14 +123,6 @@ enum NightlyCommands {
         static let exitWhenIdle = Flag("exit-when-idle", help: "exit once no step of these kinds is ready, running or due within two minutes")
         static let lease = Option<Int?>("lease-ms", value: "MS", in: ClaimRequest.leaseRange,
                                         help: "passed to every worker, where it replaces the steps' lease_seconds (default: each step's own)")
-    }
-
-    /// The directory of the running `adapt` executable (where the worker executables are built and installed).
-    static func executableDirectory(fallback: URL) -> URL {
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            return URL(fileURLWithPath: path).deletingLastPathComponent()
-        }
-        return fallback
     }
 
     static let replay = Command(
