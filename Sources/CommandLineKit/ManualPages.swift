@@ -113,21 +113,30 @@ extension CommandLineTool {
 }
 
 /// Builds roff text. Text from the table is escaped: a backslash would start an escape, a line starting with
-/// `.` or `'` would be read as a request, and `-` in option names must be `\-` to stay an ASCII hyphen-minus
-/// (groff renders a plain `-` as a hyphen, which cannot be copied into a shell).
+/// `.` or `'` would be read as a request, `-` in option names must be `\-` to stay an ASCII hyphen-minus
+/// (groff renders a plain `-` as a hyphen, which cannot be copied into a shell), and non-ASCII characters
+/// (…, →, ≥) are named by code point.
 struct Roff {
     private(set) var text = ""
 
     static func escaped(_ text: String) -> String {
         var out = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\\": out += "\\e"
             case "-": out += "\\-"
-            default: out.append(character)
+            // troff reads bytes, not UTF-8 (man-db's preconv aside): other characters go by their code point.
+            case _ where scalar.value > 0x7F: out += "\\[u" + hex(scalar.value) + "]"
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// At least four upper-case hexadecimal digits, as groff's `\[uXXXX]` wants them.
+    private static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     mutating func line(_ line: String) { text += line + "\n" }

@@ -1,3 +1,4 @@
+import AdaptCore
 import CommandLineKit
 import Foundation
 import Services
