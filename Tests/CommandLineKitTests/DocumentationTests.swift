@@ -7,6 +7,9 @@ import TestSupport
 /// command `adapt --help` lists and every option its `--help` lists is in them (so they cannot drift), and the
 /// completion offers them when bash asks.
 @Suite struct DocumentationTests {
+    /// Every command of the built `adapt` with its options, read once (about forty runs of `adapt`).
+    static let readTable = Result { try table() }
+
     /// Every command of the built `adapt` with its options, read from its own `--help` output.
     static func table() throws -> [(path: String, options: [String])] {
         let overview = try Executables.run("adapt", ["--help"]).stdout
@@ -33,7 +36,7 @@ import TestSupport
     }
 
     @Test func manualPagesListEveryCommandAndOption() throws {
-        let table = try Self.table()
+        let table = try Self.readTable.get()
         #expect(table.count > 30)
         let directory = TemporaryDirectory()
         let written = try Executables.run("adapt", ["manual", "--out", directory.path])
@@ -66,7 +69,7 @@ import TestSupport
     }
 
     @Test func bashCompletionOffersEveryCommandAndOption() throws {
-        let table = try Self.table()
+        let table = try Self.readTable.get()
         let script = try Executables.run("adapt", ["completion", "bash"])
         #expect(script.status == 0)
         let directory = TemporaryDirectory()
