@@ -35,6 +35,9 @@ let package = Package(
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
 
         .target(name: "AdaptCore", dependencies: ["CCrypto"]),
+        // The version and the git commit of the build (`adapt --version`); the commit is written before every build.
+        .plugin(name: "BuildCommit", capability: .buildTool(), path: "scripts/build-commit"),
+        .target(name: "BuildInfo", plugins: ["BuildCommit"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
         // Parsing, help and error reporting for `adapt` and the workers, with the state options they share.
         .target(name: "CommandLineKit", dependencies: ["AdaptCore", "Storage"]),
@@ -89,7 +92,7 @@ let package = Package(
         ]),
 
         // Parses, calls Services, prints: the value types it prints come through Services (Vocabulary.swift).
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "CommandLineKit", "Services"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "CommandLineKit", "Services", "BuildInfo"]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
         .executableTarget(name: "TrainWorker", dependencies: ["WorkerMain"], path: "workers/train"),
@@ -108,7 +111,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
-        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit", "AdaptCore", "Storage"]),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit", "AdaptCore", "Storage", "TestSupport"]),
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),
@@ -130,6 +133,8 @@ let package = Package(
         // Renders reports of real runs (made by the built executables) in headless Chromium.
         .testTarget(name: "ReportTests", dependencies: ["Report", "AdaptCore", "Storage", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
+        // What the commands do, checked through the built `adapt` (doctor on broken setups).
+        .testTarget(name: "ServicesTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "Adapters", "Model", "Training", "Registry", "Storage",
                                                            "TestSupport"],
                     exclude: ["Fixtures"]),

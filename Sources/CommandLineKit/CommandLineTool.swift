@@ -33,12 +33,16 @@ public struct CommandLineTool: Sendable {
     public let summary: String
     public let globalOptions: [OptionSpec]
     public let commands: [Command]
+    /// What `--version` before any command prints; nil: the program has no `--version`.
+    public let version: String?
 
-    public init(name: String, summary: String, globalOptions: [OptionSpec] = [], commands: [Command]) {
+    public init(name: String, summary: String, globalOptions: [OptionSpec] = [], commands: [Command],
+                version: String? = nil) {
         self.name = name
         self.summary = summary
         self.globalOptions = globalOptions
         self.commands = commands
+        self.version = version
     }
 
     /// Parses and runs; returns the process exit code.
@@ -80,6 +84,10 @@ public struct CommandLineTool: Sendable {
                     return (exact, leading, Array(arguments[index...]))
                 }
                 Console.print(overview(prefix: words))
+                return (nil, [], [])
+            }
+            if argument == "--version", words.isEmpty, let version {
+                Console.print(version)
                 return (nil, [], [])
             }
             if argument.hasPrefix("--") && argument != "--" {
@@ -222,6 +230,7 @@ public struct CommandLineTool: Sendable {
         if !globalOptions.isEmpty {
             lines += ["", "global options:"] + globalOptions.map { Self.row($0.usage, $0.help) }
         }
+        if version != nil && prefix.isEmpty { lines.append(Self.row("--version", "print the version and the commit it was built from")) }
         lines += ["", "'\(name) COMMAND --help' describes one command."]
         return lines.joined(separator: "\n")
     }

@@ -13,4 +13,6 @@ enum AllCommands {
         + GenerateCommand.all
         + ModelCommands.all
         + TokenizeCommands.all
+        + DoctorCommand.all
+        + DocumentationCommands.all
 }

@@ -8,10 +8,4 @@ CommandProcess.prepare()
 // layer reports as "no space" and rolls back, instead of killing the process in the middle of a write.
 signal(SIGXFSZ, SIG_IGN)
 
-let tool = CommandLineTool(
-    name: "adapt",
-    summary: "Adapt: nightly on-device personalisation of a small language model, driven by a durable job queue.",
-    globalOptions: GlobalOptions.specs,
-    commands: AllCommands.list)
-
-exit(await tool.main(Array(CommandLine.arguments.dropFirst())))
+exit(await AdaptTool.tool.main(Array(CommandLine.arguments.dropFirst())))

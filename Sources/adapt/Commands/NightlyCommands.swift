@@ -85,7 +85,7 @@ enum NightlyCommands {
     static let work = Command(
         "work", summary: "run the pipeline's worker executables as separate processes and keep them running",
         discussion: """
-            Starts adapt-<kind>-worker (found next to this executable) for each kind, restarts one that exits
+            Starts adapt-<kind>-worker (found next to this executable, or in ../lib/adapt/ beside its bin/ directory) for each kind, restarts one that exits
             unexpectedly (with a doubling backoff), and forwards SIGINT/SIGTERM: the first lets running steps
             finish (training yields at its next checkpoint), the second releases them. Workers exit when the
             supervisor dies, even by SIGKILL; a worker that dies has its steps handed back at once (the attempt
@@ -112,8 +112,7 @@ enum NightlyCommands {
         // The workers read the state the way this command did: the same options, resolved by the same code.
         var workerArguments = try StateOptions.forwarded(invocation.global)
         if let lease { workerArguments += ["--lease-ms", String(lease)] }
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: Self.executableDirectory(fallback: directory),
+        let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: WorkerLocation.directory(adaptExecutable: WorkerLocation.currentExecutable),
                                           workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
         // Progress goes to stderr, as `adapt train`'s does: bars when a person watches (stdout is a terminal), JSON
         // lines with --json (stdout keeps its one summary document), nothing new otherwise.
@@ -177,14 +176,6 @@ enum NightlyCommands {
         static let exitWhenIdle = Flag("exit-when-idle", help: "exit once no step of these kinds is ready, running or due within two minutes")
         static let lease = Option<Int?>("lease-ms", value: "MS", in: ClaimRequest.leaseRange,
                                         help: "passed to every worker, where it replaces the steps' lease_seconds (default: each step's own)")
-    }
-
-    /// The directory of the running `adapt` executable (where the worker executables are built and installed).
-    static func executableDirectory(fallback: URL) -> URL {
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            return URL(fileURLWithPath: path).deletingLastPathComponent()
-        }
-        return fallback
     }
 
     static let replay = Command(
