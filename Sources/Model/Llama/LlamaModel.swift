@@ -314,6 +314,10 @@ public final class LlamaModel: Sendable {
     /// Bytes held by the dequantized weights (with `.quantized` storage, the norms and biases only).
     public var weightBytes: Int { weights.count * MemoryLayout<Float>.size }
 
+    /// The most bytes of activations and workspaces a training pass of this model has held so far (the
+    /// buffers it keeps for the next pass): what a run's peak memory adds to the weights and the adapter's state.
+    public var trainingBufferBytes: Int { spareBuffers.withLock { $0?.peakBytes ?? 0 } }
+
     /// Floats of the workspace a pass dequantizes matrices into with `.quantized` storage: the largest block
     /// matrix or one tile of the output projection (8.8 MB for SmolLM2-135M: 3840 × 576 floats); 0 with `.f32`.
     var workspaceFloats: Int {
