@@ -27,8 +27,8 @@ public enum TrainingService {
         public var evalEvery: Int
         public var patience: Int
         public var earlyStoppingGiven: Bool
-        /// `--base-weights`: how the frozen model is kept while training (the same numbers either way).
-        public var baseWeights: BaseWeightStorage = .quantized
+        /// `--base-weights`: how the frozen model is kept while training (the last bits of the numbers differ).
+        public var baseWeights: BaseWeightStorage = .f32
 
         public init(data: URL, model: URL, out: URL, heldOut: URL?, checkpointDirectory: URL, lora: LoRAConfig, steps: Int,
                     batchSize: Int, gradientAccumulation: Int, learningRate: Double, seed: UInt64, maxLength: Int,

@@ -1,11 +1,12 @@
 import Model
 
-/// How the train and eval steps keep the frozen model: in the file's quantized types, dequantized a matrix at
-/// a time (about the file's size in memory instead of four bytes a weight). The numbers are the f32 copy's
-/// under the pinned kernels, so runs recorded before keep replaying bit for bit; the manifest's arithmetic
-/// section records the choice (`base_weights`).
+/// How the train and eval steps keep the frozen model: dequantized to f32 at load. The quantized storage needs
+/// a sixth of the memory for a Q4 file but differs from it in the last bits of the logits
+/// (`BaseWeightStorage`), so switching the steps to it changes every recorded run's digests; it stays the
+/// f32 copy until the committed run bundles are recorded again. The manifest's arithmetic section records
+/// the choice (`base_weights`).
 enum StepBaseWeights {
-    static let storage: BaseWeightStorage = .quantized
+    static let storage: BaseWeightStorage = .f32
 
     /// `arithmetic` with this choice recorded.
     static func recorded(_ arithmetic: BLASArithmetic) -> BLASArithmetic {

@@ -5,15 +5,12 @@ import Testing
 import TestSupport
 
 /// A model whose base stays quantized (`BaseWeightStorage.quantized`) dequantizes each matrix into a workspace
-/// and runs the same sgemm calls on the same values as the f32 copy, so every pass gives the f32 path's bits;
-/// the output projection's input gradient is summed over vocabulary tiles of `BaseMatrix.outputTileRows`,
-/// which OpenBLAS's Haswell, Zen and Sandybridge kernels split exactly where they split the whole sum.
-/// Under another core type that sum may differ in its last bits: then the tests bound the difference by the
-/// f32 rounding of a sum of V terms instead.
+/// and runs the same sgemm calls on the same values as the f32 copy: with one output tile (a vocabulary of at
+/// most `BaseMatrix.outputTileRows`) every pass has the f32 path's bits. With several tiles OpenBLAS blocks a
+/// tile's rows otherwise than the whole matrix's for some row counts, so a few logits differ in their last
+/// bit, and the loss and gradients by as little: the bound below is a hundred times the measured difference
+/// on the real model and still ten thousand times below the gradients' size.
 struct QuantizedBaseTests {
-    /// Whether this process's OpenBLAS kernels cut a long sum into blocks that `outputTileRows` is a multiple of.
-    static let tilesKeepTheBits = ["haswell", "zen", "sandybridge"].contains(BLASArithmetic.current(threads: 1).coreType.lowercased())
-
     static func sequence(length: Int, seed: UInt64, vocabulary: Int) -> TrainingSequence {
         let rng = CounterRNG(seed: seed)
         let tokens = (0..<length).map { Int(rng.block(.test, step: 0, index: UInt32($0)).0 % UInt32(vocabulary)) }
@@ -29,23 +26,27 @@ struct QuantizedBaseTests {
         return lora
     }
 
-    /// Compares two training results: equal bits where the tiles keep them, else within the rounding of the
-    /// tiled vocabulary sum (relative 1e-5 of the largest gradient; measured differences are about 1e-7).
+    /// Compares two training results: equal bits, or within relative 1e-9 (loss) and 1e-4 of the tensor's
+    /// largest gradient (each gradient tensor).
     static func expectAgreement(_ a: (loss: Double, weightSum: Double, gradients: [[Float]]),
                                 _ b: (loss: Double, weightSum: Double, gradients: [[Float]]), exact: Bool) {
         if exact {
             #expect(a.loss.bitPattern == b.loss.bitPattern)
             #expect(a.gradients.map { $0.map(\.bitPattern) } == b.gradients.map { $0.map(\.bitPattern) })
         } else {
-            #expect(a.loss == b.loss, "the loss comes from the forward pass, which no tile changes")
+            #expect(abs(a.loss - b.loss) <= 1e-9 * abs(a.loss))
+            var worst: Float = 0
             for (x, y) in zip(a.gradients, b.gradients) {
-                #expect(maxAbsDifference(x, y) <= 1e-5 * max(x.map(abs).max()!, 1e-30))
+                let relative = maxAbsDifference(x, y) / max(x.map(abs).max()!, .leastNormalMagnitude)
+                worst = max(worst, relative)
+                #expect(relative <= 1e-4)
             }
+            print("quantized against f32 base: loss \(a.loss) vs \(b.loss), largest gradient difference \(worst) of the tensor's largest")
         }
     }
 
     @Test(arguments: TinyModel.variants, [GGMLType.q4_1, .q8_0])
-    func everyArchitecturesPassesGiveTheF32BasesBits(variant: String, type: GGMLType) throws {
+    func withOneOutputTileEveryArchitecturesPassesGiveTheF32BasesBits(variant: String, type: GGMLType) throws {
         let url = TemporaryDirectory("quantized-base").file("\(variant)-\(type.name).gguf")
         var tiny = TinyModel(seed: 9, variant: variant)
         tiny.weightType = type
@@ -69,10 +70,10 @@ struct QuantizedBaseTests {
         }
     }
 
-    /// The default model (Q4_1) and its Q4_K_M requantization: training results of both storages at 1 and 2
-    /// threads, over 3840-row tiles of the 49,152-token vocabulary.
+    /// The default model (Q4_1) and its Q4_K_M requantization, over 3840-row tiles of the 49,152-token
+    /// vocabulary: the quantized storage repeats bit for bit at 1 and at 2 threads and agrees with the f32 one.
     @Test(.enabled(if: RealModel.isPresent, RealModel.absentReason), arguments: ["default", "Q4_K_M"])
-    func realModelTrainingGivesTheF32BasesBits(file: String) throws {
+    func realModelTrainingRepeatsAndAgreesWithTheF32Base(file: String) throws {
         let url = file == "default" ? RealModel.path : RequantizedModelTests.cache.appendingPathComponent("SmolLM2-135M-Instruct.Q4_K_M.gguf")
         try #require(FileManager.default.fileExists(atPath: url.path), "the requantized files are made by scripts/fixtures/requantized_reference.py (scripts/test)")
         let ggufFile = try GGUFFile(url: url)
@@ -86,11 +87,14 @@ struct QuantizedBaseTests {
             let b = try quantized.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
             let again = try quantized.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
             Self.expectAgreement(b, again, exact: true)
-            Self.expectAgreement(a, b, exact: Self.tilesKeepTheBits)
+            Self.expectAgreement(a, b, exact: false)
         }
         let x = batch[0]
-        #expect(f32.loss([x], lora: lora).loss.bitPattern == quantized.loss([x], lora: lora).loss.bitPattern)
+        let (l1, l2) = (f32.loss([x], lora: lora).loss, quantized.loss([x], lora: lora).loss)
+        #expect(abs(l1 - l2) <= 1e-9 * l1)
         let prompt = Array(x.tokens.prefix(20)), completion = Array(x.tokens.dropFirst(20))
-        #expect(f32.logProbabilities(of: completion, after: prompt, lora: lora) == quantized.logProbabilities(of: completion, after: prompt, lora: lora))
+        for (p, q) in zip(f32.logProbabilities(of: completion, after: prompt, lora: lora), quantized.logProbabilities(of: completion, after: prompt, lora: lora)) {
+            #expect(abs(p - q) <= 1e-5)
+        }
     }
 }

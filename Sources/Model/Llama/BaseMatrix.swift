@@ -16,9 +16,11 @@ struct BaseMatrix: Sendable {
     /// The input gradient dX = dLogits · W sums over the vocabulary, so tiles of it split that sum: each tile
     /// is one sgemm accumulating into dX (beta 1). OpenBLAS cuts a sum of length k into blocks of GEMM_Q
     /// (halving the last stretch between Q and 2Q) and adds each block's sum to C in turn; tiles of a multiple
-    /// of 2·Q are cut at the same places, so the tiled product has the same bits as the whole one. 3840 is a
-    /// multiple of 2·Q for Haswell and Zen (Q = 320) and Sandybridge (Q = 384) — measured: 0 of 146,880 values
-    /// differ at 255 × 49152 × 576, while tiles of 768 rows differ in 95% of them under Haswell.
+    /// of 2·Q are cut at the same places, so that sum keeps the whole product's bits. 3840 is a multiple of 2·Q
+    /// for Haswell and Zen (Q = 320) and Sandybridge (Q = 384) — measured: 0 of 146,880 values differ at
+    /// 255 × 49152 × 576, while tiles of 768 rows differ in 95% of them under Haswell. The logits themselves
+    /// (a sum over the width only) still differ in about 1% of their last bits for some row counts (47 rows:
+    /// 27,662 of 2,310,144 under Zen), as OpenBLAS blocks a tile's rows otherwise than the whole matrix's.
     static let outputTileRows = 3840
 
     /// Writes rows `range` (relative to this matrix) as f32 into `out` (range.count × columns), the values

@@ -23,8 +23,8 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     /// `difference`: both compilations give the same bits, and training and scoring never run them.
     public let quantizedKernels: String?
     /// How the step kept the frozen model (`BaseWeightStorage`: `quantized` or `f32`). Nil in records made
-    /// before the choice existed (they kept f32). Not part of `difference`: both give the same bits under the
-    /// Haswell, Zen and Sandybridge kernels (`BaseMatrix.outputTileRows`).
+    /// before the choice existed (they kept f32). Not part of `difference`: a step's storage is fixed by its
+    /// code, not by the machine, so a replay uses the recorded one.
     public var baseWeights: String?
 
     enum CodingKeys: String, CodingKey {
