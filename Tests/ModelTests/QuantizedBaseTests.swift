@@ -8,8 +8,10 @@ import TestSupport
 /// and runs the same sgemm calls on the same values as the f32 copy: with one output tile (a vocabulary of at
 /// most `BaseMatrix.outputTileRows`) every pass has the f32 path's bits. With several tiles OpenBLAS blocks a
 /// tile's rows otherwise than the whole matrix's for some row counts, so a few logits differ in their last
-/// bit, and the loss and gradients by as little: the bound below is a hundred times the measured difference
-/// on the real model and still ten thousand times below the gradients' size.
+/// bit, and the loss and gradients by as little. Measured on the default model (48 tokens): the same bits at one
+/// thread; at two, gradients within 3.4e-6 of each tensor's largest and the loss within 4e-13 relative; the
+/// scoring loss (OpenBLAS's own threads over the tiles) within 2.6e-8 relative. The bounds below are about
+/// thirty times those.
 struct QuantizedBaseTests {
     static func sequence(length: Int, seed: UInt64, vocabulary: Int) -> TrainingSequence {
         let rng = CounterRNG(seed: seed)
@@ -26,7 +28,7 @@ struct QuantizedBaseTests {
         return lora
     }
 
-    /// Compares two training results: equal bits, or within relative 1e-9 (loss) and 1e-4 of the tensor's
+    /// Compares two training results: equal bits, or within relative 1e-11 (loss) and 1e-4 of the tensor's
     /// largest gradient (each gradient tensor).
     static func expectAgreement(_ a: (loss: Double, weightSum: Double, gradients: [[Float]]),
                                 _ b: (loss: Double, weightSum: Double, gradients: [[Float]]), exact: Bool) {
@@ -34,7 +36,7 @@ struct QuantizedBaseTests {
             #expect(a.loss.bitPattern == b.loss.bitPattern)
             #expect(a.gradients.map { $0.map(\.bitPattern) } == b.gradients.map { $0.map(\.bitPattern) })
         } else {
-            #expect(abs(a.loss - b.loss) <= 1e-9 * abs(a.loss))
+            #expect(abs(a.loss - b.loss) <= 1e-11 * abs(a.loss))
             var worst: Float = 0
             for (x, y) in zip(a.gradients, b.gradients) {
                 let relative = maxAbsDifference(x, y) / max(x.map(abs).max()!, .leastNormalMagnitude)
@@ -91,7 +93,7 @@ struct QuantizedBaseTests {
         }
         let x = batch[0]
         let (l1, l2) = (f32.loss([x], lora: lora).loss, quantized.loss([x], lora: lora).loss)
-        #expect(abs(l1 - l2) <= 1e-9 * l1)
+        #expect(abs(l1 - l2) <= 1e-6 * l1)
         let prompt = Array(x.tokens.prefix(20)), completion = Array(x.tokens.dropFirst(20))
         for (p, q) in zip(f32.logProbabilities(of: completion, after: prompt, lora: lora), quantized.logProbabilities(of: completion, after: prompt, lora: lora)) {
             #expect(abs(p - q) <= 1e-5)
