@@ -9,9 +9,9 @@ import TestSupport
 /// most `BaseMatrix.outputTileRows`) every pass has the f32 path's bits. With several tiles OpenBLAS blocks a
 /// tile's rows otherwise than the whole matrix's for some row counts, so a few logits differ in their last
 /// bit, and the loss and gradients by as little. Measured on the default model (48 tokens): the same bits at one
-/// thread; at two, gradients within 3.4e-6 of each tensor's largest and the loss within 4e-13 relative; the
+/// thread; at two, gradients within 3.4e-6 of each tensor's largest and the loss within 2.6e-11 relative; the
 /// scoring loss (OpenBLAS's own threads over the tiles) within 2.6e-8 relative. The bounds below are about
-/// thirty times those.
+/// thirty times those (the training loss: forty).
 struct QuantizedBaseTests {
     static func sequence(length: Int, seed: UInt64, vocabulary: Int) -> TrainingSequence {
         let rng = CounterRNG(seed: seed)
@@ -28,7 +28,7 @@ struct QuantizedBaseTests {
         return lora
     }
 
-    /// Compares two training results: equal bits, or within relative 1e-11 (loss) and 1e-4 of the tensor's
+    /// Compares two training results: equal bits, or within relative 1e-9 (loss) and 1e-4 of the tensor's
     /// largest gradient (each gradient tensor).
     static func expectAgreement(_ a: (loss: Double, weightSum: Double, gradients: [[Float]]),
                                 _ b: (loss: Double, weightSum: Double, gradients: [[Float]]), exact: Bool) {
@@ -36,7 +36,7 @@ struct QuantizedBaseTests {
             #expect(a.loss.bitPattern == b.loss.bitPattern)
             #expect(a.gradients.map { $0.map(\.bitPattern) } == b.gradients.map { $0.map(\.bitPattern) })
         } else {
-            #expect(abs(a.loss - b.loss) <= 1e-11 * abs(a.loss))
+            #expect(abs(a.loss - b.loss) <= 1e-9 * abs(a.loss))
             var worst: Float = 0
             for (x, y) in zip(a.gradients, b.gradients) {
                 let relative = maxAbsDifference(x, y) / max(x.map(abs).max()!, .leastNormalMagnitude)
