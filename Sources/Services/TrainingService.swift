@@ -27,6 +27,8 @@ public enum TrainingService {
         public var evalEvery: Int
         public var patience: Int
         public var earlyStoppingGiven: Bool
+        /// `--base-weights`: how the frozen model is kept while training (the last bits of the numbers differ).
+        public var baseWeights: BaseWeightStorage = .f32
 
         public init(data: URL, model: URL, out: URL, heldOut: URL?, checkpointDirectory: URL, lora: LoRAConfig, steps: Int,
                     batchSize: Int, gradientAccumulation: Int, learningRate: Double, seed: UInt64, maxLength: Int,
@@ -63,9 +65,15 @@ public enum TrainingService {
         public var steps: Int
         public var losses: [Double]
         public var tokensPerSecond: Double
+        /// How the frozen model was kept (`quantized` or `f32`).
+        public var baseWeights: String
+        /// The largest activations and workspaces of a training pass, in bytes.
+        public var activationBytes: Int
         enum CodingKeys: String, CodingKey {
             case adapter, digest, steps, losses
             case tokensPerSecond = "tokens_per_second"
+            case baseWeights = "base_weights"
+            case activationBytes = "activation_bytes"
         }
     }
 
@@ -98,7 +106,7 @@ public enum TrainingService {
             throw RequestError.earlyStoppingNeedsHeldOut
         }
         let run = try LoRATrainingRun(modelURL: request.model, examples: examples, heldOut: heldOut, lora: request.lora,
-                                      configuration: configuration)
+                                      configuration: configuration, base: request.baseWeights)
         if run.truncatedCount > 0 {
             warn("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
         }
@@ -126,7 +134,8 @@ public enum TrainingService {
 
         let digest = try run.adapter(from: state).write(to: request.out)
         return (Result(adapter: request.out.path, digest: digest.hex, steps: state.step, losses: state.losses,
-                       tokensPerSecond: tokensPerSecond), digest.short)
+                       tokensPerSecond: tokensPerSecond, baseWeights: request.baseWeights.rawValue,
+                       activationBytes: run.model.trainingBufferBytes), digest.short)
     }
 
     static func examples(at url: URL) throws -> [TrainingExample] {

@@ -51,6 +51,7 @@
 // The LoRA settings `train` parses.
 @_exported import enum Model.Projection
 @_exported import struct Model.LoRAConfig
+@_exported import enum Model.BaseWeightStorage
 
 // The registry as a handle the registry commands open read-only or writing, and its names and records.
 @_exported import struct Registry.AdapterRegistry

@@ -21,9 +21,9 @@ struct HeldOutScorer {
     let formatter: ChatFormatter
     let maxLength: Int
 
-    init(modelURL: URL, maxLength: Int) throws {
+    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage = StepBaseWeights.storage) throws {
         let file = try GGUFFile(url: modelURL)
-        model = try LlamaModel(file: file)
+        model = try LlamaModel(file: file, base: base)
         tokenizer = try Tokenizer(gguf: file)
         formatter = try ChatFormatter(gguf: file)
         self.maxLength = min(maxLength, model.hyperparameters.contextLength)

@@ -20,11 +20,12 @@ public struct LoRATrainingRun: Sendable {
     public let droppedCount: Int
 
     /// Loads the model at `modelURL` and prepares `examples` (and `heldOut` for early stopping).
-    /// `configuration.adapter` is replaced by `lora`'s settings.
+    /// `configuration.adapter` is replaced by `lora`'s settings. `base`: how the frozen matrices are kept
+    /// (`BaseWeightStorage`: `.quantized` needs a sixth of the memory for Q4 files; the last bits differ).
     public init(modelURL: URL, examples: [TrainingExample], heldOut: [TrainingExample] = [], lora: LoRAConfig,
-                configuration: TrainingConfiguration) throws {
+                configuration: TrainingConfiguration, base: BaseWeightStorage = .f32) throws {
         let file = try GGUFFile(url: modelURL)
-        let model = try LlamaModel(file: file)
+        let model = try LlamaModel(file: file, base: base)
         let tokenizer = try Tokenizer(gguf: file)
         let formatter = try ChatFormatter(gguf: file)
         try formatter.validate(against: tokenizer)

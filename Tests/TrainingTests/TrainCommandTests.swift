@@ -9,10 +9,12 @@ import Testing
 /// `adapt train` as a real process: killed with SIGKILL part-way, resumed, and compared with an uninterrupted run.
 @Suite(.serialized) struct TrainCommandTests {
     /// A tiny model and a small dataset in a fresh directory.
-    static func fixture() throws -> (TemporaryDirectory, model: String, data: String) {
+    static func fixture(weightType: GGMLType = .f32) throws -> (TemporaryDirectory, model: String, data: String) {
         let directory = TemporaryDirectory("adapt-train")
         let model = directory.file("tiny.gguf")
-        try TinyModel(seed: 3).write(to: model)
+        var tiny = TinyModel(seed: 3)
+        (tiny.weightType, tiny.embeddingType) = (weightType, weightType)
+        try tiny.write(to: model)
         let pairs = [("hello there", "hello world, it is a fine day"), ("what is the time", "it is the time to rest"),
                      ("say hello", "hello hello hello"), ("tell me a fact", "the sea is wide and the world is old"),
                      ("and then", "then the rest of the story"), ("one two", "12 and 00 and 12"),
@@ -72,18 +74,26 @@ import Testing
         return (resumedFrom, firstStep, lastStep, process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
     }
 
-    @Test func aRunKilledAtSeveralStepsAndResumedEndsBitIdentical() throws {
-        let (directory, model, data) = try Self.fixture()
-        let reference = try Executables.run("adapt", Self.arguments(model: model, data: data, out: directory.file("ref.lora").path))
+    /// The f32 copy of the base, and the base kept quantized (Q4_1 blocks dequantized per product) at one and
+    /// two threads.
+    @Test(arguments: [("f32", 1), ("quantized", 1), ("quantized", 2)])
+    func aRunKilledAtSeveralStepsAndResumedEndsBitIdentical(base: String, threads: Int) throws {
+        let (directory, model, data) = try Self.fixture(weightType: base == "f32" ? .f32 : .q4_1)
+        func arguments(out: String) -> [String] {
+            var list = Self.arguments(model: model, data: data, out: out) + ["--base-weights", base]
+            list[list.firstIndex(of: "--threads")! + 1] = "\(threads)"
+            return list
+        }
+        let reference = try Executables.run("adapt", arguments(out: directory.file("ref.lora").path))
         #expect(reference.status == 0, "\(reference.stderr)")
         let expected = try JSON.decode(Result.self, from: reference.stdout, context: "adapt train --json")
         #expect(expected.steps == 30 && expected.losses.count == 30)
 
         let out = directory.file("run.lora").path
-        let resumeArguments = Self.arguments(model: model, data: data, out: out) + ["--resume"]
+        let resumeArguments = arguments(out: out) + ["--resume"]
         var killedAt: [Int] = []
         for (i, step) in [6, 13, 22].enumerated() {
-            let run = try Self.runAndKill(i == 0 ? Self.arguments(model: model, data: data, out: out) : resumeArguments, atStep: step)
+            let run = try Self.runAndKill(i == 0 ? arguments(out: out) : resumeArguments, atStep: step)
             #expect(run.killed, "the run should still have been training at step \(step)")
             if i > 0 {
                 // It continued from the newest checkpoint the killed run before it had written (every 4 steps).
@@ -101,10 +111,21 @@ import Testing
         #expect(resumed.status == 0, "\(resumed.stderr)")
         let result = try JSON.decode(Result.self, from: resumed.stdout, context: "adapt train --json")
         #expect(result.digest == expected.digest, "killed at steps \(killedAt)")
+        let document = try JSON.decode(JSONValue.self, from: resumed.stdout, context: "adapt train --json")
+        #expect(document["base_weights"] == .string(base))
         #expect(result.losses.map(\.bitPattern) == expected.losses.map(\.bitPattern))
         #expect(resumed.stderr.contains("\"event\":\"resumed\""))
         let (adapter, digest) = try AdapterFile.read(from: URL(fileURLWithPath: out))
         #expect(digest.hex == expected.digest && adapter.metadata.rank == 4 && adapter.metadata.steps == 30)
+    }
+
+    @Test func anUnknownBaseWeightsStorageIsAUsageErrorNamingTheChoices() throws {
+        let (directory, model, data) = try Self.fixture()
+        let out = directory.file("b.lora").path
+        let run = try Executables.run("adapt", Self.arguments(model: model, data: data, out: out) + ["--base-weights", "int8"])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("--base-weights") && run.stderr.contains("must be quantized or f32"))
+        #expect(!FileManager.default.fileExists(atPath: out))
     }
 
     @Test func refusesToResumeWithAnotherRankNamingTheWayOut() throws {
@@ -116,7 +137,8 @@ import Testing
         #expect(first.status == 0)
         // The --json document has exactly the fields DESIGN.md lists.
         let document = try JSON.decode(JSONValue.self, from: first.stdout, context: "adapt train --json")
-        #expect(document.objectValue.map { Set($0.keys) } == ["adapter", "digest", "steps", "losses", "tokens_per_second"])
+        #expect(document.objectValue.map { Set($0.keys) } == ["adapter", "digest", "steps", "losses", "tokens_per_second",
+                                                                "base_weights", "activation_bytes"])
         // Running again without --resume would throw the checkpoints away: refused.
         let again = try Executables.run("adapt", arguments)
         #expect(again.status == 2 && again.stderr.contains("pass --resume to continue it"))
@@ -139,7 +161,11 @@ import Testing
         var withoutThreads = arguments + ["--resume"]
         withoutThreads.removeSubrange(withoutThreads.firstIndex(of: "--threads")!...(withoutThreads.firstIndex(of: "--threads")! + 1))
         let resumed = try Executables.run("adapt", withoutThreads)
-        #expect(resumed.status == 0 && resumed.stdout == first.stdout.replacingOccurrences(of: #""tokens_per_second" : [0-9.e+-]+"#, with: "\"tokens_per_second\" : 0", options: .regularExpression))
+        // Nothing was left to compute: this process's speed and activation bytes are 0.
+        let expectedOutput = first.stdout
+            .replacingOccurrences(of: #""tokens_per_second" : [0-9.e+-]+"#, with: "\"tokens_per_second\" : 0", options: .regularExpression)
+            .replacingOccurrences(of: #""activation_bytes" : [0-9]+"#, with: "\"activation_bytes\" : 0", options: .regularExpression)
+        #expect(resumed.status == 0 && resumed.stdout == expectedOutput)
         var otherThreads = arguments + ["--resume"]
         otherThreads[otherThreads.firstIndex(of: "--threads")! + 1] = "1"
         let refused = try Executables.run("adapt", otherThreads)

@@ -50,40 +50,41 @@ extension LlamaModel {
                 // The last token is only ever a target, so the pass stops one short of it.
                 let inputs = Array(sequence.tokens.dropLast())
                 var cache = KVCache()
-                let pass = run(tokens: inputs, lora: lora, cache: &cache, record: true, dropout: dropout, team: team, arena: arena)
-                // Logits (n, V) = x̂F[rows] · Wₒᵤₜᵀ, from the f32 weights the backward multiplies with; they become ∂loss/∂logits.
-                let selected = arena.take(rows.count * C)                                 // (n, C)
-                for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
-                let dLogits = arena.take(rows.count * V)                                  // (n, V)
                 weights.withUnsafeBufferPointer { W in
-                    team.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset,
-                               c: dLogits.pointer)
-                }
-                var rowLosses = [Double](repeating: 0, count: rows.count)                  // (n) wᵢ·CEᵢ
-                rowLosses.withUnsafeMutableBufferPointer { losses in
-                    team.forEachRange(rows.count) { range in
-                        for i in range {
-                            let t = rows[i]
-                            let w = Double(sequence.weights[t])
-                            let target = sequence.tokens[t + 1]
-                            let row = dLogits.pointer + i * V
-                            let logit = row[target]
-                            // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ.
-                            let (m, z) = Kernels.exponentiateShifted(row, count: V)
-                            let logZ = Double(m) + log(z)
-                            losses[i] = w * (logZ - Double(logit))
-                            // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).
-                            let k = Float(w / weightSum)
-                            let factor = Float(w / weightSum / z)
-                            for j in 0..<V { row[j] *= factor }
-                            row[target] -= k
+                    // One reader (and workspace) for the forward, the logits and the backward of this sequence.
+                    let reader = BaseMatrixReader(model: self, weights: W.baseAddress!, team: team, workspace: { arena.take($0) })
+                    let pass = run(tokens: inputs, lora: lora, cache: &cache, record: true, dropout: dropout, team: team, arena: arena, reader: reader)
+                    // Logits (n, V) = x̂F[rows] · Wₒᵤₜᵀ, from the f32 weights the backward multiplies with; they become ∂loss/∂logits.
+                    let selected = arena.take(rows.count * C)                                 // (n, C)
+                    for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
+                    let dLogits = arena.take(rows.count * V)                                  // (n, V)
+                    reader.logits(selected.pointer, rows: rows.count, into: dLogits.pointer)
+                    var rowLosses = [Double](repeating: 0, count: rows.count)                  // (n) wᵢ·CEᵢ
+                    rowLosses.withUnsafeMutableBufferPointer { losses in
+                        team.forEachRange(rows.count) { range in
+                            for i in range {
+                                let t = rows[i]
+                                let w = Double(sequence.weights[t])
+                                let target = sequence.tokens[t + 1]
+                                let row = dLogits.pointer + i * V
+                                let logit = row[target]
+                                // One exponential per entry, kept in the row: eⱼ = exp(ℓⱼ − m), z = Σ eⱼ.
+                                let (m, z) = Kernels.exponentiateShifted(row, count: V)
+                                let logZ = Double(m) + log(z)
+                                losses[i] = w * (logZ - Double(logit))
+                                // softmax − one-hot, scaled by this token's share of the batch's weight: eⱼ · (k / z).
+                                let k = Float(w / weightSum)
+                                let factor = Float(w / weightSum / z)
+                                for j in 0..<V { row[j] *= factor }
+                                row[target] -= k
+                            }
                         }
                     }
+                    // Summed in row order, whatever member computed each row.
+                    for loss in rowLosses { lossSum += loss }
+                    backward(pass, rows: rows, dLogits: dLogits.pointer, lora: lora, dropout: dropout, gradients: &gradients,
+                             reader: reader, arena: arena)
                 }
-                // Summed in row order, whatever member computed each row.
-                for loss in rowLosses { lossSum += loss }
-                backward(pass, rows: rows, dLogits: dLogits.pointer, lora: lora, dropout: dropout, gradients: &gradients,
-                         team: team, arena: arena)
                 // The next sequence reuses this one's buffers.
                 arena.reclaim()
             }
@@ -94,18 +95,19 @@ extension LlamaModel {
     /// Back-propagates ∂loss/∂logits of `rows` through the frozen model into the adapter's gradients.
     /// dLogits: (n, V), n = rows.count. Workspaces come from `arena`.
     func backward(_ pass: ForwardPass, rows: [Int], dLogits: UnsafePointer<Float>, lora: LoRAParameters, dropout: LoRADropout,
-                  gradients: inout [[Float]], team: WorkerTeam, arena: BufferArena) {
+                  gradients: inout [[Float]], reader: BaseMatrixReader, arena: BufferArena) {
         let h = hyperparameters
-        let (T, C, F, V) = (pass.tokens, h.width, h.ffnWidth, h.vocabularySize)
+        let (T, C, F) = (pass.tokens, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
         let slots = lora.slots(blockCount: h.blockCount)
+        let team = reader.team
 
-        weights.withUnsafeBufferPointer { Wbuf in
-            let W = Wbuf.baseAddress!
+        do {
+            let W = reader.weights
             // dx̂F (T, C): the output projection's input gradient, non-zero only on predicted rows.
             let dxnF = arena.take(T * C)
             let dSelected = arena.take(rows.count * C)                  // (n, C) = dLogits (n, V) · Wout (V, C)
-            team.sgemm(m: rows.count, n: C, k: V, a: dLogits, b: W + outputOffset, c: dSelected.pointer)
+            reader.logitsBackward(dLogits, rows: rows.count, into: dSelected.pointer)
             dxnF.pointer.update(repeating: 0, count: T * C)
             for (i, t) in rows.enumerated() { (dxnF.pointer + t * C).update(from: dSelected.pointer + i * C, count: C) }
             let dx = arena.take(T * C)                                   // (T, C) ∂loss/∂residual stream
@@ -128,7 +130,9 @@ extension LlamaModel {
             func linearBackward(_ p: Projection, block b: Int, _ dy: UnsafePointer<Float>, input x: UnsafePointer<Float>,
                                 acts: BlockActivations, beta: Float, into dX: UnsafeMutablePointer<Float>) {
                 let (out, inp) = h.shape(of: p)
-                team.sgemm(m: T, n: inp, k: out, a: dy, b: W + blocks[b].offset(of: p), beta: beta, c: dX)
+                reader.withRows(of: blocks[b].matrix(p)) { Wp in
+                    team.sgemm(m: T, n: inp, k: out, a: dy, b: Wp, beta: beta, c: dX)
+                }
                 guard let slot = slots[b][p], let saved = acts.lora[p] else { return }
                 let r = lora.config.rank, s = lora.config.scale
                 let source = saved.input.map { UnsafePointer($0.pointer) } ?? x   // x̃ (T, in)

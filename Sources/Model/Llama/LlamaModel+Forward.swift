@@ -124,10 +124,8 @@ extension LlamaModel {
             out.withUnsafeMutableBufferPointer { o in
                 if rows.count == 1, fromQuantized, let info = quantizedOutput {
                     QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: V, columns: C, x: selected.pointer, into: o.baseAddress!)
-                } else if rows.count == 1 {
-                    BLAS.sgemv(m: V, n: C, a: W.baseAddress! + outputOffset, x: selected.pointer, y: o.baseAddress!)
                 } else {
-                    BLAS.sgemm(transposeB: true, m: rows.count, n: V, k: C, a: selected.pointer, b: W.baseAddress! + outputOffset, c: o.baseAddress!)
+                    BaseMatrixReader(model: self, weights: W.baseAddress!, team: .inline).logits(selected.pointer, rows: rows.count, into: o.baseAddress!)
                 }
             }
         }
@@ -140,8 +138,10 @@ extension LlamaModel {
     /// The team splits the products and the element-wise work (its size changes the last bits of the products);
     /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
     /// Buffers come from `arena` when given (recorded passes only: their every buffer is written before it is read).
+    /// Matrices are read through `reader` when given (a training pass shares one with its backward), else
+    /// through a reader of this pass.
     func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
-             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil) -> ForwardPass {
+             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil, reader given: BaseMatrixReader? = nil) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -158,8 +158,9 @@ extension LlamaModel {
 
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
+            let reader = given ?? BaseMatrixReader(model: self, weights: W, team: team)
             let x = buffer(T * C)                  // (T, C) residual stream
-            for (t, id) in tokens.enumerated() { (x.pointer + t * C).update(from: W + embeddingOffset + id * C, count: C) }
+            for (t, id) in tokens.enumerated() { reader.embeddingRow(id, into: x.pointer + t * C) }
             if h.architecture.scaledEmbedding {
                 let factor = Float(C).squareRoot()
                 for i in 0..<(T * C) { x.pointer[i] *= factor }
@@ -174,11 +175,15 @@ extension LlamaModel {
                 // Training passes stay on the f32 copy their backward pass multiplies with.
                 if T == 1, !record, !f32Only, let info = quantized[b][p] {
                     QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: out, columns: inp, x: input, into: y)
-                } else if T == 1 {
-                    // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
-                    BLAS.sgemv(m: out, n: inp, a: W + blocks[b].offset(of: p), x: input, y: y)
                 } else {
-                    team.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: W + blocks[b].offset(of: p), c: y)
+                    reader.withRows(of: blocks[b].matrix(p)) { Wp in
+                        if T == 1 {
+                            // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
+                            BLAS.sgemv(m: out, n: inp, a: Wp, x: input, y: y)
+                        } else {
+                            team.sgemm(transposeB: true, m: T, n: out, k: inp, a: input, b: Wp, c: y)
+                        }
+                    }
                 }
                 if let bias = blocks[b].bias(of: p) {
                     team.forEachRange(T) { rows in

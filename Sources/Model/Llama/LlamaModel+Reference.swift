@@ -14,12 +14,25 @@ extension LlamaModel {
         var values = [[[Float]]](repeating: [], count: h.blockCount)
         var logits: [Float] = []
 
-        func weight(_ offset: Int, _ count: Int) -> ArraySlice<Float> { weights[offset..<(offset + count)] }
+        // The matrices' f32 values, from the copy or dequantized here: the oracle reads what the passes read.
+        func dequantized(_ m: BaseMatrix) -> [Float] {
+            [Float](unsafeUninitializedCapacity: m.floatCount) { buffer, initialized in
+                weights.withUnsafeBufferPointer { W in
+                    BaseMatrixReader(model: self, weights: W.baseAddress!, team: .inline).withRows(of: m) {
+                        buffer.baseAddress!.update(from: $0, count: m.floatCount)
+                    }
+                }
+                initialized = m.floatCount
+            }
+        }
+        let embeddingValues = dequantized(embedding)
+        let outputValues = tiedOutput ? embeddingValues : dequantized(output)
+        var matrices: [Int: [Float]] = [:]   // per block and projection, made on first use
         // y (out) = W (out, in) · x (in) [+ scale · B (out, r) · (A (r, in) · x)]
-        func matvec(_ p: Projection?, block: Int, offset: Int, out: Int, _ x: [Float]) -> [Float] {
+        func matvec(_ p: Projection?, block: Int, matrix: [Float], out: Int, _ x: [Float]) -> [Float] {
             var y = (0..<out).map { o -> Float in
                 var s: Double = 0
-                for i in x.indices { s += Double(weights[offset + o * x.count + i]) * Double(x[i]) }
+                for i in x.indices { s += Double(matrix[o * x.count + i]) * Double(x[i]) }
                 return Float(s)
             }
             if let p, let lora, let slot = slots?[block][p] {
@@ -67,13 +80,18 @@ extension LlamaModel {
         }
 
         for (position, token) in tokens.enumerated() {
-            var x = Array(weight(embeddingOffset + token * C, C))
+            var x = Array(embeddingValues[(token * C)..<((token + 1) * C)])
             if h.architecture.scaledEmbedding { x = x.map { Float(Double($0) * Double(C).squareRoot()) } }
             for (b, layout) in blocks.enumerated() {
+                func project(_ p: Projection, out: Int, _ x: [Float]) -> [Float] {
+                    let key = b * Projection.allCases.count + Projection.allCases.firstIndex(of: p)!
+                    if matrices[key] == nil { matrices[key] = dequantized(layout.matrix(p)) }
+                    return matvec(p, block: b, matrix: matrices[key]!, out: out, x)
+                }
                 let xn = rmsNorm(x, layout.attentionNorm)
-                var q = matvec(.q, block: b, offset: layout.q, out: h.queryWidth, xn)
-                var k = matvec(.k, block: b, offset: layout.k, out: h.keyValueWidth, xn)
-                var v = matvec(.v, block: b, offset: layout.v, out: h.keyValueWidth, xn)
+                var q = project(.q, out: h.queryWidth, xn)
+                var k = project(.k, out: h.keyValueWidth, xn)
+                var v = project(.v, out: h.keyValueWidth, xn)
                 addBias(&q, layout.qBias)
                 addBias(&k, layout.kBias)
                 addBias(&v, layout.vBias)
@@ -98,12 +116,12 @@ extension LlamaModel {
                         att[head * D + d] = Float((first...position).reduce(0.0) { $0 + e[$1 - first] / z * Double(values[b][$1][kv * D + d]) })
                     }
                 }
-                var o = matvec(.o, block: b, offset: layout.o, out: C, att)
+                var o = project(.o, out: C, att)
                 if let norm = layout.attentionPostNorm { o = rmsNorm(o, norm) }
                 for i in 0..<C { x[i] += o[i] }
                 let xn2 = rmsNorm(x, layout.ffnNorm)
-                let g = matvec(.gate, block: b, offset: layout.gate, out: F, xn2)
-                let u = matvec(.up, block: b, offset: layout.up, out: F, xn2)
+                let g = project(.gate, out: F, xn2)
+                let u = project(.up, out: F, xn2)
                 let hidden = (0..<F).map { i -> Float in
                     let x = Double(g[i])
                     switch h.architecture.activation {
@@ -111,12 +129,12 @@ extension LlamaModel {
                     case .geluTanh: return Float(0.5 * x * (1 + tanh((2 / Double.pi).squareRoot() * (x + 0.044715 * x * x * x))) * Double(u[i]))
                     }
                 }
-                var d = matvec(.down, block: b, offset: layout.down, out: C, hidden)
+                var d = project(.down, out: C, hidden)
                 if let norm = layout.ffnPostNorm { d = rmsNorm(d, norm) }
                 for i in 0..<C { x[i] += d[i] }
             }
             let xn = rmsNorm(x, outputNormOffset)
-            logits += matvec(nil, block: 0, offset: outputOffset, out: V, xn)
+            logits += matvec(nil, block: 0, matrix: outputValues, out: V, xn)
         }
         return logits
     }

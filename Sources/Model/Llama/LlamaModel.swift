@@ -8,10 +8,11 @@ import Synchronization
 //   D  head dimension, C / H unless the file declares attention.key_length (64)        R  rotated dimensions per head, rope.dimension_count (64)
 //   Cq = H·D (576)                      Ckv = G·D (192)
 //   T  tokens in this pass              P  tokens already in the KV cache      S = P + T
-// Every weight W of a linear map is kept dequantized as (out, in) row-major — GGUF stores it with
+// Every weight W of a linear map is read as (out, in) row-major — GGUF stores it with
 // dimensions [in, out], ne[0] fastest, which is the same memory order — so y (T, out) = x (T, in) · Wᵀ.
 
-/// A llama-family transformer in f32 on OpenBLAS, its weights dequantized once at load.
+/// A llama-family transformer in f32 on OpenBLAS, its matrices dequantized once at load or tile by tile as
+/// passes need them (`BaseWeightStorage`).
 ///
 /// Immutable after `init` (but for a spare set of training buffers under a mutex), so one instance can serve
 /// many threads.
@@ -139,13 +140,14 @@ public final class LlamaModel: Sendable {
         }
     }
 
-    /// Where each weight sits in `weights` (offsets in floats).
+    /// Where each weight of a block sits: vectors in `weights` (offsets in floats), matrices as `BaseMatrix`.
     struct BlockLayout: Sendable {
-        var attentionNorm = 0, q = 0, k = 0, v = 0, o = 0, ffnNorm = 0, gate = 0, up = 0, down = 0
+        var attentionNorm = 0, ffnNorm = 0
         /// Biases of q, k, v (`Architecture.projectionBiases`), per-head norms of q and k (`queryKeyNorm`).
         var qBias: Int?, kBias: Int?, vBias: Int?, qNorm: Int?, kNorm: Int?
         /// Norms of the attention and feed-forward outputs (`Architecture.postNorms`).
         var attentionPostNorm: Int?, ffnPostNorm: Int?
+        var matrices: [Projection: BaseMatrix] = [:]
 
         func bias(of projection: Projection) -> Int? {
             switch projection {
@@ -156,26 +158,18 @@ public final class LlamaModel: Sendable {
             }
         }
 
-        func offset(of projection: Projection) -> Int {
-            switch projection {
-            case .q: return q
-            case .k: return k
-            case .v: return v
-            case .o: return o
-            case .gate: return gate
-            case .up: return up
-            case .down: return down
-            }
-        }
+        func matrix(_ projection: Projection) -> BaseMatrix { matrices[projection]! }
     }
 
     public let hyperparameters: Hyperparameters
     /// Whether the output projection is the token embedding (no `output.weight` in the file).
     public let tiedOutput: Bool
-    /// Every weight, dequantized, in one allocation.
+    /// How the frozen matrices are kept (`BaseWeightStorage`).
+    public let baseStorage: BaseWeightStorage
+    /// Every vector (norms, biases) dequantized, and with `.f32` storage every matrix too, in one allocation.
     let weights: [Float]
-    let embeddingOffset: Int     // (V, C)
-    let outputOffset: Int        // (V, C); equals embeddingOffset when tied
+    let embedding: BaseMatrix    // (V, C)
+    let output: BaseMatrix       // (V, C); the embedding when tied
     let outputNormOffset: Int    // (C)
     let blocks: [BlockLayout]
     /// Per rotated pair, the divisor of its frequency (`rope_freqs.weight`, Llama 3.x), nil when the file has none.
@@ -188,36 +182,53 @@ public final class LlamaModel: Sendable {
     /// The buffers of the last training pass, for the next one (a concurrent pass makes its own).
     let spareBuffers = Mutex<BufferArena?>(nil)
 
-    /// Loads and dequantizes a llama-family GGUF.
-    public convenience init(url: URL, quantizedDecode: Bool = true) throws {
-        try self.init(file: GGUFFile(url: url), quantizedDecode: quantizedDecode)
+    /// Loads a llama-family GGUF.
+    public convenience init(url: URL, quantizedDecode: Bool = true, base: BaseWeightStorage = .f32) throws {
+        try self.init(file: GGUFFile(url: url), quantizedDecode: quantizedDecode, base: base)
     }
 
     /// `quantizedDecode`: single-token passes read the projections from the file's quantized blocks instead of
     /// the f32 copy, with 8-bit activations and integer products (`QuantizedMatVec`: same weights, activations
-    /// rounded per group of 32; several times less memory traffic).
-    public init(file: GGUFFile, quantizedDecode: Bool = true) throws {
+    /// rounded per group of 32; several times less memory traffic). `base`: whether the matrices are dequantized
+    /// at load or stay in the file's types (`BaseWeightStorage`).
+    public init(file: GGUFFile, quantizedDecode: Bool = true, base: BaseWeightStorage = .f32) throws {
         self.file = file
+        baseStorage = base
         let h = try Hyperparameters(file: file)
         hyperparameters = h
         let (C, F, V) = (h.width, h.ffnWidth, h.vocabularySize)
         var plan: [(info: GGUFTensorInfo, offset: Int)] = []
         var total = 0
-        // Finds a tensor, checks its GGML shape [in, out] (or [n] for a norm) and reserves its place.
-        func place(_ name: String, _ dimensions: [Int]) throws -> Int {
+        // Finds a tensor, checks its GGML shape [in, out] (or [n] for a norm) and reserves its place in `weights`
+        // (a matrix only when kept in f32).
+        func find(_ name: String, _ dimensions: [Int]) throws -> GGUFTensorInfo {
             guard let info = file.tensor(named: name) else { throw ModelError.missingTensor(name: name) }
             guard info.dimensions == dimensions else { throw ModelError.tensorShapeMismatch(name: name, expected: dimensions, actual: info.dimensions) }
+            return info
+        }
+        func reserve(_ info: GGUFTensorInfo) -> Int {
             plan.append((info, total))
             defer { total += info.elementCount }
             return total
         }
-        embeddingOffset = try place("token_embd.weight", [C, V])
+        func place(_ name: String, _ dimensions: [Int]) throws -> Int { reserve(try find(name, dimensions)) }
+        // A matrix tensor cut into row ranges of `rows` each (one range for an unfused tensor).
+        func matrices(_ name: String, _ dimensions: [Int], rows: [Int]) throws -> [BaseMatrix] {
+            let info = try find(name, dimensions)
+            let offset = base == .f32 ? reserve(info) : nil
+            var first = 0
+            return rows.map { count in
+                defer { first += count }
+                return BaseMatrix(info: info, firstRow: first, rows: count, columns: dimensions[0], offset: offset.map { $0 + first * dimensions[0] })
+            }
+        }
+        embedding = try matrices("token_embd.weight", [C, V], rows: [V])[0]
         outputNormOffset = try place("output_norm.weight", [C])
         if file.tensor(named: "output.weight") != nil {
-            outputOffset = try place("output.weight", [C, V])
+            output = try matrices("output.weight", [C, V], rows: [V])[0]
             tiedOutput = false
         } else {
-            outputOffset = embeddingOffset
+            output = embedding
             tiedOutput = true
         }
         var blocks: [BlockLayout] = []
@@ -226,24 +237,24 @@ public final class LlamaModel: Sendable {
             b.attentionNorm = try place("blk.\(i).attn_norm.weight", [C])
             // Weights are (out, in) row-major, so the projections inside a fused tensor are row ranges of it.
             if h.architecture.fusedProjections, file.tensor(named: "blk.\(i).attn_qkv.weight") != nil {
-                b.q = try place("blk.\(i).attn_qkv.weight", [C, h.queryWidth + 2 * h.keyValueWidth])
-                b.k = b.q + h.queryWidth * C
-                b.v = b.k + h.keyValueWidth * C
+                let qkv = try matrices("blk.\(i).attn_qkv.weight", [C, h.queryWidth + 2 * h.keyValueWidth],
+                                       rows: [h.queryWidth, h.keyValueWidth, h.keyValueWidth])
+                (b.matrices[.q], b.matrices[.k], b.matrices[.v]) = (qkv[0], qkv[1], qkv[2])
             } else {
-                b.q = try place("blk.\(i).attn_q.weight", [C, h.queryWidth])
-                b.k = try place("blk.\(i).attn_k.weight", [C, h.keyValueWidth])
-                b.v = try place("blk.\(i).attn_v.weight", [C, h.keyValueWidth])
+                b.matrices[.q] = try matrices("blk.\(i).attn_q.weight", [C, h.queryWidth], rows: [h.queryWidth])[0]
+                b.matrices[.k] = try matrices("blk.\(i).attn_k.weight", [C, h.keyValueWidth], rows: [h.keyValueWidth])[0]
+                b.matrices[.v] = try matrices("blk.\(i).attn_v.weight", [C, h.keyValueWidth], rows: [h.keyValueWidth])[0]
             }
-            b.o = try place("blk.\(i).attn_output.weight", [h.queryWidth, C])
+            b.matrices[.o] = try matrices("blk.\(i).attn_output.weight", [h.queryWidth, C], rows: [C])[0]
             b.ffnNorm = try place("blk.\(i).ffn_norm.weight", [C])
             if h.architecture.fusedProjections {
-                b.gate = try place("blk.\(i).ffn_up.weight", [C, 2 * F])
-                b.up = b.gate + F * C
+                let gateUp = try matrices("blk.\(i).ffn_up.weight", [C, 2 * F], rows: [F, F])
+                (b.matrices[.gate], b.matrices[.up]) = (gateUp[0], gateUp[1])
             } else {
-                b.gate = try place("blk.\(i).ffn_gate.weight", [C, F])
-                b.up = try place("blk.\(i).ffn_up.weight", [C, F])
+                b.matrices[.gate] = try matrices("blk.\(i).ffn_gate.weight", [C, F], rows: [F])[0]
+                b.matrices[.up] = try matrices("blk.\(i).ffn_up.weight", [C, F], rows: [F])[0]
             }
-            b.down = try place("blk.\(i).ffn_down.weight", [F, C])
+            b.matrices[.down] = try matrices("blk.\(i).ffn_down.weight", [F, C], rows: [C])[0]
             if h.architecture.projectionBiases {
                 b.qBias = try place("blk.\(i).attn_q.bias", [h.queryWidth])
                 b.kBias = try place("blk.\(i).attn_k.bias", [h.keyValueWidth])
@@ -300,8 +311,20 @@ public final class LlamaModel: Sendable {
         }
     }
 
-    /// Bytes held by the dequantized weights.
+    /// Bytes held by the dequantized weights (with `.quantized` storage, the norms and biases only).
     public var weightBytes: Int { weights.count * MemoryLayout<Float>.size }
+
+    /// The most bytes of activations and workspaces a training pass of this model has held so far (the
+    /// buffers it keeps for the next pass): what a run's peak memory adds to the weights and the adapter's state.
+    public var trainingBufferBytes: Int { spareBuffers.withLock { $0?.peakBytes ?? 0 } }
+
+    /// Floats of the workspace a pass dequantizes matrices into with `.quantized` storage: the largest block
+    /// matrix or one tile of the output projection (8.8 MB for SmolLM2-135M: 3840 × 576 floats); 0 with `.f32`.
+    var workspaceFloats: Int {
+        guard baseStorage == .quantized else { return 0 }
+        let largest = blocks.flatMap { $0.matrices.values.map(\.floatCount) }.max() ?? 0
+        return max(largest, min(output.rows, BaseMatrix.outputTileRows) * output.columns)
+    }
 
     /// Throws unless every value of `output` (logits or log-probabilities of one call) is finite.
     ///

@@ -22,25 +22,32 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     /// time from the CPU's flags; `QuantizedMatVec`). Nil in records made before they existed. Not part of
     /// `difference`: both compilations give the same bits, and training and scoring never run them.
     public let quantizedKernels: String?
+    /// How the step kept the frozen model (`BaseWeightStorage`: `quantized` or `f32`). Nil in records made
+    /// before the choice existed (they kept f32). Not part of `difference`: a step's storage is fixed by its
+    /// code, not by the machine, so a replay uses the recorded one.
+    public var baseWeights: String?
 
     enum CodingKeys: String, CodingKey {
         case openblas, threads, kernels, pinned
         case coreType = "core_type"
         case quantizedKernels = "quantized_kernels"
+        case baseWeights = "base_weights"
     }
 
-    public init(openblas: String, coreType: String, threads: Int, kernels: String, pinned: Bool, quantizedKernels: String? = nil) {
+    public init(openblas: String, coreType: String, threads: Int, kernels: String, pinned: Bool, quantizedKernels: String? = nil,
+                baseWeights: String? = nil) {
         self.openblas = openblas
         self.coreType = coreType
         self.threads = threads
         self.kernels = kernels
         self.pinned = pinned
         self.quantizedKernels = quantizedKernels
+        self.baseWeights = baseWeights
     }
 
     public var description: String {
         "\(openblas) core \(coreType)\(pinned ? " (pinned)" : "") × \(threads) thread(s), \(kernels)"
-            + (quantizedKernels.map { ", decode \($0)" } ?? "")
+            + (quantizedKernels.map { ", decode \($0)" } ?? "") + (baseWeights.map { ", base \($0)" } ?? "")
     }
 
     /// This process's arithmetic at `threads` BLAS threads.

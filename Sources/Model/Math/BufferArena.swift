@@ -9,6 +9,9 @@
 final class BufferArena: @unchecked Sendable {
     private var free: [FloatBuffer] = []   // ascending count
     private var lent: [FloatBuffer] = []
+    private var heldFloats = 0
+    /// The most bytes the arena ever held at once: a training pass's activations and workspaces.
+    private(set) var peakBytes = 0
 
     /// A buffer of at least `count` floats with unspecified contents: the smallest free one that fits without
     /// wasting more than its size again, or a new one.
@@ -18,8 +21,14 @@ final class BufferArena: @unchecked Sendable {
             let middle = (lower + upper) / 2
             if free[middle].count < count { lower = middle + 1 } else { upper = middle }
         }
-        let buffer = lower < free.count && free[lower].count <= 2 * count + 1024
-            ? free.remove(at: lower) : FloatBuffer(uninitialized: count)
+        let buffer: FloatBuffer
+        if lower < free.count && free[lower].count <= 2 * count + 1024 {
+            buffer = free.remove(at: lower)
+        } else {
+            buffer = FloatBuffer(uninitialized: count)
+            heldFloats += count
+            peakBytes = max(peakBytes, heldFloats * MemoryLayout<Float>.size)
+        }
         lent.append(buffer)
         return buffer
     }
@@ -27,6 +36,7 @@ final class BufferArena: @unchecked Sendable {
     /// Every buffer lent since the last call becomes free again (its user must be done with it) and free ones
     /// nobody took are released, so an arena keeps at most one pass's worth whatever the sequence lengths.
     func reclaim() {
+        heldFloats -= free.reduce(0) { $0 + $1.count }
         free = lent.sorted { $0.count < $1.count }
         lent = []
     }

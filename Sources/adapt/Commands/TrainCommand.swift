@@ -19,7 +19,7 @@ enum TrainCommands {
             """,
         options: [O.data, O.model, O.out, O.steps, O.rank, O.alpha, O.dropout, O.targets, O.learningRate, O.batchSize,
                   O.gradientAccumulation, O.maxLength, O.checkpointEvery, O.checkpointDirectory, O.heldOut, O.evalEvery,
-                  O.patience, O.seed, O.threads, O.resume, .json]
+                  O.patience, O.seed, O.threads, O.baseWeights, O.resume, .json]
     ) { invocation in
         try run(invocation)
     }
@@ -92,6 +92,11 @@ enum TrainCommands {
         static let threads = Option("threads", value: "T", default: 1, in: ModelCommands.threadRange,
                                     help: "threads that compute each step; 1 and 2 differ in the last bits (on --resume, the checkpoint's)")
         static let resume = Flag("resume", help: "continue from the newest valid checkpoint")
+        static let baseWeights = Option("base-weights", value: "quantized|f32", default: BaseWeightStorage.f32, defaultHelp: "f32",
+                                        help: "keep the frozen model dequantized to f32 (4 bytes a weight) or in its file's types (about the file's size; the last bits of the numbers differ)") { text in
+            guard let storage = BaseWeightStorage(rawValue: text) else { throw UsageError("must be quantized or f32") }
+            return storage
+        }
     }
 
     static func run(_ invocation: Invocation) throws {
@@ -106,7 +111,7 @@ enum TrainCommands {
         let checkpointDirectory = URL(fileURLWithPath: try args[O.checkpointDirectory] ?? out.path + ".checkpoints")
         let lora = try loraConfig(args)
         let steps = try args[O.steps]
-        let request = TrainingService.Request(
+        var request = TrainingService.Request(
             data: dataURL, model: modelURL, out: out, heldOut: heldOutPath.map { URL(fileURLWithPath: $0) },
             checkpointDirectory: checkpointDirectory, lora: lora, steps: steps, batchSize: try args[O.batchSize],
             gradientAccumulation: try args[O.gradientAccumulation], learningRate: try args[O.learningRate], seed: try args[O.seed],
@@ -116,6 +121,7 @@ enum TrainCommands {
             evalEvery: heldOutPath == nil ? TrainingDefaults.earlyStoppingEvery : try args[O.evalEvery],
             patience: heldOutPath == nil ? TrainingDefaults.earlyStoppingPatience : try args[O.patience],
             earlyStoppingGiven: args.given(O.evalEvery) || args.given(O.patience))
+        request.baseWeights = try args[O.baseWeights]
         let trained: (result: TrainingService.Result, shortDigest: String)
         do {
             trained = try TrainingService.train(request, liveProgress: Console.stderrIsTerminal,
