@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The source of "now" in milliseconds since the Unix epoch; injected so tests can drive time directly.
 public protocol Clock: Sendable {
@@ -37,9 +36,9 @@ public struct OffsetClock: Clock {
 
 /// A clock that moves only when told to.
 public final class ManualClock: Clock {
-    private let now: Mutex<Int64>
+    private let now: Locked<Int64>
 
-    public init(_ start: Int64 = 1_767_225_600_000) { now = Mutex(start) }  // 2026-01-01T00:00:00Z
+    public init(_ start: Int64 = 1_767_225_600_000) { now = Locked(start) }  // 2026-01-01T00:00:00Z
     public func nowMilliseconds() -> Int64 { now.withLock { $0 } }
     public func advance(milliseconds: Int64) { now.withLock { $0 += milliseconds } }
     public func set(_ milliseconds: Int64) { now.withLock { $0 = milliseconds } }

@@ -1,6 +1,5 @@
 import AdaptCore
 import Storage
-import Synchronization
 
 /// How a job body ended; the worker turns it into the matching fenced write.
 public enum JobResult: Sendable {
@@ -31,7 +30,7 @@ public typealias JobBody = @Sendable (Claim, JobContext) async throws -> JobResu
 public final class JobContext: Sendable {
     public let claim: Claim
     let queue: JobQueue
-    private let flags = Mutex(Flags())
+    private let flags = Locked(Flags())
 
     package struct Flags {
         package var runCancelled = false

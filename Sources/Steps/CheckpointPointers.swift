@@ -1,6 +1,5 @@
 import AdaptCore
 import JobQueue
-import Synchronization
 import Training
 
 /// The train step's checkpoint pointer kept in its job's row (`JobQueue.recordCheckpointPointer`): written with
@@ -25,7 +24,7 @@ struct JobCheckpointPointer: CheckpointPointer {
 
 /// A checkpoint pointer in memory: replay and tests, where no job row exists.
 public final class MemoryCheckpointPointer: CheckpointPointer {
-    private let entries = Mutex<[CheckpointPointerEntry]>([])
+    private let entries = Locked<[CheckpointPointerEntry]>([])
 
     public init() {}
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import AdaptCore
 
 /// Named points in the step code where a test can hold a worker process: with `ADAPT_TEST_PAUSE_AT=<name>`
 /// in its environment, the process stops itself (SIGSTOP) the first time it reaches that point and goes on
@@ -14,7 +14,7 @@ enum PausePoint {
     static let variable = "ADAPT_TEST_PAUSE_AT"
 
     private static let requested = ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
-    private static let reached = Mutex(false)
+    private static let reached = Locked(false)
 
     static func reach(_ name: String) {
         guard name == requested, !reached.withLock({ value in defer { value = true }; return value }) else { return }

@@ -4,7 +4,6 @@ import Foundation
 import JobQueue
 import Steps
 import Storage
-import Synchronization
 import WorkerRuntime
 
 /// The shared `main` of the five worker executables (`adapt-prune-worker` …): each claims the steps of one
@@ -120,8 +119,8 @@ public enum WorkerExecutable {
 
 /// A step's request to execute the worker again with other OpenBLAS kernels (`StepContext.reexecute`).
 final class RepinRequest: Sendable {
-    private let value = Mutex<(asked: Bool, coreType: String?)>((false, nil))
-    private let workerBox = Mutex<Worker?>(nil)
+    private let value = Locked<(asked: Bool, coreType: String?)>((false, nil))
+    private let workerBox = Locked<Worker?>(nil)
     var worker: Worker? {
         get { workerBox.withLock { $0 } }
         set { workerBox.withLock { $0 = newValue } }
@@ -133,7 +132,7 @@ final class RepinRequest: Sendable {
 
 /// Set once the worker was asked to stop; read by long steps at their safe points.
 final class StopFlag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }
 }

@@ -1,3 +1,4 @@
+import AdaptCore
 import JobQueue
 import Storage
 import Synchronization
@@ -22,7 +23,7 @@ final class GroupCommit: Sendable {
     /// How many slots hold a job now (running it or recording it).
     private let busy = Atomic(0)
     private let commits = Atomic(0)
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct Waiting: Sendable {
         let completion: JobQueue.Completion

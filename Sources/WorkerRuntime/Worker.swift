@@ -2,7 +2,6 @@ import AdaptCore
 import Foundation
 import JobQueue
 import Storage
-import Synchronization
 
 /// How a worker runs.
 public struct WorkerOptions: Sendable {
@@ -108,7 +107,7 @@ public final class Worker: Sendable {
     private let monitor: HeartbeatMonitor
     private let waiter: WorkWaiter
     private let commits: GroupCommit
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     struct State {
         var stopRequests = 0
@@ -313,7 +312,7 @@ public final class Worker: Sendable {
         if flags.leaseLost { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
         if case let .success(.completed(output, hook, afterCommit)) = result {
             // Finished work is recorded even when a stop or a cancellation arrived meanwhile.
-            let refusal = Mutex<(any Error)?>(nil)
+            let refusal = Locked<(any Error)?>(nil)
             var fencedHook: (@Sendable (Database) throws -> Void)?
             if let hook {
                 fencedHook = { db in

@@ -2,7 +2,6 @@ import AdaptCore
 import Foundation
 import JobQueue
 import Storage
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,7 +76,7 @@ public final class WorkerSupervisor: Sendable {
 
     public let options: Options
     private let queue: JobQueue
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(options: Options, queue: JobQueue) {
         self.options = options

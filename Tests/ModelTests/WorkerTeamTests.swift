@@ -1,12 +1,11 @@
 import AdaptCore
 import Foundation
 @testable import Model
-import Synchronization
 import Testing
 
 struct WorkerTeamTests {
     @Test func aThreadTheSystemRefusesIsAnErrorAndTheStartedMembersAreJoined() throws {
-        let asked = Mutex<[Int]>([])
+        let asked = Locked<[Int]>([])
         do {
             _ = try WorkerTeam(count: 4) { member in
                 asked.withLock { $0.append(member) }
@@ -20,7 +19,7 @@ struct WorkerTeamTests {
         let message = ModelError.threadsUnavailable(requested: 4, started: 3, reason: "Resource temporarily unavailable").description
         #expect(message.contains("pass fewer --threads"))
         // The members that did start were stopped and joined: a new team of the same size still works.
-        let sum = Mutex(0)
+        let sum = Locked(0)
         try WorkerTeam.with(count: 4) { team in team.run { member in sum.withLock { $0 += member } } }
         #expect(sum.withLock { $0 } == 6)
     }
@@ -28,7 +27,7 @@ struct WorkerTeamTests {
     @Test(arguments: [1, 2, 3])
     func everyMemberRunsOnceAndTheCallerIsMemberZero(count: Int) throws {
         let caller = pthread_self()
-        let seen = Mutex<[Int: pthread_t]>([:])
+        let seen = Locked<[Int: pthread_t]>([:])
         try WorkerTeam.with(count: count) { team in
             for _ in 0..<100 {
                 seen.withLock { $0 = [:] }
@@ -55,12 +54,12 @@ struct WorkerTeamTests {
     func everyTaskAndEveryPieceRunsExactlyOnce(count: Int) throws {
         try WorkerTeam.with(count: count) { team in
             for tasks in [0, 1, 2, 5, 36, 1000] {
-                let runs = Mutex<[Int]>([])
+                let runs = Locked<[Int]>([])
                 team.forEachTask(tasks) { task in runs.withLock { $0.append(task) } }
                 #expect(runs.withLock { $0.sorted() } == Array(0..<tasks))
             }
             for (total, align, minimum) in [(0, 1, 1), (3, 1, 1), (256, 1, 8), (393_216, 16, 4096), (576, 16, 64)] {
-                let pieces = Mutex<[Range<Int>]>([])
+                let pieces = Locked<[Range<Int>]>([])
                 team.forEachRange(total, align: align, minimum: minimum) { range in pieces.withLock { $0.append(range) } }
                 let sorted = pieces.withLock { $0.sorted { $0.lowerBound < $1.lowerBound } }
                 #expect(sorted.flatMap { Array($0) } == Array(0..<total))

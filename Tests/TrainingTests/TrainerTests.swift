@@ -1,14 +1,13 @@
 import AdaptCore
 import Foundation
 import Model
-import Synchronization
 import TestSupport
 import Testing
 @testable import Training
 
 /// A checkpoint store that keeps every checkpoint ever saved, so a test can resume from each of them.
 final class RecordingStore: CheckpointStore {
-    let saved = Mutex<[(step: Int, data: Data)]>([])
+    let saved = Locked<[(step: Int, data: Data)]>([])
     var location: String { "memory" }
     func list() throws -> [CheckpointReference] {
         saved.withLock { $0.map { CheckpointReference(step: $0.step, name: Checkpoint.fileName(step: $0.step)) }.reversed() }

@@ -2,7 +2,6 @@ import AdaptCore
 import Foundation
 import JobQueue
 import Storage
-import Synchronization
 import Testing
 import TestSupport
 import WorkerRuntime
@@ -104,7 +103,7 @@ import WorkerRuntime
         let queue = try manualConnection()
         let run = try queue.enqueue(noops(1))
         let started = Signal()
-        let sawCancellation = Mutex(false)
+        let sawCancellation = Locked(false)
         let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], leaseMilliseconds: 300)) { _, context in
             started.fire()
             do { try await Task.sleep(for: .seconds(3_600)) } catch {
@@ -287,7 +286,7 @@ import WorkerRuntime
 
 /// A one-shot event a task can wait for, fired from anywhere.
 final class Signal: Sendable {
-    private let state = Mutex<(fired: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(fired: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
     func fire() {
         let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -312,7 +311,7 @@ final class Signal: Sendable {
 /// Counts bodies as they start, so a body can wait for its siblings; the arrival that completes a group
 /// resumes all of its waiters at once.
 final class Arrivals: Sendable {
-    private let state = Mutex<(count: Int, waiting: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
+    private let state = Locked<(count: Int, waiting: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
 
     /// Counts one more arrival; returns its ordinal (1 for the first).
     @discardableResult

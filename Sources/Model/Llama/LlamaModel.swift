@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import AdaptCore
 
 // Dimension legend (llama family; figures for SmolLM2-135M):
 //   V  vocabulary size (49152)          C  width, embedding_length (576)
@@ -180,7 +180,7 @@ public final class LlamaModel: Sendable {
     let quantized: [[Projection: GGUFTensorInfo]]
     let quantizedOutput: GGUFTensorInfo?
     /// The buffers of the last training pass, for the next one (a concurrent pass makes its own).
-    let spareBuffers = Mutex<BufferArena?>(nil)
+    let spareBuffers = Locked<BufferArena?>(nil)
 
     /// Loads a llama-family GGUF.
     public convenience init(url: URL, quantizedDecode: Bool = true, base: BaseWeightStorage = .f32) throws {

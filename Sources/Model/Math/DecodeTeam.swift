@@ -1,3 +1,4 @@
+import AdaptCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -60,7 +61,7 @@ final class DecodeTeam: @unchecked Sendable {
     }
 
     /// The process's team, made or remade for `count` members when first asked for that size.
-    private static let shared = Mutex<DecodeTeam?>(nil)
+    private static let shared = Locked<DecodeTeam?>(nil)
 
     /// Runs `body(task)` for every task in 0..<tasks on the shared team of `count` members; on the caller alone
     /// when another caller holds the team (concurrent decoders) or threads cannot be had.
