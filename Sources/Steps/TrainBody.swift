@@ -39,7 +39,8 @@ public enum TrainBody {
         let modelName = try context.manifestString("base_model", "name")
         let expected = Digest(hex: try context.manifestString("base_model", "digest"))
         let run = try LoRATrainingRun(modelURL: try environment.modelURL(modelName), examples: trainingExamples,
-                                      heldOut: validationExamples, lora: plan.lora, configuration: configuration)
+                                      heldOut: validationExamples, lora: plan.lora, configuration: configuration,
+                                      chatFormat: plan.chatFormat)
         if context.recorded == nil, let expected, run.baseModelDigest != expected {
             throw StepError.modelChanged(name: modelName, expected: expected, actual: run.baseModelDigest)
         }
