@@ -62,7 +62,9 @@ public enum ModelService {
         // step, whose 8-bit activations move them by up to about one unit.
         let base = try load(url, chatFormat: chatFormat, formatsPrompt: false)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
-        let ids = base.tokenizer.encode(prompt, parseSpecial: parseSpecial)
+        // BOS as the model asks for it (`add_bos_token`), as llama.cpp tokenizes a prompt: Gemma's logits
+        // without it are another model's (its NLL on plain English doubles).
+        let ids = base.tokenizer.encode(prompt, parseSpecial: parseSpecial, addBOS: base.tokenizer.addBOS)
         guard !ids.isEmpty else { throw EmptyPrompt() }
         try requireContext(ids.count, "the prompt is", base.model)
         var cache = KVCache()
@@ -93,7 +95,7 @@ public enum ModelService {
         let lora = try adapter.map { try base.adapter(at: $0).weights }
         let promptText = chat ? try base.formatter.format([.user(prompt)], addGenerationPrompt: true) : prompt
         // A formatted prompt carries the template's control tokens, which must be matched as such.
-        let promptIDs = tokenizer.encode(promptText, parseSpecial: parseSpecial || chat)
+        let promptIDs = tokenizer.encode(promptText, parseSpecial: parseSpecial || chat, addBOS: tokenizer.addBOS)
         let completionIDs = tokenizer.encode(completion, parseSpecial: parseSpecial)
         try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
         let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)

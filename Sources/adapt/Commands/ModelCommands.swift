@@ -74,7 +74,8 @@ enum ModelCommands {
         "logits",
         summary: "show the largest logits of the next token after a prompt",
         discussion: """
-            The prompt is tokenized without BOS; --special lets it carry control tokens such as <|im_start|>.
+            The prompt is tokenized with BOS only when the model asks for it (tokenizer.ggml.add_bos_token, as \
+            llama.cpp does: Gemma yes, SmolLM2 no); --special lets it carry control tokens such as <|im_start|>.
             --json prints {"ids": [Int], "top": [{"id", "logit"}]} for the last position.
             """,
         options: [model, Logits.prompt, Logits.top, Logits.adapter, Logits.special, chatFormat, threadCount, .json]
@@ -116,7 +117,7 @@ enum ModelCommands {
         discussion: """
             Prompt and completion are tokenized separately and concatenated, the boundary training uses. --chat \
             formats the prompt as a user turn with the model's chat template, followed by the assistant opening. \
-            With an empty prompt the first completion token has no context and is not scored.
+            With an empty prompt (and a model that adds no BOS) the first completion token has no context and is not scored.
             --json prints {"prompt_ids", "completion_ids", "logprobs": [Double], "mean_nll"} (mean_nll is null \
             when no token is scored).
             """,
