@@ -21,10 +21,11 @@ public enum AdapterImport {
 
     /// An adapt adapter file of `adapter` for the base model at `model`: its digest and chat convention, and a
     /// training record that says only where the weights came from (they were not trained here).
-    public static func adapterFile(_ adapter: PortableAdapter, format: ExchangeFormat, base: BaseModelShape, model: URL) throws -> AdapterFile {
-        // The convention a session checks the adapter against: the model's template, chatml without one.
-        let formatter = try GGUFFile(url: model).string("tokenizer.chat_template").map { try ChatFormatter(template: $0) }
-            ?? ChatFormatter(convention: .chatml)
+    public static func adapterFile(_ adapter: PortableAdapter, format: ExchangeFormat, base: BaseModelShape, model: URL,
+                                   chatFormat: ChatConvention? = nil) throws -> AdapterFile {
+        // The convention a session checks the adapter against: the model's template or the one named, which a
+        // model without a template needs.
+        let formatter = try ChatFormatter(gguf: try GGUFFile(url: model), chatFormat: chatFormat)
         let configuration: JSONValue = .object(["imported_from": .string(format.rawValue)])
         let metadata = AdapterFileMetadata(
             baseModelDigest: base.digest, chatConvention: formatter.convention.rawValue,

@@ -69,7 +69,7 @@ public enum AdapterExchangeError: Error, Equatable, CustomStringConvertible {
         case let .unsupportedFeature(file, feature):
             return "\(file) uses \(feature), which adapt does not apply; save a plain LoRA adapter"
         case let .unsupportedArchitecture(architecture):
-            return "architecture \(architecture) has no adapter tensor names in this build; export from a llama-family base model"
+            return "architecture \(architecture) has no adapter exchange names in this build (\(AdapterTensorNames.architectures.joined(separator: ", ")) have); its adapters stay in adapt's own format"
         case let .io(reason):
             return reason
         }

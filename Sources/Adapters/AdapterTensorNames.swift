@@ -3,6 +3,7 @@
 /// (`model.layers.N.self_attn.q_proj`), which PEFT and mlx-lm key their files by.
 ///
 /// Only architectures the engine loads are here: an export is only made of an adapter it trained or applied.
+/// phi3 is not: its q, k, v and gate, up are fused in every tool's names, and adapt's adapters hold them apart.
 public struct AdapterTensorNames: Sendable {
     /// The GGUF `general.architecture` string.
     public let architecture: String
@@ -17,20 +18,31 @@ public struct AdapterTensorNames: Sendable {
     /// Hugging Face's pairs halves), so that B of q and k must be permuted on the way between the two.
     public let permutesQueryAndKey: Bool
 
+    /// The names of `architecture`. llama, qwen2, qwen3 and gemma3 share llama.cpp's tensor names and Hugging
+    /// Face's module paths (transformers' LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and
+    /// Gemma3ForCausalLM all hold `model.layers.N.self_attn.q_proj` … `mlp.down_proj`; mlx-lm's models keep
+    /// those paths). Only llama's converter permutes q and k: the others rotate halves, as Hugging Face does.
     public static func of(architecture: String) throws(AdapterExchangeError) -> AdapterTensorNames {
+        let (huggingFaceClass, modelType, permutes): (String, String, Bool)
         switch architecture {
-        case "llama":
-            return AdapterTensorNames(
-                architecture: "llama",
-                gguf: ["q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output",
-                       "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down"],
-                huggingFace: ["q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
-                              "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"],
-                huggingFaceClass: "LlamaForCausalLM", modelType: "llama", permutesQueryAndKey: true)
-        default:
-            throw .unsupportedArchitecture(architecture)
+        case "llama": (huggingFaceClass, modelType, permutes) = ("LlamaForCausalLM", "llama", true)
+        case "qwen2": (huggingFaceClass, modelType, permutes) = ("Qwen2ForCausalLM", "qwen2", false)
+        case "qwen3": (huggingFaceClass, modelType, permutes) = ("Qwen3ForCausalLM", "qwen3", false)
+        // The text-only Gemma 3 (270M and 1B): transformers' `gemma3_text` config and class.
+        case "gemma3": (huggingFaceClass, modelType, permutes) = ("Gemma3ForCausalLM", "gemma3_text", false)
+        default: throw .unsupportedArchitecture(architecture)
         }
+        return AdapterTensorNames(
+            architecture: architecture,
+            gguf: ["q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output",
+                   "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down"],
+            huggingFace: ["q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
+                          "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"],
+            huggingFaceClass: huggingFaceClass, modelType: modelType, permutesQueryAndKey: permutes)
     }
+
+    /// The architectures whose adapters are exported and imported, in the order messages list them.
+    public static let architectures = ["llama", "qwen2", "qwen3", "gemma3"]
 
     /// adapt's name of the A or B matrix of `projection` in `block` (the names `LoRAParameters` uses).
     public static func adapt(block: Int, projection: String, matrix: Matrix) -> String {

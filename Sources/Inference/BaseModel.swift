@@ -12,16 +12,16 @@ public struct BaseModel: Sendable {
     public let tokenizer: Tokenizer
     public let formatter: ChatFormatter
 
-    /// Reads the GGUF at `url`: weights, vocabulary (`tokenizer.ggml.*`) and chat template. `quantizedDecode`
-    /// as `LlamaModel` takes it: single tokens and a pass's last logits read from the quantized blocks with
-    /// 8-bit activations (generation) or from the f32 weights (logits reported as the model's).
-    public static func load(_ url: URL, quantizedDecode: Bool = true) throws -> BaseModel {
+    /// Reads the GGUF at `url`: weights, vocabulary (`tokenizer.ggml.*`) and chat template, or the convention
+    /// `chatFormat` names (required when the file has no template). `quantizedDecode` as `LlamaModel` takes it:
+    /// single tokens and a pass's last logits read from the quantized blocks with 8-bit activations
+    /// (generation) or from the f32 weights (logits reported as the model's).
+    public static func load(_ url: URL, quantizedDecode: Bool = true, chatFormat: ChatConvention? = nil) throws -> BaseModel {
         let file = try GGUFFile(url: url)
-        let model = try LlamaModel(file: file, quantizedDecode: quantizedDecode)
         let tokenizer = try Tokenizer(gguf: file)
-        let formatter = try file.string("tokenizer.chat_template").map { try ChatFormatter(template: $0) }
-            ?? ChatFormatter(convention: .chatml)
+        let formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)
         try formatter.validate(against: tokenizer)
+        let model = try LlamaModel(file: file, quantizedDecode: quantizedDecode)
         return BaseModel(url: url, digest: try Digest.sha256(fileAt: url), model: model, tokenizer: tokenizer,
                          formatter: formatter)
     }

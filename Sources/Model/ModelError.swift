@@ -43,6 +43,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case unsupportedPreTokenizer(String)
     case invalidVocabulary(reason: String)
     case unknownChatTemplate(digest: String)
+    /// The file has no `tokenizer.chat_template` and no chat format was named.
+    case noChatTemplate
     case unsupportedChatTemplate(convention: String, feature: String)
     case chatConventionMissingToken(convention: String, token: String)
     case invalidChatMessages(reason: String)
@@ -110,9 +112,11 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
         case let .invalidVocabulary(reason):
             return "the tokenizer vocabulary is invalid: \(reason); the model file is corrupt or was converted wrongly"
         case let .unknownChatTemplate(digest):
-            return "the model's chat template (sha256 \(digest.prefix(12))) is not a known convention (chatml, llama3, gemma); name one explicitly or use a model with one of those templates"
+            return "the model's chat template (sha256 \(digest.prefix(12))) is not a known convention (\(ChatConvention.templateNames)); name one with --chat-format (\"chat_format\" in a pipeline file's train section) or use a model with one of those templates"
+        case .noChatTemplate:
+            return "the model has no chat template (tokenizer.chat_template), as a base model has none; pass --chat-format plain to train and prompt it on prompt and completion concatenated (in a pipeline file: \"train\": {\"chat_format\": \"plain\"}), or another convention by name (\(ChatConvention.allCases.map(\.rawValue).joined(separator: ", ")))"
         case let .unsupportedChatTemplate(convention, feature):
-            return "the model's \(convention) chat template adds \(feature), which the formatter does not reproduce; use ChatFormatter(convention: .\(convention)) for the plain turn format, knowing prompts will differ from the template's"
+            return "the model's \(convention) chat template adds \(feature), which the formatter does not reproduce; pass --chat-format \(convention) for the plain turn format, knowing prompts will differ from the template's"
         case let .chatConventionMissingToken(convention, token):
             return "the \(convention) chat convention needs the token \(token), which this vocabulary lacks; pick the convention that matches the model"
         case let .invalidChatMessages(reason):

@@ -37,6 +37,8 @@ public struct TinyModel: Sendable {
     /// Control tokens appended to the vocabulary (phi3: its turn tags and <unk>, <s>, </s>, which llama.cpp
     /// looks up by text for that family).
     public var extraControlTokens: [String] = []
+    /// `tokenizer.chat_template`; nil writes none, as a base model has none (`--chat-format plain` then).
+    public var template: String? = TinyModel.chatTemplate
 
     public static let systemLine = "You are a tiny test model."
     public static let specialTokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -172,7 +174,7 @@ public struct TinyModel: Sendable {
         w.set("tokenizer.ggml.padding_token_id", uint32: 2)
         w.set("tokenizer.ggml.add_bos_token", .bool(false))
         w.set("tokenizer.ggml.add_space_prefix", .bool(false))
-        w.set("tokenizer.chat_template", string: Self.chatTemplate)
+        if let template { w.set("tokenizer.chat_template", string: template) }
 
         let rng = CounterRNG(seed: seed)
         var tensorIndex: UInt64 = 0

@@ -104,10 +104,17 @@ extension Pipeline {
                                  "a positive integer")
         let earlyStopping = readEarlyStopping(o, default: d.earlyStopping)
         let threads = o.integer("blas_threads", default: d.blasThreads, minimum: 1, maximum: 256, "a positive integer")
+        let chatFormat = readChatFormat(o)
         return TrainParameters(steps: steps, rank: rank, alpha: alpha, dropout: dropout, targets: targets,
                                learningRate: learningRate, schedule: schedule, warmupSteps: warmup, batchSize: batch,
                                gradAccumulation: accumulation, maxLength: maxLength, checkpointInterval: interval,
-                               earlyStopping: earlyStopping, blasThreads: threads)
+                               earlyStopping: earlyStopping, blasThreads: threads, chatFormat: chatFormat)
+    }
+
+    /// `chat_format`: absent or null for the model's own template.
+    static func readChatFormat(_ o: ObjectReader) -> ChatFormat? {
+        guard let value = o.value("chat_format"), value != .null else { return nil }
+        return o.choice("chat_format", default: ChatFormat.plain)
     }
 
     private static func readTargets(_ o: ObjectReader) -> [LoRATarget]? {

@@ -100,6 +100,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     public var earlyStopping: EarlyStopping?
     /// OpenBLAS threads, fixed per run and recorded: 1 and 2 threads give different bits (DESIGN.md).
     public var blasThreads: Int
+    /// The turn format, or nil for the base model's chat template (which a model without one cannot use).
+    public var chatFormat: ChatFormat?
 
     /// The training numbers default to `TrainingDefaults` (shared with `adapt train`); the rest are the pipeline's own.
     public init(steps: Int = TrainingDefaults.steps, rank: Int = TrainingDefaults.rank, alpha: Double = TrainingDefaults.alpha,
@@ -107,7 +109,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                 learningRate: Double = TrainingDefaults.learningRate, schedule: LearningRateSchedule = .cosine,
                 warmupSteps: Int = TrainingDefaults.warmupSteps, batchSize: Int = TrainingDefaults.batchSize,
                 gradAccumulation: Int = 1, maxLength: Int = 256, checkpointInterval: Int = 10,
-                earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1) {
+                earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1, chatFormat: ChatFormat? = nil) {
+        self.chatFormat = chatFormat
         self.steps = steps
         self.rank = rank
         self.alpha = alpha
@@ -129,6 +132,7 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         case learningRate = "learning_rate", warmupSteps = "warmup_steps", batchSize = "batch_size"
         case gradAccumulation = "grad_accumulation", maxLength = "max_length"
         case checkpointInterval = "checkpoint_interval", earlyStopping = "early_stopping", blasThreads = "blas_threads"
+        case chatFormat = "chat_format"
     }
 
     /// Writes `early_stopping: null` rather than leaving the key out, so a resolved file shows it.
@@ -148,6 +152,9 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         try c.encode(checkpointInterval, forKey: .checkpointInterval)
         if let earlyStopping { try c.encode(earlyStopping, forKey: .earlyStopping) } else { try c.encodeNil(forKey: .earlyStopping) }
         try c.encode(blasThreads, forKey: .blasThreads)
+        // Written only when set: a pipeline that uses the model's template keeps the digest (and its runs the
+        // step inputs) it had before the field existed, so their replays stay equal.
+        try c.encodeIfPresent(chatFormat, forKey: .chatFormat)
     }
 }
 

@@ -111,6 +111,8 @@ extension Pipeline {
             var fields = Self.objectFields(eval)
             fields["max_length"] = .int(train.maxLength)
             fields["blas_threads"] = .int(train.blasThreads)
+            // Scored in the turn format the candidate was trained in (only when set, as in train's input).
+            if let chatFormat = train.chatFormat { fields["chat_format"] = .string(chatFormat.rawValue) }
             return fields
         case .promote:
             return [:]

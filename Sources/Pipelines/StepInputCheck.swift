@@ -30,9 +30,9 @@ public enum StepInputCheck {
 
         // Only the fields of each section go to its reader, so its unknown-field report stays quiet about
         // lineage, night and seed.
-        func section(_ keys: [String], at path: String = "", in source: [String: JSONValue] = fields) -> ObjectReader {
+        func section(_ keys: [String], optional: [String] = [], at path: String = "", in source: [String: JSONValue] = fields) -> ObjectReader {
             requirePresent(keys, in: source, path: path, kind: kind, reader: reader)
-            return ObjectReader(path: path, fields: source.filter { keys.contains($0.key) }, reader: reader)
+            return ObjectReader(path: path, fields: source.filter { keys.contains($0.key) || optional.contains($0.key) }, reader: reader)
         }
         switch kind {
         case .prune:
@@ -41,7 +41,8 @@ public enum StepInputCheck {
             _ = Pipeline.readSample(section(keys(of: SampleParameters())))
             _ = Pipeline.readPrivacy(section(keys(of: PrivacyBudget())))
         case .train:
-            _ = Pipeline.readTrain(section(keys(of: TrainParameters())))
+            // `chat_format` is optional: absent, the model's template formats the examples.
+            _ = Pipeline.readTrain(section(keys(of: TrainParameters()), optional: ["chat_format"]))
             requirePresent(["device"], in: fields, path: "", kind: kind, reader: reader)
             if let device = fields["device"] {
                 if let deviceFields = device.objectValue {
@@ -57,7 +58,7 @@ public enum StepInputCheck {
             _ = Pipeline.readEval(ObjectReader(path: "", fields: fields.filter { required.contains($0.key) || $0.key == "on_worse" },
                                                reader: reader))
             // Scored the way train saw the sequences: the same two train fields, under the same rules.
-            _ = Pipeline.readTrain(section(["max_length", "blas_threads"]))
+            _ = Pipeline.readTrain(section(["max_length", "blas_threads"], optional: ["chat_format"]))
         case .promote:
             break
         }

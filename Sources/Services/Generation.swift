@@ -25,6 +25,8 @@ public enum Generation {
         public var maxTokens = 256
         public var stopStrings: [String] = []
         public var enableThinking = true
+        /// `--chat-format`: the convention prompts are formatted in; nil: the model's template (required then).
+        public var chatFormat: ChatConvention?
         public var temperature: Double?
         public var topK: Int?
         public var topP: Double?
@@ -77,7 +79,7 @@ public enum Generation {
             throw RequestError(message: "--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
 
-        let base = try BaseModel.load(request.model ?? state.defaultModel)
+        let base = try BaseModel.load(request.model ?? state.defaultModel, chatFormat: request.chatFormat)
         var catalog: RegistryAdapterCatalog?
         if request.lineage != nil {
             catalog = RegistryAdapterCatalog(registry: try AdapterRegistry(database: try database(), blobs: state.blobs))

@@ -31,9 +31,12 @@ public enum ModelService {
         return url
     }
 
-    /// Writes a tiny random-weight GGUF of one architecture variant (for tests and CI).
-    public static func writeTinyModel(seed: UInt64, variant: String, to url: URL) throws {
-        try TinyModel(seed: seed, variant: variant).write(to: url)
+    /// Writes a tiny random-weight GGUF of one architecture variant (for tests and CI); without `chatTemplate`,
+    /// a base model's file (no `tokenizer.chat_template`).
+    public static func writeTinyModel(seed: UInt64, variant: String, chatTemplate: Bool = true, to url: URL) throws {
+        var model = TinyModel(seed: seed, variant: variant)
+        if !chatTemplate { model.template = nil }
+        try model.write(to: url)
     }
 
     /// The architecture variants `writeTinyModel` writes.
@@ -51,14 +54,17 @@ public enum ModelService {
     }
 
     /// The `k` largest logits of the token after `prompt` (its ids in `prompt`), with `adapter` applied when given.
+    /// `chatFormat` is the convention an adapter must have been trained under (the prompt is never formatted).
     public static func logits(prompt: String, parseSpecial: Bool, top k: Int, model url: URL, adapter: URL?,
-                              threads: Int?) throws -> (prompt: Tokens, top: [(id: Int, logit: Float)]) {
+                              threads: Int?, chatFormat: ChatConvention? = nil) throws -> (prompt: Tokens, top: [(id: Int, logit: Float)]) {
         if let threads { try BLAS.setThreads(threads) }
         // In f32 throughout: these are the model's logits, compared with other implementations', not a decode
         // step, whose 8-bit activations move them by up to about one unit.
-        let base = try BaseModel.load(url, quantizedDecode: false)
+        let base = try load(url, chatFormat: chatFormat, formatsPrompt: false)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
-        let ids = base.tokenizer.encode(prompt, parseSpecial: parseSpecial)
+        // BOS as the model asks for it (`add_bos_token`), as llama.cpp tokenizes a prompt: Gemma's logits
+        // without it are another model's (its NLL on plain English doubles).
+        let ids = base.tokenizer.encode(prompt, parseSpecial: parseSpecial, addBOS: base.tokenizer.addBOS)
         guard !ids.isEmpty else { throw EmptyPrompt() }
         try requireContext(ids.count, "the prompt is", base.model)
         var cache = KVCache()
@@ -78,17 +84,18 @@ public enum ModelService {
     }
 
     /// Scores `completion` after `prompt`, tokenized separately and concatenated (the boundary training uses);
-    /// `chat` formats the prompt as a user turn of the model's chat template, followed by the assistant opening.
+    /// `chat` formats the prompt as a user turn of the model's chat template (or of `chatFormat`, required for a
+    /// model without a template), followed by the assistant opening.
     public static func score(prompt: String, completion: String, chat: Bool, parseSpecial: Bool, model url: URL,
-                             adapter: URL?, threads: Int?) throws -> Score {
+                             adapter: URL?, threads: Int?, chatFormat: ChatConvention? = nil) throws -> Score {
         if let threads { try BLAS.setThreads(threads) }
         // In f32, as `logits`: a one-token completion would otherwise be scored by a decode step.
-        let base = try BaseModel.load(url, quantizedDecode: false)
+        let base = try load(url, chatFormat: chatFormat, formatsPrompt: chat)
         let (model, tokenizer) = (base.model, base.tokenizer)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
         let promptText = chat ? try base.formatter.format([.user(prompt)], addGenerationPrompt: true) : prompt
         // A formatted prompt carries the template's control tokens, which must be matched as such.
-        let promptIDs = tokenizer.encode(promptText, parseSpecial: parseSpecial || chat)
+        let promptIDs = tokenizer.encode(promptText, parseSpecial: parseSpecial || chat, addBOS: tokenizer.addBOS)
         let completionIDs = tokenizer.encode(completion, parseSpecial: parseSpecial)
         try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
         let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)
@@ -96,6 +103,16 @@ public enum ModelService {
         try LlamaModel.requireFinite(logprobs)
         return Score(prompt: Tokens(ids: promptIDs, tokenizer: tokenizer), completion: Tokens(ids: completionIDs, tokenizer: tokenizer),
                      logprobs: logprobs)
+    }
+
+    /// The model in f32 for `logits` and `score`. A prompt that is not formatted needs no chat format: a model
+    /// without a template then reads as `plain`, the convention its adapters were trained under by default.
+    static func load(_ url: URL, chatFormat: ChatConvention?, formatsPrompt: Bool) throws -> BaseModel {
+        var chatFormat = chatFormat
+        if chatFormat == nil, !formatsPrompt, try GGUFFile(url: url).string("tokenizer.chat_template") == nil {
+            chatFormat = .plain
+        }
+        return try BaseModel.load(url, quantizedDecode: false, chatFormat: chatFormat)
     }
 
     /// Throws unless `count` tokens fit in the model's context (what `generate` checks for its prompt).

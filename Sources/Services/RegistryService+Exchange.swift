@@ -49,7 +49,7 @@ extension RegistryService {
 
     /// An adapter from another tool as an adapt adapter file for `lineage`: checked against the base model
     /// (the lineage's, which `model` must be when the lineage has versions) and the lineage's rank.
-    static func importedAdapter(format: ExchangeFormat, path: String, model: URL, lineage: ShortIdentifier,
+    static func importedAdapter(format: ExchangeFormat, path: String, model: URL, chatFormat: ChatConvention?, lineage: ShortIdentifier,
                                 registry: AdapterRegistry) throws -> (data: Data, metadata: AdapterMetadata, weights: Digest) {
         let model = try existingModel(model)
         let base = try BaseModelShape(model: model)
@@ -63,7 +63,7 @@ extension RegistryService {
             expectedRank = file.metadata.rank
         }
         let portable = try AdapterImport.read(format: format, at: URL(fileURLWithPath: path), base: base, expectedRank: expectedRank)
-        let file = try AdapterImport.adapterFile(portable, format: format, base: base, model: model)
+        let file = try AdapterImport.adapterFile(portable, format: format, base: base, model: model, chatFormat: chatFormat)
         let metadata = AdapterMetadata(baseModel: base.digest, chatConvention: ShortIdentifier(file.metadata.chatConvention))
         return (file.encoded().data, metadata, portable.weightsDigest)
     }

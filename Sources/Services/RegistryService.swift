@@ -67,7 +67,8 @@ public enum RegistryService {
             /// An adapt adapter file.
             case file(path: String)
             /// An adapter of another tool, checked against `model`, the lineage's base model.
-            case imported(ExchangeFormat, path: String, model: URL)
+            /// `chatFormat` is the convention the adapter was trained under, required when the model has no template.
+            case imported(ExchangeFormat, path: String, model: URL, chatFormat: ChatConvention? = nil)
         }
 
         public let lineage: ShortIdentifier
@@ -101,11 +102,11 @@ public enum RegistryService {
         var importedWeights: Digest?
         let data: Data
         switch addition.source {
-        case let .imported(format, path, model):
+        case let .imported(format, path, model, chatFormat):
             let opened = try open()
             registry = opened
-            let imported = try importedAdapter(format: format, path: path, model: model, lineage: addition.lineage,
-                                               registry: opened)
+            let imported = try importedAdapter(format: format, path: path, model: model, chatFormat: chatFormat,
+                                               lineage: addition.lineage, registry: opened)
             (data, metadata, importedWeights) = (imported.data, imported.metadata, imported.weights)
         case let .file(path):
             data = try readWhole(path)

@@ -29,10 +29,14 @@ public enum TrainingService {
         public var earlyStoppingGiven: Bool
         /// `--base-weights`: how the frozen model is kept while training (the last bits of the numbers differ).
         public var baseWeights: BaseWeightStorage = .f32
+        /// `--chat-format`: nil formats examples through the model's chat template (required then).
+        public var chatFormat: ChatConvention?
 
         public init(data: URL, model: URL, out: URL, heldOut: URL?, checkpointDirectory: URL, lora: LoRAConfig, steps: Int,
                     batchSize: Int, gradientAccumulation: Int, learningRate: Double, seed: UInt64, maxLength: Int,
-                    checkpointEvery: Int, threads: Int?, resume: Bool, evalEvery: Int, patience: Int, earlyStoppingGiven: Bool) {
+                    checkpointEvery: Int, threads: Int?, resume: Bool, evalEvery: Int, patience: Int, earlyStoppingGiven: Bool,
+                    chatFormat: ChatConvention? = nil) {
+            self.chatFormat = chatFormat
             (self.data, self.model, self.out, self.heldOut, self.checkpointDirectory, self.lora) =
                 (data, model, out, heldOut, checkpointDirectory, lora)
             (self.steps, self.batchSize, self.gradientAccumulation, self.learningRate, self.seed, self.maxLength) =
@@ -106,7 +110,7 @@ public enum TrainingService {
             throw RequestError.earlyStoppingNeedsHeldOut
         }
         let run = try LoRATrainingRun(modelURL: request.model, examples: examples, heldOut: heldOut, lora: request.lora,
-                                      configuration: configuration, base: request.baseWeights)
+                                      configuration: configuration, base: request.baseWeights, chatFormat: request.chatFormat)
         if run.truncatedCount > 0 {
             warn("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
         }

@@ -48,10 +48,11 @@
 @_exported import enum Evaluation.ZeroMethod
 @_exported import struct Evaluation.GateReport
 
-// The LoRA settings `train` parses.
+// The LoRA settings `train` parses, and the chat convention `--chat-format` names.
 @_exported import enum Model.Projection
 @_exported import struct Model.LoRAConfig
 @_exported import enum Model.BaseWeightStorage
+@_exported import enum Model.ChatConvention
 
 // The registry as a handle the registry commands open read-only or writing, and its names and records.
 @_exported import struct Registry.AdapterRegistry

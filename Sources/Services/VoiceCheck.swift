@@ -21,15 +21,18 @@ public enum VoiceCheck {
         public let repeatPenalty: Double
         /// nil: OpenBLAS's own choice.
         public let threads: Int?
+        /// `--chat-format`: nil formats prompts through the model's chat template (required then).
+        public let chatFormat: ChatConvention?
         let sampling: SamplingOptions
 
         /// Throws `InferenceError` for a repetition penalty the sampler refuses.
-        public init(lineage: Lineage, model: URL?, maxTokens: Int, minCompletions: Int?, repeatPenalty: Double, threads: Int?) throws {
+        public init(lineage: Lineage, model: URL?, maxTokens: Int, minCompletions: Int?, repeatPenalty: Double, threads: Int?,
+                    chatFormat: ChatConvention? = nil) throws {
             var sampling = SamplingOptions.greedy
             sampling.repeatPenalty = Float(repeatPenalty)
             try sampling.validate()
             (self.lineage, self.model, self.maxTokens, self.minCompletions) = (lineage, model, maxTokens, minCompletions)
-            (self.repeatPenalty, self.threads, self.sampling) = (repeatPenalty, threads, sampling)
+            (self.repeatPenalty, self.threads, self.sampling, self.chatFormat) = (repeatPenalty, threads, sampling, chatFormat)
         }
     }
 
@@ -54,7 +57,7 @@ public enum VoiceCheck {
         guard FileManager.default.fileExists(atPath: modelURL.path) else {
             throw VoiceCheckError.missingModel(path: modelURL.path, isDefault: request.model == nil)
         }
-        let base = try BaseModel.load(modelURL)
+        let base = try BaseModel.load(modelURL, chatFormat: request.chatFormat)
         guard let bundle = try RegistryAdapterCatalog(registry: registry).activeAdapter(lineage: lineage) else {
             throw VoiceCheckError.noActiveAdapter(lineage)
         }

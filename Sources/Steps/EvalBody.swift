@@ -41,7 +41,8 @@ public enum EvalBody {
             throw StepError.modelChanged(name: modelName, expected: expected, actual: baseDigest)
         }
         let start = environment.clock.nowMilliseconds()
-        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength)
+        let chatFormat = try TrainingPlan.chatConvention(context.input["chat_format"]?.stringValue.flatMap(ChatFormat.init(rawValue:)))
+        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength, chatFormat: chatFormat)
         let sequences = try scorer.sequences(try context.snapshot(heldOutSnapshot, field: "held_out_snapshot"))
         let candidateWeights = try scorer.adapter(try environment.blobs.get(candidateBlob), name: "candidate \(candidateBlob.short)",
                                                   baseModelDigest: baseDigest)

@@ -21,11 +21,11 @@ struct HeldOutScorer {
     let formatter: ChatFormatter
     let maxLength: Int
 
-    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage = StepBaseWeights.storage) throws {
+    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage = StepBaseWeights.storage, chatFormat: ChatConvention? = nil) throws {
         let file = try GGUFFile(url: modelURL)
-        model = try LlamaModel(file: file, base: base)
         tokenizer = try Tokenizer(gguf: file)
-        formatter = try ChatFormatter(gguf: file)
+        formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)
+        model = try LlamaModel(file: file, base: base)
         self.maxLength = min(maxLength, model.hyperparameters.contextLength)
     }
 

@@ -53,7 +53,7 @@ public enum NightlyRun {
         }
         let url = try environment.modelURL(model)
         try requireGGUF(url, name: model)
-        try requireLoadable(url, name: model)
+        try requireLoadable(url, name: model, chatFormat: try TrainingPlan.chatConvention(pipeline.train.chatFormat))
         let digest = try Digest.sha256(fileAt: url)
         let name = url.deletingLastPathComponent().standardizedFileURL.path
             == environment.state.models.standardizedFileURL.path ? url.lastPathComponent : url.path
@@ -79,11 +79,14 @@ public enum NightlyRun {
 
     /// Throws `StepError.unusableModel` unless the whole file is a model the train step can load: header,
     /// metadata, tensor table, every tensor's data range, architecture and tokenizer (`LlamaModel.validateStructure`,
-    /// which maps the file and dequantizes nothing). A truncated download passes the magic check and would
+    /// which maps the file and dequantizes nothing), and a chat format (its template, or `chatFormat`, whose
+    /// control tokens the vocabulary must have). A truncated download passes the magic check and would
     /// otherwise fail every training attempt until the run is given up.
-    static func requireLoadable(_ url: URL, name: String) throws {
+    static func requireLoadable(_ url: URL, name: String, chatFormat: ChatConvention?) throws {
         do {
-            try LlamaModel.validateStructure(of: GGUFFile(url: url))
+            let file = try GGUFFile(url: url)
+            try LlamaModel.validateStructure(of: file)
+            try ChatFormatter(gguf: file, chatFormat: chatFormat).validate(against: Tokenizer(gguf: file))
         } catch let error as ModelError {
             throw StepError.unusableModel(name: name, reason: error.description)
         }

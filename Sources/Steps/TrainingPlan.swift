@@ -14,6 +14,8 @@ public struct TrainingPlan: Sendable {
     public let device: DevicePolicy
     public let lora: LoRAConfig
     public let configuration: TrainingConfiguration
+    /// `chat_format` of the train input: nil formats examples through the base model's template.
+    public let chatFormat: ChatConvention?
 
     public init(input: JSONValue) throws {
         let common = try PlannedInput(input)
@@ -33,9 +35,19 @@ public struct TrainingPlan: Sendable {
             threads: parameters.blasThreads, adapter: AdapterSettings(),
             earlyStopping: parameters.earlyStopping.map { Training.EarlyStopping(every: $0.everySteps, patience: $0.patience) },
             checkpointEvery: parameters.checkpointInterval)
+        chatFormat = try Self.chatConvention(parameters.chatFormat)
         var check = configuration
         check.adapter = lora.settings
         try check.validate()
+    }
+
+    /// The Model convention a pipeline's `chat_format` names.
+    static func chatConvention(_ format: ChatFormat?) throws -> ChatConvention? {
+        guard let format else { return nil }
+        guard let convention = ChatConvention(rawValue: format.rawValue) else {
+            preconditionFailure("ChatFormat.\(format) has no ChatConvention of the same name")
+        }
+        return convention
     }
 
     /// Early stopping measures a validation slice of tonight's sample: its last eighth (at least one example),

@@ -19,15 +19,17 @@ public struct LoRATrainingRun: Sendable {
     /// Examples with nothing to learn from (empty completion, zero weight, prompt filling `maxLength`).
     public let droppedCount: Int
 
-    /// Loads the model at `modelURL` and prepares `examples` (and `heldOut` for early stopping).
+    /// Loads the model at `modelURL` and prepares `examples` (and `heldOut` for early stopping), formatted
+    /// through the model's chat template or the convention `chatFormat` names (required without a template).
     /// `configuration.adapter` is replaced by `lora`'s settings. `base`: how the frozen matrices are kept
     /// (`BaseWeightStorage`: `.quantized` needs a sixth of the memory for Q4 files; the last bits differ).
     public init(modelURL: URL, examples: [TrainingExample], heldOut: [TrainingExample] = [], lora: LoRAConfig,
-                configuration: TrainingConfiguration, base: BaseWeightStorage = .f32) throws {
+                configuration: TrainingConfiguration, base: BaseWeightStorage = .f32, chatFormat: ChatConvention? = nil) throws {
         let file = try GGUFFile(url: modelURL)
-        let model = try LlamaModel(file: file, base: base)
         let tokenizer = try Tokenizer(gguf: file)
-        let formatter = try ChatFormatter(gguf: file)
+        // Checked before the weights are loaded: a base model without --chat-format is refused at once.
+        let formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)
+        let model = try LlamaModel(file: file, base: base)
         try formatter.validate(against: tokenizer)
         var configuration = configuration
         configuration.adapter = lora.settings

@@ -68,7 +68,7 @@ private let document: TemplateDocument = {
         try ChatFormatter(template: template)
     }
     let message = ModelError.unknownChatTemplate(digest: Digest.sha256(template).hex).description
-    #expect(message.contains("chatml") && message.contains("explicitly"))
+    #expect(message.contains("chatml") && message.contains("--chat-format"))
 }
 
 @Test func gemmaRefusesTurnsThatDoNotAlternate() throws {

@@ -42,6 +42,11 @@ public enum ChatConvention: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The conventions a template is recognised as, for messages.
+    static var templateNames: String {
+        allCases.filter { $0 != .plain }.map(\.rawValue).joined(separator: ", ")
+    }
+
     /// The control tokens the convention writes; a vocabulary without them cannot use it.
     public var markers: [String] {
         switch self {

@@ -24,7 +24,8 @@ enum EvalCommands {
             at --max-tokens whose last 6 words, before the possibly cut last one, appeared earlier in it). \
             Phrases and replies are the user's text: printed only with --include-text, never stored or logged.
             """,
-        options: [lineage, model, maxTokens, minCompletions, repeatPenalty, ModelCommands.threadsOption, includeText, .json]
+        options: [lineage, model, maxTokens, minCompletions, repeatPenalty, ModelCommands.chatFormat, ModelCommands.threadsOption,
+                  includeText, .json]
     ) { invocation in
         let args = invocation.arguments
         let request: VoiceCheck.Request
@@ -32,7 +33,7 @@ enum EvalCommands {
             request = try VoiceCheck.Request(
                 lineage: try args.required(lineage), model: try args[model].map { URL(fileURLWithPath: $0) },
                 maxTokens: try args[maxTokens], minCompletions: try args[minCompletions], repeatPenalty: try args[repeatPenalty],
-                threads: try ModelCommands.threads(args))
+                threads: try ModelCommands.threads(args), chatFormat: try args[ModelCommands.chatFormat])
         } catch let error as UsageError { throw error } catch { throw UsageError("\(error)") }
         let report = try await VoiceCheck.run(request, state: try GlobalOptions.stateDirectory(invocation),
                                               database: try GlobalOptions.readOnlyDatabase(invocation)) { Console.error("adapt: \($0)") }

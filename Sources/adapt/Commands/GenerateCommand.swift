@@ -19,7 +19,7 @@ enum GenerateCommand {
             prints both side by side.
             """,
         options: [model, lineage, adapter, prompt, system, maxTokens, temperature, topK, topP, minP, repeatPenalty,
-                  presencePenalty, frequencyPenalty, seed, greedy, stop, enableThinking, ModelCommands.threadsOption,
+                  presencePenalty, frequencyPenalty, seed, greedy, stop, enableThinking, ModelCommands.chatFormat, ModelCommands.threadsOption,
                   swapRepeats, compare, .json]) { invocation in
             try await run(invocation)
         }
@@ -76,6 +76,7 @@ enum GenerateCommand {
         request.maxTokens = try args[maxTokens]
         request.stopStrings = try args.all(stop).compactMap { $0 }
         request.enableThinking = try args[enableThinking]
+        request.chatFormat = try args[ModelCommands.chatFormat]
         request.threads = try ModelCommands.threads(args)
         request.swapRepeats = try args[swapRepeats]
         let json = args[.json]

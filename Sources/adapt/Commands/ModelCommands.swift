@@ -13,16 +13,27 @@ enum ModelCommands {
     static let threadRange = ModelService.threadRange
     static let threadCount = Option<Int?>("threads", in: threadRange,
                                           help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
+    /// `--chat-format NAME`, wherever messages are formatted (required for a model without a chat template).
+    static let chatFormat = Option<ChatConvention?>(
+        "chat-format", value: "NAME", default: nil, defaultHelp: "the model's chat template",
+        help: "turn format: plain (prompt and completion concatenated, for a base model without a template), chatml, llama3, gemma or phi3"
+    ) { text in
+        guard let convention = ChatConvention(rawValue: text) else {
+            throw UsageError("must be one of \(ChatConvention.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
+        }
+        return convention
+    }
     static var modelOption: OptionSpec { model.spec }
     static var threadsOption: OptionSpec { threadCount.spec }
 
     static let tiny = Command(
         "model tiny",
         summary: "write a tiny random-weight llama GGUF (2 blocks, width 64, byte-level BPE vocabulary) for tests and CI",
-        options: [Tiny.out, Tiny.seed, Tiny.variant]
+        options: [Tiny.out, Tiny.seed, Tiny.variant, Tiny.noChatTemplate]
     ) { invocation in
         let out = URL(fileURLWithPath: try invocation.arguments.required(Tiny.out))
-        try ModelService.writeTinyModel(seed: try invocation.arguments[Tiny.seed], variant: try invocation.arguments[Tiny.variant], to: out)
+        try ModelService.writeTinyModel(seed: try invocation.arguments[Tiny.seed], variant: try invocation.arguments[Tiny.variant],
+                                        chatTemplate: !invocation.arguments[Tiny.noChatTemplate], to: out)
         Console.error("wrote \(out.path)")
     }
 
@@ -63,10 +74,11 @@ enum ModelCommands {
         "logits",
         summary: "show the largest logits of the next token after a prompt",
         discussion: """
-            The prompt is tokenized without BOS; --special lets it carry control tokens such as <|im_start|>.
+            The prompt is tokenized with BOS only when the model asks for it (tokenizer.ggml.add_bos_token, as \
+            llama.cpp does: Gemma yes, SmolLM2 no); --special lets it carry control tokens such as <|im_start|>.
             --json prints {"ids": [Int], "top": [{"id", "logit"}]} for the last position.
             """,
-        options: [model, Logits.prompt, Logits.top, Logits.adapter, Logits.special, threadCount, .json]
+        options: [model, Logits.prompt, Logits.top, Logits.adapter, Logits.special, chatFormat, threadCount, .json]
     ) { invocation in
         let arguments = invocation.arguments
         let k = try arguments[Logits.top]
@@ -76,7 +88,8 @@ enum ModelCommands {
         do {
             (prompted, top) = try ModelService.logits(
                 prompt: prompt, parseSpecial: arguments[Logits.special], top: k, model: try modelURL(invocation),
-                adapter: try arguments[Logits.adapter].map { URL(fileURLWithPath: $0) }, threads: threads)
+                adapter: try arguments[Logits.adapter].map { URL(fileURLWithPath: $0) }, threads: threads,
+                chatFormat: try arguments[chatFormat])
         } catch is ModelService.EmptyPrompt {
             throw UsageError("--prompt must give at least one token; it is empty")
         }
@@ -104,11 +117,11 @@ enum ModelCommands {
         discussion: """
             Prompt and completion are tokenized separately and concatenated, the boundary training uses. --chat \
             formats the prompt as a user turn with the model's chat template, followed by the assistant opening. \
-            With an empty prompt the first completion token has no context and is not scored.
+            With an empty prompt (and a model that adds no BOS) the first completion token has no context and is not scored.
             --json prints {"prompt_ids", "completion_ids", "logprobs": [Double], "mean_nll"} (mean_nll is null \
             when no token is scored).
             """,
-        options: [model, Score.prompt, Score.completion, Score.adapter, Score.chat, Score.special, threadCount, .json]
+        options: [model, Score.prompt, Score.completion, Score.adapter, Score.chat, Score.special, chatFormat, threadCount, .json]
     ) { invocation in
         let arguments = invocation.arguments
         let prompt = try arguments.required(Score.prompt)
@@ -116,7 +129,7 @@ enum ModelCommands {
         let scored = try ModelService.score(
             prompt: prompt, completion: completion, chat: arguments[Score.chat], parseSpecial: arguments[Score.special],
             model: try modelURL(invocation), adapter: try arguments[Score.adapter].map { URL(fileURLWithPath: $0) },
-            threads: try threads(arguments))
+            threads: try threads(arguments), chatFormat: try arguments[chatFormat])
         let (promptIDs, completionIDs, logprobs, meanNLL) = (scored.prompt.ids, scored.completion.ids, scored.logprobs, scored.meanNLL)
         if arguments[.json] {
             let document: JSONValue = .object([
@@ -144,6 +157,7 @@ enum ModelCommands {
             guard let seed = UInt64(text) else { throw UsageError("expects a non-negative integer, got '\(text)'") }
             return seed
         }
+        static let noChatTemplate = Flag("no-chat-template", help: "write no chat template, as a base model has none")
         static let variant = Option("variant", value: "NAME", default: "llama", defaultHelp: "llama",
                                     help: "architecture variant: \(ModelService.tinyModelVariants.joined(separator: ", "))") { text in
             guard ModelService.tinyModelVariants.contains(text) else {

@@ -170,7 +170,8 @@ enum RegistryCommands {
             let (format, path) = given
             if args.string("FILE") != nil { throw UsageError("pass FILE or a --from-… option, not both") }
             guard !path.isEmpty else { throw UsageError("an empty path names no adapter; pass its file or directory") }
-            source = .imported(format, path: path, model: try RegistryExchangeCommands.modelURL(invocation))
+            source = .imported(format, path: path, model: try RegistryExchangeCommands.modelURL(invocation),
+                               chatFormat: try args[ModelCommands.chatFormat])
         } else {
             source = .file(path: try nonEmptyPath(try args.required("FILE")))
         }

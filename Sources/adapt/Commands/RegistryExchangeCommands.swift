@@ -103,5 +103,5 @@ enum RegistryExchangeCommands {
                                           help: "import a PEFT LoRA directory (adapter_model.safetensors, adapter_config.json)")
     static let fromMLX = Option<String?>("from-mlx", value: "DIR",
                                          help: "import an mlx-lm adapter directory (adapters.safetensors, adapter_config.json)")
-    static let importOptions: [any OptionDeclaration] = [fromGGUFLoRA, fromPEFT, fromMLX, ModelCommands.model]
+    static let importOptions: [any OptionDeclaration] = [fromGGUFLoRA, fromPEFT, fromMLX, ModelCommands.model, ModelCommands.chatFormat]
 }

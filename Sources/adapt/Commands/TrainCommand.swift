@@ -11,7 +11,8 @@ enum TrainCommands {
         "train",
         summary: "train a LoRA adapter on {prompt, completion[, weight]} lines, checkpointing as it goes",
         discussion: """
-            Each prompt is formatted as a user turn through the model's chat template; the loss is the weighted
+            Each prompt is formatted as a user turn through the model's chat template (a model without one, such \
+            as a base model, needs --chat-format plain: prompt and completion concatenated); the loss is the weighted
             cross-entropy of the completion (and its end-of-turn marker) only. Checkpoints go to
             ADAPTER.checkpoints/ (or --checkpoint-dir); --resume continues from the newest valid one and ends
             with exactly the weights and loss curve an uninterrupted run would have. Progress goes to stderr:
@@ -19,7 +20,7 @@ enum TrainCommands {
             """,
         options: [O.data, O.model, O.out, O.steps, O.rank, O.alpha, O.dropout, O.targets, O.learningRate, O.batchSize,
                   O.gradientAccumulation, O.maxLength, O.checkpointEvery, O.checkpointDirectory, O.heldOut, O.evalEvery,
-                  O.patience, O.seed, O.threads, O.baseWeights, O.resume, .json]
+                  O.patience, O.seed, O.threads, O.baseWeights, O.resume, ModelCommands.chatFormat, .json]
     ) { invocation in
         try run(invocation)
     }
@@ -120,7 +121,7 @@ enum TrainCommands {
             // Read only with --held-out: without it, giving either is the error, whatever its value.
             evalEvery: heldOutPath == nil ? TrainingDefaults.earlyStoppingEvery : try args[O.evalEvery],
             patience: heldOutPath == nil ? TrainingDefaults.earlyStoppingPatience : try args[O.patience],
-            earlyStoppingGiven: args.given(O.evalEvery) || args.given(O.patience))
+            earlyStoppingGiven: args.given(O.evalEvery) || args.given(O.patience), chatFormat: try args[ModelCommands.chatFormat])
         request.baseWeights = try args[O.baseWeights]
         let trained: (result: TrainingService.Result, shortDigest: String)
         do {

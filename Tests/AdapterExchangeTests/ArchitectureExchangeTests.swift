@@ -1,0 +1,106 @@
+import AdaptCore
+import AdapterExchange
+import Adapters
+import Foundation
+import Model
+import Testing
+import TestSupport
+
+// Adapters of qwen2, qwen3 and gemma3 leave and come back under each tool's names for those architectures, and
+// llama.cpp applies their GGUF-LoRA export as adapt does; phi3 (fused projections) is refused by name.
+
+extension ExchangeCLI {
+    /// A tiny random-weight model of one architecture variant, written into models/.
+    func tinyModel(seed: UInt64, variant: String) throws -> URL {
+        try FileManager.default.createDirectory(at: dir.state.models, withIntermediateDirectories: true)
+        let url = dir.state.models.appendingPathComponent("tiny-\(variant).gguf")
+        try TinyModel(seed: seed, variant: variant).write(to: url)
+        return url
+    }
+}
+
+private let allTargets = ["q", "k", "v", "o", "gate", "up", "down"]
+
+@Test(arguments: ["qwen2", "qwen3", "gemma3"])
+func adaptersOfOtherArchitecturesTravelUnderHuggingFaceNamesInHuggingFaceRowOrder(variant: String) throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 4, variant: variant)
+    let base = try BaseModelShape(model: model)
+    #expect(base.architecture == variant)
+    let adapter = randomAdapter(base: base, rank: 4, alpha: 8, targets: allTargets, seed: 21)
+    try cli.register(adapter, lineage: "mail", name: "a.bin")
+    let digest = PortableAdapter(file: adapter).weightsDigest.hex
+    for format in ExchangeFormat.allCases {
+        let out = cli.path(format == .ggufLoRA ? "mail.gguf" : "mail-\(format.rawValue)")
+        let exported = try cli.json(["registry", "export", "mail", "--version", "1", "--format", format.rawValue, "--out", out, "--model", model.path])
+        #expect(exported["digest"]?.stringValue == digest, "\(variant) \(format)")
+        let option = ["gguf-lora": "--from-gguf-lora", "peft": "--from-peft", "mlx": "--from-mlx"][format.rawValue]!
+        let imported = try cli.json(["registry", "add", "--lineage", "mail", option, out, "--model", model.path])
+        #expect(imported["weights_digest"]?.stringValue == digest, "\(variant) \(format)")
+    }
+    // These converters do not permute q and k (NEOX RoPE rotates halves, as Hugging Face does): PEFT's and
+    // mlx-lm's B of q is adapt's, in the same row order.
+    let qb = adapter.tensors.values[adapter.tensors.names.firstIndex(of: "blk.1.q.lora_b")!]
+    let peft = try Safetensors(data: try Data(contentsOf: cli.dir.file("mail-peft/adapter_model.safetensors")), name: "peft")
+    #expect(peft.tensor(named: "base_model.model.model.layers.1.self_attn.q_proj.lora_B.weight")?.values == qb)
+    #expect(peft.tensor(named: "base_model.model.model.layers.1.mlp.gate_proj.lora_A.weight")?.shape == [4, base.projections["gate"]!.input])
+    let mlx = try Safetensors(data: try Data(contentsOf: cli.dir.file("mail-mlx/adapters.safetensors")), name: "mlx")
+    let (qOut, _) = base.projections["q"]!
+    let mlxQB = try #require(mlx.tensor(named: "model.layers.1.self_attn.q_proj.lora_b"))
+    #expect(mlxQB.shape == [4, qOut])
+    // mlx-lm keeps B transposed: (rank, out).
+    #expect((0..<qOut).allSatisfy { row in (0..<4).allSatisfy { c in mlxQB.values[c * qOut + row] == qb[row * 4 + c] } })
+    let gguf = try GGUFFile(url: cli.dir.file("mail.gguf"))
+    #expect(gguf.string("general.architecture") == variant)
+    #expect(gguf.tensor(named: "blk.1.ffn_down.weight.lora_b") != nil && gguf.tensor(named: "blk.0.attn_q.weight.lora_a") != nil)
+}
+
+@Test(arguments: ["qwen2", "qwen3", "gemma3"])
+func llamaCppAppliesTheGGUFLoRAExportOfOtherArchitecturesAsAdaptDoes(variant: String) throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 5, variant: variant)
+    let base = try BaseModelShape(model: model)
+    let adapter = randomAdapter(base: base, rank: 4, alpha: 8, targets: allTargets, seed: 13, bScale: 0.5)
+    let adapterFile = cli.dir.file("adapter.bin")
+    try adapter.write(to: adapterFile)
+    #expect(try cli.run(["registry", "add", adapterFile.path, "--lineage", "mail"]).status == 0)
+    let gguf = cli.dir.file("mail.gguf")
+    #expect(try cli.run(["registry", "export", "mail", "--version", "1", "--format", "gguf-lora", "--out", gguf.path, "--model", model.path]).status == 0)
+
+    var prompts: [[Int]] = [], wanted: [[Int]] = [], ours: [[Double]] = [], ourTop1: [Int] = [], ourBaseTop1: [Int] = []
+    for prompt in ["hello world", "the cat sat on", "abc def ghi", "one two three four"] {
+        func logits(_ adapter: URL?) throws -> (ids: [Int], top: [(id: Int, logit: Double)]) {
+            let document = try cli.json(["logits", "--prompt", prompt, "--top", "5", "--model", model.path]
+                                        + (adapter.map { ["--adapter", $0.path] } ?? []))
+            let ids = try #require(document["ids"]?.arrayValue).compactMap(\.intValue)
+            return (ids, try #require(document["top"]?.arrayValue).map { ($0["id"]!.intValue!, $0["logit"]!.doubleValue!) })
+        }
+        let adapted = try logits(adapterFile), plain = try logits(nil)
+        prompts.append(adapted.ids)
+        wanted.append(adapted.top.map(\.id))
+        ours.append(adapted.top.map(\.logit))
+        ourTop1.append(adapted.top[0].id)
+        ourBaseTop1.append(plain.top[0].id)
+    }
+    let theirs = try llamaCpp(model: model, lora: gguf, prompts: prompts, ids: wanted, scratch: cli.dir)
+    let theirsBase = try llamaCpp(model: model, lora: nil, prompts: prompts, ids: wanted, scratch: cli.dir)
+    #expect(theirs.top1 == ourTop1, "\(variant): llama.cpp \(theirs.top1), adapt \(ourTop1)")
+    let gap = zip(ours, theirs.logits).map { zip($0, $1).map { abs($0 - $1) }.max() ?? 0 }.max() ?? 0
+    let effect = zip(theirs.logits, theirsBase.logits).map { zip($0, $1).map { abs($0 - $1) }.max() ?? 0 }.max() ?? 0
+    // The tiny models are f32: llama.cpp and adapt differ by rounding only, far below what the adapter moves.
+    #expect(gap < 1e-2 && effect > 100 * gap, "\(variant): gap \(gap), adapter effect \(effect)")
+}
+
+@Test func phi3AdaptersAreRefusedByNameOnExport() throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 4, variant: "phi3")
+    let base = try BaseModelShape(model: model)
+    try cli.register(randomAdapter(base: base, rank: 4, seed: 2), lineage: "mail", name: "a.bin")
+    for format in ExchangeFormat.allCases {
+        let out = cli.path("out-\(format.rawValue)")
+        let result = try cli.run(["registry", "export", "mail", "--version", "1", "--format", format.rawValue, "--out", out, "--model", model.path])
+        #expect(result.status == 1, "\(format): \(result.stderr)")
+        #expect(result.stderr.contains("phi3") && result.stderr.contains("llama, qwen2, qwen3, gemma3"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+}
