@@ -8,7 +8,7 @@ private let baseDigest = Digest.sha256("toy base model")
 private let vocabulary = ByteVocabulary()
 
 /// A session on a fresh toy model, and the log of tokens that model evaluated.
-private func toySession(seed: UInt64 = 1, catalog: ToyCatalog? = nil) -> (InferenceSession<ToyRecurrentModel>, LockedValue<[Int32]>) {
+private func toySession(seed: UInt64 = 1, catalog: ToyCatalog? = nil) -> (InferenceSession<ToyRecurrentModel>, Locked<[Int32]>) {
     let model = ToyRecurrentModel(vocabularySize: vocabulary.size, seed: seed)
     let log = model.evaluated
     let session = InferenceSession(backend: model, vocabulary: vocabulary, formatter: ToyChatFormatter(),
@@ -55,7 +55,7 @@ private let question = Prompt.chat([ChatMessage.system("be brief"), ChatMessage.
     model.startScript(afterPromptOf: 1)
     let session = InferenceSession(backend: model, vocabulary: vocab, formatter: ToyChatFormatter(),
                                    baseModelDigest: baseDigest)
-    let chunks = LockedValue<[String]>([])
+    let chunks = Locked<[String]>([])
     let result = try await session.generate(.text("x"), options: greedy) { text in chunks.withLock { $0.append(text) } }
     let shown = chunks.withLock { $0 }
     #expect(shown == ["a", "é", "🙂b"])
@@ -209,7 +209,7 @@ private func onOwnThread(after signal: DispatchSemaphore, _ action: @escaping @S
     onOwnThread(after: shown) { session.stop() }
     var options = greedy
     options.maxTokens = limit
-    let streamed = LockedValue("")
+    let streamed = Locked("")
     let result = try await session.generate(.text("go"), options: options) { text in
         streamed.withLock { $0 += text }
         shown.signal()

@@ -24,7 +24,7 @@ final class ToyRecurrentModel: LanguageModelBackend {
     private var states: [[Float]] = []  // (T, H)
     /// Every token run through the model, in order (what prompt processing actually cost); shared with the
     /// test, which reads it between session calls.
-    let evaluated = LockedValue<[Int32]>([])
+    let evaluated = Locked<[Int32]>([])
 
     var cachedTokenCount: Int { states.count }
 
@@ -145,13 +145,13 @@ struct ToyChatFormatter: PromptFormatter {
 /// A catalog whose active versions the test sets.
 final class ToyCatalog: AdapterCatalog, @unchecked Sendable {
     // Tests mutate it only between session calls, never concurrently; the lock makes that explicit.
-    private let box = LockedValue<[String: AdapterBundle<ToyRecurrentModel.Adapter>]>([:])
+    private let box = Locked<[String: AdapterBundle<ToyRecurrentModel.Adapter>]>([:])
 
     func setActive(_ bundle: AdapterBundle<ToyRecurrentModel.Adapter>?, lineage: String) {
         box.withLock { $0[lineage] = bundle }
     }
 
-    private let loads = LockedValue(0)
+    private let loads = Locked(0)
 
     /// How many times a session asked for a whole adapter (what reading its file would cost).
     var loadCount: Int { loads.withLock { $0 } }
@@ -164,13 +164,4 @@ final class ToyCatalog: AdapterCatalog, @unchecked Sendable {
     func activeDigest(lineage: String) throws -> Digest? {
         box.withLock { $0[lineage]?.digest }
     }
-}
-
-import Synchronization
-
-final class LockedValue<T>: @unchecked Sendable {
-    // All access goes through the mutex.
-    private let mutex: Mutex<T>
-    init(_ value: sending T) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout sending T) -> R) -> R { mutex.withLock { body(&$0) } }
 }
