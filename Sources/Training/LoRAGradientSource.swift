@@ -13,11 +13,14 @@ public struct LoRAGradientSource: GradientSource {
     public let config: LoRAConfig
     /// Seed of the dropout stream (the run's seed).
     public let seed: UInt64
+    /// The team size of every pass; nil reads OpenBLAS's count at each pass, which another thread may change.
+    public let threads: Int?
 
-    public init(model: LlamaModel, config: LoRAConfig, seed: UInt64) {
+    public init(model: LlamaModel, config: LoRAConfig, seed: UInt64, threads: Int? = nil) {
         self.model = model
         self.config = config
         self.seed = seed
+        self.threads = threads
     }
 
     /// A fresh adapter for `model` (A from the seeded RNG, B zero) as the loop's named tensors.
@@ -36,7 +39,7 @@ public struct LoRAGradientSource: GradientSource {
     /// back to sums by the batch's weight.
     public func lossAndGradients(_ batch: [TrainingSequence], parameters: NamedTensors, step: UInt64) throws
         -> (loss: Double, weightSum: Double, gradients: [[Float]]) {
-        var result = try model.lossAndGradients(batch, lora: lora(parameters), dropoutSeed: seed, step: step)
+        var result = try model.lossAndGradients(batch, lora: lora(parameters), dropoutSeed: seed, step: step, threads: threads)
         let scale = Float(result.weightSum)
         for t in result.gradients.indices {
             result.gradients[t].withUnsafeMutableBufferPointer { g in

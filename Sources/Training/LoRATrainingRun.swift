@@ -88,7 +88,8 @@ public struct LoRATrainingRun: Sendable {
     public func trainer(store: (any CheckpointStore)?, clock: any Clock = SystemClock()) throws -> Trainer {
         try BLAS.setThreads(configuration.threads)
         return try Trainer(configuration: configuration,
-                           source: LoRAGradientSource(model: model, config: lora, seed: configuration.seed),
+                           source: LoRAGradientSource(model: model, config: lora, seed: configuration.seed,
+                                                      threads: configuration.threads),
                            data: training, heldOut: heldOut,
                            initial: LoRAGradientSource.initialParameters(for: model, config: lora, seed: configuration.seed),
                            baseModelDigest: baseModelDigest, store: store, clock: clock)

@@ -137,12 +137,12 @@ struct LoRATests {
 
     @Test func lossAndGradientsAreBitIdenticalOnRepeat() throws {
         let lora = Self.adapter(dropout: 0.1)
-        let first = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2)
-        let second = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2)
+        let first = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2, threads: 1)
+        let second = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 2, threads: 1)
         #expect(first.loss.bitPattern == second.loss.bitPattern)
         #expect(first.gradients.map { $0.map(\.bitPattern) } == second.gradients.map { $0.map(\.bitPattern) })
         // Another step draws other dropout masks.
-        let other = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 3)
+        let other = try Tiny.model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 4, step: 3, threads: 1)
         #expect(other.loss != first.loss)
     }
 

@@ -44,7 +44,7 @@ import Testing
         let url = try tinyModel(directory)
         let run = try LoRATrainingRun(modelURL: url, examples: Self.examples, lora: LoRAConfig(rank: 2, dropout: 0),
                                       configuration: TrainingConfiguration(steps: 2))
-        let source = LoRAGradientSource(model: run.model, config: run.lora, seed: 1)
+        let source = LoRAGradientSource(model: run.model, config: run.lora, seed: 1, threads: 1)
         var parameters = LoRAGradientSource.initialParameters(for: run.model, config: run.lora, seed: 1)
         // Give B values so the adapter changes the output.
         for t in stride(from: 1, to: parameters.count, by: 2) {
@@ -55,7 +55,7 @@ import Testing
         #expect(trained.weightSum == evaluated.weightSum)
         #expect(abs(trained.loss - evaluated.loss) < 1e-4 * abs(trained.loss))
         // The model's gradient is of the mean; the source scales it to the sum.
-        let mean = try run.model.lossAndGradients(run.training, lora: source.lora(parameters), dropoutSeed: 1, step: 0)
+        let mean = try run.model.lossAndGradients(run.training, lora: source.lora(parameters), dropoutSeed: 1, step: 0, threads: 1)
         #expect(trained.gradients[1][0] == mean.gradients[1][0] * Float(mean.weightSum))
     }
 
