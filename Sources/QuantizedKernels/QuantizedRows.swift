@@ -1,7 +1,8 @@
 // This file is compiled twice: as the module QuantizedKernels for the architecture's baseline (SSE2 on x86-64)
 // and, through a symbolic link, as QuantizedKernelsAVX2 with AVX2 and FMA enabled (Package.swift). Model picks
 // one at run time from the CPU's flags. Both compilations perform the same operations in the same order on
-// the same values, so their results agree bit for bit; only the instructions differ.
+// the same values, so their results agree bit for bit; only the instructions differ (the AVX2 one also converts
+// halves with F16C, `QUANTIZED_KERNELS_F16C`, which is exact as the portable conversion is).
 
 /// 8-bit activations in the layout the row kernels read, one entry per 32-value group of the input.
 ///
@@ -17,12 +18,18 @@ public struct QuantizedActivations: @unchecked Sendable {
     /// Per group, Σ x̂ as llama.cpp's Q8_1 blocks store it (an f16 of the unrounded step · Σ q), for the
     /// legacy types with a minimum, so that they read the values llama.cpp reads.
     public let sums: UnsafePointer<Float>
+    /// Sixteen Int16 ones. Read through a pointer, they are a multiplier LLVM cannot fold away, so the widening
+    /// of the 16-bit pair sums to 32 bits stays a multiply-add it selects `pmaddwd` for (one instruction where a
+    /// constant 1 left three shifts and an addition).
+    public let ones: UnsafeRawPointer
 
-    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>) {
+    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>,
+                ones: UnsafeRawPointer) {
         self.values = values
         self.scales = scales
         self.halfSums = halfSums
         self.sums = sums
+        self.ones = ones
     }
 }
 
@@ -32,9 +39,14 @@ public struct QuantizedActivations: @unchecked Sendable {
 /// Every weight type is unpacked into the same form, two vectors of sixteen 16-bit integers per group (the even
 /// and the odd elements), so one integer dot product serves them all: 16-bit multiplies and adds, whose
 /// pairs of products stay inside Int16 for every type (|q_w| ≤ 128, |q_x| ≤ 127: 2 · 128 · 127 = 32512), then
-/// one widening of the pairs to 32 bits. With AVX2 each step is one 256-bit instruction (`vpmullw`, `vpaddw`,
-/// `vpslld`/`vpsrad`, `vpaddd`, `vcvtdq2ps`); the group's float scale is applied to the eight partial sums
-/// as a vector, so a row costs one horizontal sum, at its end.
+/// one widening of the pairs to 32 bits by a multiply-add with ones. With AVX2 each step is one 256-bit
+/// instruction (`vpmullw`, `vpaddw`, `vpmaddwd`, `vcvtdq2ps`); the group's float scale is applied to the eight
+/// partial sums as a vector, so a row costs one horizontal sum, at its end.
+///
+/// Multiplying the weights and the activations with `pmaddwd` directly (one instruction fewer) was tried: LLVM
+/// moves the even/odd selection it needs into the weights' unpacking and the group then costs more
+/// instructions, not fewer; so does `pmaddubsw`, which it selects only for a saturating pattern it first
+/// simplifies away when the weights' range is known.
 public enum QuantizedRows {
     /// The GGML type numbers this file reads.
     public static let types: Set<UInt32> = [2, 3, 6, 7, 8, 20, 10, 11, 12, 13, 14, 23]
@@ -68,9 +80,16 @@ public enum QuantizedRows {
     static func dot(_ even: SIMD16<Int16>, _ odd: SIMD16<Int16>, _ a: QuantizedActivations, _ g: Int) -> SIMD8<Float> {
         let x = a.values + 64 * g
         let pairs = even &* x.load(as: SIMD16<Int16>.self) &+ odd &* x.load(fromByteOffset: 32, as: SIMD16<Int16>.self)
-        let words = unsafeBitCast(pairs, to: SIMD8<Int32>.self)
-        return SIMD8<Float>(((words &<< 16) &>> 16) &+ (words &>> 16))
+        return SIMD8<Float>(pairSums(pairs, a.ones.load(as: SIMD16<Int16>.self)))
     }
+
+    /// Lane k = w[2k] · x[2k] + w[2k+1] · x[2k+1] in 32 bits: the widened even products plus the widened odd
+    /// ones, the shape LLVM selects `pmaddwd` for.
+    @inline(__always) static func pairSums(_ w: SIMD16<Int16>, _ x: SIMD16<Int16>) -> SIMD8<Int32> {
+        widened(w.evenHalf) &* widened(x.evenHalf) &+ widened(w.oddHalf) &* widened(x.oddHalf)
+    }
+
+    @inline(__always) static func widened(_ v: SIMD8<Int16>) -> SIMD8<Int32> { SIMD8<Int32>(truncatingIfNeeded: v) }
 
     @inline(__always) static func signed(_ v: Lanes) -> SIMD16<Int16> { unsafeBitCast(v, to: SIMD16<Int16>.self) }
 
@@ -81,9 +100,12 @@ public enum QuantizedRows {
     /// The 32 nibbles of 16 bytes in the legacy order (element j in byte j's low nibble, element 16 + j in its
     /// high one), as (even elements, odd elements).
     @inline(__always) static func legacyNibbles(_ p: UnsafeRawPointer, _ offset: Int) -> (Lanes, Lanes) {
+        // The 16 bytes in both halves, the low half shifted left by 4: then one shift right by 4 (and a mask)
+        // gives the even elements and one by 12 the odd ones, five instructions where four shifts, three masks
+        // and two insertions took nine.
         let v = p.loadUnaligned(fromByteOffset: offset, as: SIMD8<UInt16>.self)
-        let m = SIMD8<UInt16>(repeating: 0x0F)
-        return (Lanes(lowHalf: v & m, highHalf: (v &>> 4) & m), Lanes(lowHalf: (v &>> 8) & m, highHalf: v &>> 12))
+        let t = Lanes(lowHalf: v, highHalf: v) &* Lanes(16, 16, 16, 16, 16, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1)
+        return ((t &>> 4) & Lanes(repeating: 0x0F), t &>> 12)
     }
 
     /// Bits `shift ..< shift + width` of each of 32 bytes (element l in byte l), as (even, odd).
@@ -105,14 +127,22 @@ public enum QuantizedRows {
     }
 
     @inline(__always) static func half(_ p: UnsafeRawPointer, _ offset: Int) -> Float {
+        let bits = UInt16(littleEndian: p.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+        #if QUANTIZED_KERNELS_F16C
+        // One `vcvtph2ps`: the bit manipulation below took sixteen instructions, twice a group for the types
+        // with a minimum. The conversion is exact, so both compilations read the same value.
+        return Float(Float16(bitPattern: bits))
+        #else
         // Exact for every half: its bits shifted into f32 position give the value · 2⁻¹¹², subnormals included;
-        // infinities and NaNs are selected rather than branched to. Float(Float16) would be a library call on
-        // baseline x86-64.
-        let h = UInt32(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        // infinities and NaNs are selected rather than branched to, a NaN quieted as F16C quiets it. Float(Float16)
+        // would be a library call on baseline x86-64.
+        let h = UInt32(bits)
         let scaled = Float(bitPattern: (h & 0x7FFF) << 13) * 0x1p112
-        let special = Float(bitPattern: 0x7F80_0000 | (h & 0x3FF) << 13)
+        let quiet: UInt32 = h & 0x3FF == 0 ? 0 : 0x0040_0000
+        let special = Float(bitPattern: 0x7F80_0000 | (h & 0x3FF) << 13 | quiet)
         let magnitude = (h & 0x7C00) == 0x7C00 ? special : scaled
         return Float(bitPattern: magnitude.bitPattern | (h & 0x8000) << 16)
+        #endif
     }
 
     /// Adds a group's term to the chain of its parity: one chain of dependent float additions would cost

@@ -138,7 +138,7 @@ struct QuantizedMatVecTests {
         #expect(one == run(2, .portable), "at 2 threads")
         #expect(one == run(2, .portable), "again at 2 threads")
         #expect(one == run(3, .portable), "at 3 threads")
-        if BLASCoreType.cpuFlags().contains("avx2") {
+        if QuantizedMatVec.hasAVX2 {
             #expect(one == run(1, .avx2), "AVX2 at 1 thread")
             #expect(one == run(2, .avx2), "AVX2 at 2 threads")
         }
@@ -147,7 +147,7 @@ struct QuantizedMatVecTests {
     @Test func theKernelChoiceIsRecordedBesideTheArithmetic() throws {
         let arithmetic = BLASArithmetic.current(threads: 1)
         #expect(arithmetic.quantizedKernels == QuantizedMatVec.kernelName)
-        let expected = BLASCoreType.cpuFlags().contains("avx2") && ProcessInfo.processInfo.environment[QuantizedMatVec.environmentVariable] != "portable"
+        let expected = QuantizedMatVec.hasAVX2 && ProcessInfo.processInfo.environment[QuantizedMatVec.environmentVariable] != "portable"
             ? "int8-avx2" : "int8-portable-\(BLASArithmetic.architecture)"
         #expect(QuantizedMatVec.kernelName == expected)
         let encoded = try JSONEncoder().encode(arithmetic)

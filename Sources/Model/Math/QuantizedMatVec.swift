@@ -14,8 +14,9 @@ import QuantizedKernelsAVX2
 /// Rows are cut into fixed tasks of `rowsPerTask` shared by `DecodeTeam`; a row's sum is computed the same way
 /// whoever computes it, so the result does not depend on the thread count at all.
 enum QuantizedMatVec {
-    /// Which compilation of the row kernels runs: `avx2` where the CPU has AVX2, else `portable` (the
-    /// architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable` forces the latter. Both give the same bits.
+    /// Which compilation of the row kernels runs: `avx2` where the CPU has AVX2 and F16C (that compilation
+    /// converts halves with it), else `portable` (the architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable`
+    /// forces the latter. Both give the same bits.
     enum Path: String, Sendable, CaseIterable {
         case avx2, portable
     }
@@ -24,12 +25,18 @@ enum QuantizedMatVec {
 
     static let path: Path = {
         if ProcessInfo.processInfo.environment[environmentVariable] == "portable" { return .portable }
-        #if arch(x86_64)
-        return BLASCoreType.cpuFlags().contains("avx2") ? .avx2 : .portable
-        #else
-        return .portable
-        #endif
+        return hasAVX2 ? .avx2 : .portable
     }()
+
+    /// Whether this CPU runs the `avx2` compilation.
+    static var hasAVX2: Bool {
+        #if arch(x86_64)
+        let flags = BLASCoreType.cpuFlags()
+        return flags.contains("avx2") && flags.contains("f16c")
+        #else
+        return false
+        #endif
+    }
 
     /// The name recorded beside `BLASArithmetic.kernels`: `int8-avx2` or `int8-portable-<architecture>`.
     static var kernelName: String {
@@ -46,16 +53,19 @@ enum QuantizedMatVec {
         precondition(columns % type.blockSize == 0 && supports(type))
         let groups = columns / 32
         let rowBytes = columns / type.blockSize * type.blockBytes
-        withUnsafeTemporaryAllocation(byteCount: 64 * groups, alignment: 64) { values in
+        // The sixteen Int16 ones `QuantizedActivations.ones` reads sit after the groups' values.
+        withUnsafeTemporaryAllocation(byteCount: 64 * groups + 32, alignment: 64) { values in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
                   withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
                     quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!,
                              halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
+                    let ones = values.baseAddress! + 64 * groups
+                    ones.initializeMemory(as: Int16.self, repeating: 1, count: 16)
                     let job = Job(type: type.rawValue, blocks: blocks, rowBytes: rowBytes, groups: groups, path: path, y: y,
                                   activations: QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!),
                                                                     scales: scales.baseAddress!, halfSums: halfSums.baseAddress!,
-                                                                    sums: sums.baseAddress!))
+                                                                    sums: sums.baseAddress!, ones: UnsafeRawPointer(ones)))
                     // Small matrices are not worth waking a thread for.
                     let workers = requested ?? (rows * columns >= 1 << 16 ? BLAS.threads : 1)
                     let tasks = (rows + rowsPerTask - 1) / rowsPerTask
@@ -86,7 +96,8 @@ enum QuantizedMatVec {
                 QuantizedKernelsAVX2.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
                                                            activations: QuantizedKernelsAVX2.QuantizedActivations(
                                                                values: activations.values, scales: activations.scales,
-                                                               halfSums: activations.halfSums, sums: activations.sums),
+                                                               halfSums: activations.halfSums, sums: activations.sums,
+                                                               ones: activations.ones),
                                                            into: y)
             case .portable:
                 QuantizedKernels.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
