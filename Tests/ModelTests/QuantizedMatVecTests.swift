@@ -144,6 +144,38 @@ struct QuantizedMatVecTests {
         }
     }
 
+    /// The AVX2 compilation converts the blocks' f16 scales with F16C, the portable one with bit arithmetic:
+    /// a Q4_1 row per f16 bit pattern, as its scale and its minimum, gives the same bits on both paths,
+    /// subnormals, infinities and NaN payloads included.
+    @Test func theScalesOfEveryHalfBitPatternGiveTheSameBitsOnBothPaths() throws {
+        try #require(QuantizedMatVec.hasAVX2, "needs a CPU with AVX2 and F16C to compare the two compilations")
+        let rows = 1 << 16, columns = 32
+        var bytes = [UInt8](repeating: 0, count: rows * 20)
+        for r in 0..<rows {
+            let bits = UInt16(r)
+            // Scale and minimum the same pattern: one product reads it through d, the other through m.
+            bytes[20 * r] = UInt8(bits & 0xFF); bytes[20 * r + 1] = UInt8(bits >> 8)
+            bytes[20 * r + 2] = UInt8(bits & 0xFF); bytes[20 * r + 3] = UInt8(bits >> 8)
+            for i in 0..<16 { bytes[20 * r + 4 + i] = UInt8(truncatingIfNeeded: r &+ 37 &* i) }
+        }
+        let x = (0..<columns).map { Float($0 % 7) - 3 }
+        func run(_ path: QuantizedMatVec.Path) -> [UInt32] {
+            var y = [Float](repeating: 0, count: rows)
+            bytes.withUnsafeBytes { raw in
+                x.withUnsafeBufferPointer { xp in
+                    QuantizedMatVec.multiply(.q4_1, blocks: raw.baseAddress!, rows: rows, columns: columns, x: xp.baseAddress!,
+                                             into: &y, workers: 1, path: path)
+                }
+            }
+            return y.map(\.bitPattern)
+        }
+        let portable = run(.portable), avx2 = run(.avx2)
+        let differing = (0..<rows).filter { portable[$0] != avx2[$0] }
+        #expect(differing.isEmpty, "\(differing.count) patterns differ, first \(differing.first.map { String($0, radix: 16) } ?? "")")
+        #expect(portable.contains { Float(bitPattern: $0).isNaN } && portable.contains { Float(bitPattern: $0).isFinite },
+                "the patterns reach both finite and NaN results")
+    }
+
     @Test func theKernelChoiceIsRecordedBesideTheArithmetic() throws {
         let arithmetic = BLASArithmetic.current(threads: 1)
         #expect(arithmetic.quantizedKernels == QuantizedMatVec.kernelName)
