@@ -64,8 +64,8 @@ public enum QuantizedRows {
         case 20: for r in rows { y[r] = iq4_nl(blocks + r * rowBytes, groups, a) }
         case 10: for r in rows { y[r] = q2_K(blocks + r * rowBytes, groups, a) }
         case 11: for r in rows { y[r] = q3_K(blocks + r * rowBytes, groups, a) }
-        case 12: for r in rows { y[r] = q45_K(blocks + r * rowBytes, groups, a, highBits: false) }
-        case 13: for r in rows { y[r] = q45_K(blocks + r * rowBytes, groups, a, highBits: true) }
+        case 12: for r in rows { y[r] = q4_K(blocks + r * rowBytes, groups, a) }
+        case 13: for r in rows { y[r] = q5_K(blocks + r * rowBytes, groups, a) }
         case 14: for r in rows { y[r] = q6_K(blocks + r * rowBytes, groups, a) }
         case 23: for r in rows { y[r] = iq4_xs(blocks + r * rowBytes, groups, a) }
         default: preconditionFailure("no quantized kernel for GGML type \(type)")
@@ -262,7 +262,11 @@ public enum QuantizedRows {
         return (Float((byte(j + 4) & 0x0F) | (byte(j - 4) >> 6) << 4), Float((byte(j + 4) >> 4) | (byte(j) >> 6) << 4))
     }
 
-    static func q45_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, highBits: Bool) -> Float {
+    // Separate functions, so each is compiled with its constant `highBits`: the shared loop tested it per group.
+    static func q4_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float { q45_K(w, groups, a, highBits: false) }
+    static func q5_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float { q45_K(w, groups, a, highBits: true) }
+
+    @inline(__always) static func q45_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, highBits: Bool) -> Float {
         var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
         var offset: Float = 0
         let size = highBits ? 176 : 144, qs = highBits ? 48 : 16
@@ -271,18 +275,22 @@ public enum QuantizedRows {
             let d = half(block, 0), dmin = half(block, 2)
             for pair in 0..<4 {
                 let v = lanes(block, qs + 32 * pair)
-                for j in (2 * pair)..<(2 * pair + 2) {
+                // The pair's two groups written out: group 2·pair in the low nibbles, 2·pair + 1 in the high ones,
+                // so the shifts and the parity are constants.
+                @inline(__always) func group(_ j: Int, _ shift: UInt16, _ acc: inout SIMD8<Float>) {
                     let g = 8 * s + j
-                    var (e, o) = field(v, j % 2 == 0 ? 0 : 4, 0x0F)
+                    var (e, o) = field(v, shift, 0x0F)
                     if highBits {
                         let (he, ho) = field(lanes(block, 16), UInt16(j), 1)
                         e |= he &<< 4
                         o |= ho &<< 4
                     }
                     let (scale, minimum) = scaleAndMin(block + 4, j)
-                    add(&acc, g, dot(signed(e), signed(o), a, g) * (d * scale * a.scales[g]))
+                    acc += dot(signed(e), signed(o), a, g) * (d * scale * a.scales[g])
                     offset -= dmin * minimum * a.scales[g] * groupSum(a, g)
                 }
+                group(2 * pair, 0, &acc.0)
+                group(2 * pair + 1, 4, &acc.1)
             }
         }
         return (acc.0 + acc.1).sum() + offset
