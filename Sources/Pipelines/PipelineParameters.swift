@@ -102,6 +102,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     public var blasThreads: Int
     /// The turn format, or nil for the base model's chat template (which a model without one cannot use).
     public var chatFormat: ChatFormat?
+    /// How the frozen base model is kept while training and scoring; written into both steps' inputs.
+    public var baseWeights: BaseWeights
 
     /// The training numbers default to `TrainingDefaults` (shared with `adapt train`); the rest are the pipeline's own.
     public init(steps: Int = TrainingDefaults.steps, rank: Int = TrainingDefaults.rank, alpha: Double = TrainingDefaults.alpha,
@@ -109,8 +111,10 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                 learningRate: Double = TrainingDefaults.learningRate, schedule: LearningRateSchedule = .cosine,
                 warmupSteps: Int = TrainingDefaults.warmupSteps, batchSize: Int = TrainingDefaults.batchSize,
                 gradAccumulation: Int = 1, maxLength: Int = 256, checkpointInterval: Int = 10,
-                earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1, chatFormat: ChatFormat? = nil) {
+                earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1, chatFormat: ChatFormat? = nil,
+                baseWeights: BaseWeights = .quantized) {
         self.chatFormat = chatFormat
+        self.baseWeights = baseWeights
         self.steps = steps
         self.rank = rank
         self.alpha = alpha
@@ -132,7 +136,26 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         case learningRate = "learning_rate", warmupSteps = "warmup_steps", batchSize = "batch_size"
         case gradAccumulation = "grad_accumulation", maxLength = "max_length"
         case checkpointInterval = "checkpoint_interval", earlyStopping = "early_stopping", blasThreads = "blas_threads"
-        case chatFormat = "chat_format"
+        case chatFormat = "chat_format", baseWeights = "base_weights"
+    }
+
+    /// Decodes a step input or a run's resolved definition. Without `base_weights` it was planned before the
+    /// field existed, when both steps kept the base in f32: it reads as `f32`, so those runs replay as recorded.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(steps: try c.decode(Int.self, forKey: .steps), rank: try c.decode(Int.self, forKey: .rank),
+                  alpha: try c.decode(Double.self, forKey: .alpha), dropout: try c.decode(Double.self, forKey: .dropout),
+                  targets: try c.decode([LoRATarget].self, forKey: .targets),
+                  learningRate: try c.decode(Double.self, forKey: .learningRate),
+                  schedule: try c.decode(LearningRateSchedule.self, forKey: .schedule),
+                  warmupSteps: try c.decode(Int.self, forKey: .warmupSteps), batchSize: try c.decode(Int.self, forKey: .batchSize),
+                  gradAccumulation: try c.decode(Int.self, forKey: .gradAccumulation),
+                  maxLength: try c.decode(Int.self, forKey: .maxLength),
+                  checkpointInterval: try c.decode(Int.self, forKey: .checkpointInterval),
+                  earlyStopping: try c.decodeIfPresent(EarlyStopping.self, forKey: .earlyStopping),
+                  blasThreads: try c.decode(Int.self, forKey: .blasThreads),
+                  chatFormat: try c.decodeIfPresent(ChatFormat.self, forKey: .chatFormat),
+                  baseWeights: try c.decodeIfPresent(BaseWeights.self, forKey: .baseWeights) ?? .f32)
     }
 
     /// Writes `early_stopping: null` rather than leaving the key out, so a resolved file shows it.
@@ -155,6 +178,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         // Written only when set: a pipeline that uses the model's template keeps the digest (and its runs the
         // step inputs) it had before the field existed, so their replays stay equal.
         try c.encodeIfPresent(chatFormat, forKey: .chatFormat)
+        // Always written: the default changed from f32 to quantized, so a pipeline's digest says which it means.
+        try c.encode(baseWeights, forKey: .baseWeights)
     }
 }
 

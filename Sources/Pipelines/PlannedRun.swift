@@ -113,6 +113,8 @@ extension Pipeline {
             fields["blas_threads"] = .int(train.blasThreads)
             // Scored in the turn format the candidate was trained in (only when set, as in train's input).
             if let chatFormat = train.chatFormat { fields["chat_format"] = .string(chatFormat.rawValue) }
+            // Scored with the base kept as train kept it: the two storages differ in the last bits.
+            fields["base_weights"] = .string(train.baseWeights.rawValue)
             return fields
         case .promote:
             return [:]

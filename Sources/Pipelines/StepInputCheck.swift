@@ -41,8 +41,10 @@ public enum StepInputCheck {
             _ = Pipeline.readSample(section(keys(of: SampleParameters())))
             _ = Pipeline.readPrivacy(section(keys(of: PrivacyBudget())))
         case .train:
-            // `chat_format` is optional: absent, the model's template formats the examples.
-            _ = Pipeline.readTrain(section(keys(of: TrainParameters()), optional: ["chat_format"]))
+            // `chat_format` is optional: absent, the model's template formats the examples. `base_weights` too:
+            // absent, the step keeps the base in f32, as every step planned before the field did.
+            let optional = ["chat_format", "base_weights"]
+            _ = Pipeline.readTrain(section(keys(of: TrainParameters()).filter { !optional.contains($0) }, optional: optional))
             requirePresent(["device"], in: fields, path: "", kind: kind, reader: reader)
             if let device = fields["device"] {
                 if let deviceFields = device.objectValue {
@@ -58,7 +60,7 @@ public enum StepInputCheck {
             _ = Pipeline.readEval(ObjectReader(path: "", fields: fields.filter { required.contains($0.key) || $0.key == "on_worse" },
                                                reader: reader))
             // Scored the way train saw the sequences: the same two train fields, under the same rules.
-            _ = Pipeline.readTrain(section(["max_length", "blas_threads"], optional: ["chat_format"]))
+            _ = Pipeline.readTrain(section(["max_length", "blas_threads"], optional: ["chat_format", "base_weights"]))
         case .promote:
             break
         }

@@ -27,8 +27,9 @@ public enum TrainingService {
         public var evalEvery: Int
         public var patience: Int
         public var earlyStoppingGiven: Bool
-        /// `--base-weights`: how the frozen model is kept while training (the last bits of the numbers differ).
-        public var baseWeights: BaseWeightStorage = .f32
+        /// `--base-weights`: how the frozen model is kept while training (the last bits of the numbers differ); nil:
+        /// the resumed checkpoint's, or quantized for a fresh run.
+        public var baseWeights: BaseWeightStorage?
         /// `--chat-format`: nil formats examples through the model's chat template (required then).
         public var chatFormat: ChatConvention?
 
@@ -109,8 +110,10 @@ public enum TrainingService {
         } else if request.earlyStoppingGiven {
             throw RequestError.earlyStoppingNeedsHeldOut
         }
+        // A resumed run computes as the checkpoint's did unless told otherwise (then the trainer refuses a mismatch).
+        let baseWeights = request.baseWeights ?? (request.resume ? existing?.checkpoint.baseWeights : nil) ?? .quantized
         let run = try LoRATrainingRun(modelURL: request.model, examples: examples, heldOut: heldOut, lora: request.lora,
-                                      configuration: configuration, base: request.baseWeights, chatFormat: request.chatFormat)
+                                      configuration: configuration, base: baseWeights, chatFormat: request.chatFormat)
         if run.truncatedCount > 0 {
             warn("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
         }
@@ -138,7 +141,7 @@ public enum TrainingService {
 
         let digest = try run.adapter(from: state).write(to: request.out)
         return (Result(adapter: request.out.path, digest: digest.hex, steps: state.step, losses: state.losses,
-                       tokensPerSecond: tokensPerSecond, baseWeights: request.baseWeights.rawValue,
+                       tokensPerSecond: tokensPerSecond, baseWeights: baseWeights.rawValue,
                        activationBytes: run.model.trainingBufferBytes), digest.short)
     }
 

@@ -42,7 +42,8 @@ public enum EvalBody {
         }
         let start = environment.clock.nowMilliseconds()
         let chatFormat = try TrainingPlan.chatConvention(context.input["chat_format"]?.stringValue.flatMap(ChatFormat.init(rawValue:)))
-        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength, chatFormat: chatFormat)
+        let base = try StepBaseWeights.storage(input: context.input, step: context.name, kind: StepKind.eval.rawValue)
+        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength, base: base, chatFormat: chatFormat)
         let sequences = try scorer.sequences(try context.snapshot(heldOutSnapshot, field: "held_out_snapshot"))
         let candidateWeights = try scorer.adapter(try environment.blobs.get(candidateBlob), name: "candidate \(candidateBlob.short)",
                                                   baseModelDigest: baseDigest)
@@ -50,7 +51,8 @@ public enum EvalBody {
             try scorer.adapter(try environment.blobs.get($0.adapterBlob), name: $0.version, baseModelDigest: baseDigest)
         }
         let cache = try ScoreCache(database: environment.database, clock: environment.clock)
-        let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)")
+        // Scores kept in f32 keep the key they always had; quantized ones differ in their last bits, so they get their own.
+        let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)" + (base == .f32 ? "" : "/base_weights=\(base.rawValue)"))
         let incumbentKey: ScoreCache.Weights = incumbent.map { .adapter($0.adapterBlob) } ?? .base
         let (candidateScores, _, candidateFresh) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
                                                                     cache: cache, modelKey: modelKey)

@@ -21,7 +21,7 @@ struct HeldOutScorer {
     let formatter: ChatFormatter
     let maxLength: Int
 
-    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage = StepBaseWeights.storage, chatFormat: ChatConvention? = nil) throws {
+    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage, chatFormat: ChatConvention? = nil) throws {
         let file = try GGUFFile(url: modelURL)
         tokenizer = try Tokenizer(gguf: file)
         formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)

@@ -61,7 +61,10 @@ public enum StepRunner {
                 let finalize = output.finalize
                 // What the step's bits depend on beyond its inputs, read after the body set its thread count.
                 let arithmetic = NightlyRun.multipliesMatrices(claim.kind)
-                    ? try JSON.decode(JSONValue.self, from: JSON.canonical(StepBaseWeights.recorded(BLASArithmetic.current(threads: BLAS.threads))), context: "arithmetic")
+                    ? try JSON.decode(JSONValue.self, from: JSON.canonical(StepBaseWeights.recorded(
+                        BLASArithmetic.current(threads: BLAS.threads),
+                        storage: try StepBaseWeights.storage(input: claim.input, step: claim.name, kind: claim.kind))),
+                                      context: "arithmetic")
                     : nil
                 return .completed(jobOutput, alsoInTransaction: { db in
                     _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name,

@@ -40,7 +40,8 @@ public enum TrainBody {
         let expected = Digest(hex: try context.manifestString("base_model", "digest"))
         let run = try LoRATrainingRun(modelURL: try environment.modelURL(modelName), examples: trainingExamples,
                                       heldOut: validationExamples, lora: plan.lora, configuration: configuration,
-                                      base: StepBaseWeights.storage, chatFormat: plan.chatFormat)
+                                      base: try StepBaseWeights.storage(input: context.input, step: context.name, kind: StepKind.train.rawValue),
+                                      chatFormat: plan.chatFormat)
         if context.recorded == nil, let expected, run.baseModelDigest != expected {
             throw StepError.modelChanged(name: modelName, expected: expected, actual: run.baseModelDigest)
         }

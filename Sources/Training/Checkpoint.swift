@@ -35,6 +35,12 @@ public struct Checkpoint: Sendable, Equatable {
     /// recorded, and in ones not written by a trainer.
     public var arithmetic: BLASArithmetic? = nil
 
+    /// How the base model's frozen matrices were kept while the state was computed. A checkpoint that records
+    /// none was written before the storage was recorded, when training kept the base in f32 unless asked otherwise.
+    public var baseWeights: BaseWeightStorage {
+        arithmetic?.baseWeights.flatMap(BaseWeightStorage.init(rawValue:)) ?? .f32
+    }
+
     public init(configuration: TrainingConfiguration, baseModelDigest: Digest, datasetDigest: Digest, state: TrainingState) {
         self.configuration = configuration
         self.baseModelDigest = baseModelDigest
@@ -233,10 +239,12 @@ public struct Checkpoint: Sendable, Equatable {
         return checkpoint
     }
 
-    /// Refuses a checkpoint made for another configuration, base model, dataset or parameter layout, naming
+    /// Refuses a checkpoint made for another configuration, base model, base-weight storage, dataset or parameter layout, naming
     /// the first field that differs and the way out.
+    /// `baseWeights`: the storage the resuming run keeps the base in (nil: not checked, a source without a base model).
     public func check(configuration current: TrainingConfiguration, baseModelDigest currentBase: Digest,
-                      datasetDigest currentData: Digest, layout: NamedTensors, datasetCount: Int, name: String) throws {
+                      datasetDigest currentData: Digest, layout: NamedTensors, datasetCount: Int, name: String,
+                      baseWeights currentStorage: BaseWeightStorage? = nil) throws {
         if let difference = current.firstDifference(from: configuration) {
             throw TrainingError.checkpointMismatch(file: name, field: difference.field, stored: difference.stored,
                                                    current: difference.current, remedy: difference.remedy)
@@ -244,6 +252,11 @@ public struct Checkpoint: Sendable, Equatable {
         guard baseModelDigest == currentBase else {
             throw TrainingError.checkpointMismatch(file: name, field: "base model", stored: baseModelDigest.short,
                                                    current: currentBase.short, remedy: "pass the same --model or start fresh")
+        }
+        if let currentStorage, currentStorage != baseWeights {
+            throw TrainingError.checkpointMismatch(file: name, field: "base weights", stored: baseWeights.rawValue,
+                                                   current: currentStorage.rawValue,
+                                                   remedy: "pass --base-weights \(baseWeights.rawValue) to resume it, or start fresh")
         }
         guard datasetDigest == currentData else {
             throw TrainingError.checkpointMismatch(file: name, field: "dataset", stored: datasetDigest.short,

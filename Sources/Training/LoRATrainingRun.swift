@@ -92,7 +92,7 @@ public struct LoRATrainingRun: Sendable {
                                                       threads: configuration.threads),
                            data: training, heldOut: heldOut,
                            initial: LoRAGradientSource.initialParameters(for: model, config: lora, seed: configuration.seed),
-                           baseModelDigest: baseModelDigest, store: store, clock: clock)
+                           baseModelDigest: baseModelDigest, store: store, clock: clock, baseWeights: model.baseStorage)
     }
 
     /// The adapter file for a finished state: its best (or last) weights and metadata, no user text.

@@ -22,10 +22,13 @@ public struct Trainer: Sendable {
     public let datasetDigest: Digest
     public let store: (any CheckpointStore)?
     public let clock: any Clock
+    /// How the source keeps the base model's frozen matrices, recorded in each checkpoint: the two storages
+    /// differ in the last bits, so a checkpoint resumes only under its own. Nil for sources without a base model.
+    public let baseWeights: BaseWeightStorage?
 
     public init(configuration: TrainingConfiguration, source: any GradientSource, data: [TrainingSequence],
                 heldOut: [TrainingSequence] = [], initial: NamedTensors, baseModelDigest: Digest,
-                store: (any CheckpointStore)? = nil, clock: any Clock = SystemClock()) throws {
+                store: (any CheckpointStore)? = nil, clock: any Clock = SystemClock(), baseWeights: BaseWeightStorage? = nil) throws {
         try configuration.validate()
         guard !data.isEmpty else { throw TrainingError.emptyDataset(reason: "no training sequences") }
         if let index = data.firstIndex(where: { !($0.weightSum > 0) }) {
@@ -43,6 +46,7 @@ public struct Trainer: Sendable {
         self.datasetDigest = Trainer.digest(training: data, heldOut: heldOut)
         self.store = store
         self.clock = clock
+        self.baseWeights = baseWeights
     }
 
     /// The digest of a dataset as the trainer sees it: token ids and weights, in order.
@@ -69,7 +73,7 @@ public struct Trainer: Sendable {
 
     /// The state of the newest usable checkpoint in `store`, checked against this run; nil when the store is
     /// empty. Corrupt checkpoints are skipped (reported in the `.resumed` event's warnings); one written for
-    /// another configuration, base model or dataset is refused with `TrainingError.checkpointMismatch`.
+    /// another configuration, base model, base-weight storage or dataset is refused with `TrainingError.checkpointMismatch`.
     public func resumeState() throws -> (state: TrainingState, event: TrainingEvent)? {
         try resume().map { ($0.state, $0.event) }
     }
@@ -79,7 +83,7 @@ public struct Trainer: Sendable {
         guard let store, let loaded = try store.loadNewest() else { return nil }
         try loaded.checkpoint.check(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, layout: initial, datasetCount: data.count,
-                                    name: loaded.reference.name)
+                                    name: loaded.reference.name, baseWeights: baseWeights)
         return (loaded.checkpoint.state, .resumed(step: loaded.checkpoint.state.step, checkpoint: loaded.reference.name,
                                                   warnings: loaded.warnings), loaded.checkpoint.arithmetic)
     }
@@ -173,6 +177,7 @@ public struct Trainer: Sendable {
         var checkpoint = Checkpoint(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, state: state)
         checkpoint.arithmetic = .current(threads: configuration.threads)
+        checkpoint.arithmetic?.baseWeights = baseWeights?.rawValue
         let start = clock.nowMilliseconds()
         let data = try checkpoint.encoded()
         let reference = try store.save(data, step: state.step)

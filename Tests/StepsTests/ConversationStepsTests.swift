@@ -22,7 +22,7 @@ import Training
     static func scorer(in directory: TemporaryDirectory, maxLength: Int) throws -> HeldOutScorer {
         let url = directory.file("tiny.gguf")
         try TinyModel(seed: 5).write(to: url)
-        return try HeldOutScorer(modelURL: url, maxLength: maxLength)
+        return try HeldOutScorer(modelURL: url, maxLength: maxLength, base: .quantized)
     }
 
     @Test func heldOutScoringJudgesOnlyTheLastAssistantTurnGivenEverythingBeforeIt() throws {

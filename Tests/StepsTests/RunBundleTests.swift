@@ -193,6 +193,8 @@ import Training
         #expect(Set(arithmetic.keys) == ["train", "eval"])
         let train = try #require(arithmetic["train"])
         #expect(train["threads"] == .int(1))
+        // Both steps kept the base in the file's types, the default.
+        #expect(train["base_weights"] == .string("quantized") && arithmetic["eval"]?["base_weights"] == .string("quantized"))
         #expect(train["openblas"]?.stringValue?.hasPrefix("OpenBLAS ") == true)
         #if arch(x86_64)
         if BLASCoreTypeProbe.hasAVX2 && ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] == nil {

@@ -1,6 +1,7 @@
 import AdaptCore
 import Adapters
 import Foundation
+import Model
 import TestSupport
 import Testing
 @testable import Training
@@ -100,6 +101,41 @@ import Testing
         let otherData = try Trainer(configuration: configuration, source: model, data: model.dataset(count: 9),
                                     initial: model.initialParameters(), baseModelDigest: baseDigest, store: store)
         #expect("\(try #require(thrown { try otherData.resumeState() }))".contains("pass the same --data or start fresh"))
+    }
+
+    @Test func recordsTheBaseWeightStorageAndResumesOnlyUnderIt() throws {
+        let directory = TemporaryDirectory()
+        let store = DirectoryCheckpointStore(directory: directory.url)
+        let model = BigramLoRA(dropout: 0.1)
+        func trainer(_ storage: BaseWeightStorage?) throws -> Trainer {
+            try Trainer(configuration: configuration, source: model, data: model.dataset(count: 10),
+                        initial: model.initialParameters(), baseModelDigest: baseDigest, store: store, baseWeights: storage)
+        }
+        let quantized = try trainer(.quantized)
+        _ = try quantized.run(from: quantized.freshState(), stopAfter: 5)
+        let saved = try #require(try store.loadNewest())
+        #expect(saved.checkpoint.arithmetic?.baseWeights == "quantized" && saved.checkpoint.baseWeights == .quantized)
+        #expect(try quantized.resumeState()?.state.step == 5)
+        let error = try #require(thrown { try trainer(.f32).resumeState() })
+        #expect("\(error)" == "checkpoint step-00000005.ckpt was written for base weights quantized, this run uses base weights f32; "
+                + "pass --base-weights quantized to resume it, or start fresh")
+        // A source without a base model checks nothing.
+        #expect(try trainer(nil).resumeState()?.state.step == 5)
+    }
+
+    @Test func aCheckpointRecordingNoStorageWasComputedWithTheF32Base() throws {
+        let directory = TemporaryDirectory()
+        let (store, _) = try trainedStore(directory)
+        let saved = try #require(try store.loadNewest())
+        #expect(saved.checkpoint.arithmetic?.baseWeights == nil && saved.checkpoint.baseWeights == .f32)
+        var old = saved.checkpoint
+        old.arithmetic = nil
+        #expect(try Checkpoint.decode(try old.encoded(), name: "old").baseWeights == .f32)
+        let error = try #require(thrown {
+            try saved.checkpoint.check(configuration: configuration, baseModelDigest: baseDigest, datasetDigest: saved.checkpoint.datasetDigest,
+                                       layout: saved.checkpoint.state.parameters, datasetCount: 10, name: "old", baseWeights: .quantized)
+        })
+        #expect("\(error)".contains("was written for base weights f32, this run uses base weights quantized"))
     }
 
     @Test func theConfigurationDigestIgnoresOnlyTheCheckpointInterval() {

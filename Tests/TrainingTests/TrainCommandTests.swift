@@ -75,12 +75,12 @@ import Testing
     }
 
     /// The f32 copy of the base, and the base kept quantized (Q4_1 blocks dequantized per product) at one and
-    /// two threads.
-    @Test(arguments: [("f32", 1), ("quantized", 1), ("quantized", 2)])
+    /// two threads, chosen and by default (`default`: no --base-weights).
+    @Test(arguments: [("f32", 1), ("quantized", 1), ("quantized", 2), ("default", 1)])
     func aRunKilledAtSeveralStepsAndResumedEndsBitIdentical(base: String, threads: Int) throws {
         let (directory, model, data) = try Self.fixture(weightType: base == "f32" ? .f32 : .q4_1)
         func arguments(out: String) -> [String] {
-            var list = Self.arguments(model: model, data: data, out: out) + ["--base-weights", base]
+            var list = Self.arguments(model: model, data: data, out: out) + (base == "default" ? [] : ["--base-weights", base])
             list[list.firstIndex(of: "--threads")! + 1] = "\(threads)"
             return list
         }
@@ -112,7 +112,7 @@ import Testing
         let result = try JSON.decode(Result.self, from: resumed.stdout, context: "adapt train --json")
         #expect(result.digest == expected.digest, "killed at steps \(killedAt)")
         let document = try JSON.decode(JSONValue.self, from: resumed.stdout, context: "adapt train --json")
-        #expect(document["base_weights"] == .string(base))
+        #expect(document["base_weights"] == .string(base == "default" ? "quantized" : base))
         #expect(result.losses.map(\.bitPattern) == expected.losses.map(\.bitPattern))
         #expect(resumed.stderr.contains("\"event\":\"resumed\""))
         let (adapter, digest) = try AdapterFile.read(from: URL(fileURLWithPath: out))
@@ -170,6 +170,31 @@ import Testing
         otherThreads[otherThreads.firstIndex(of: "--threads")! + 1] = "1"
         let refused = try Executables.run("adapt", otherThreads)
         #expect(refused.status == 1 && refused.stderr.contains("was written for threads 2, this run uses threads 1; pass --threads 2 or start fresh"))
+    }
+
+    @Test func aResumedRunKeepsTheCheckpointsBaseWeightsAndRefusesAnotherNamingTheWayOut() throws {
+        let (directory, model, data) = try Self.fixture(weightType: .q4_1)
+        let out = directory.file("w.lora").path
+        var arguments = Self.arguments(model: model, data: data, out: out)
+        arguments[arguments.firstIndex(of: "30")!] = "4"
+        let first = try Executables.run("adapt", arguments + ["--base-weights", "f32"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let firstDocument = try JSON.decode(JSONValue.self, from: first.stdout, context: "adapt train --json")
+        #expect(firstDocument["base_weights"] == .string("f32"))
+        // Without --base-weights the resumed run computes as the checkpoint did, not with the default.
+        let resumed = try Executables.run("adapt", arguments + ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let resumedDocument = try JSON.decode(JSONValue.self, from: resumed.stdout, context: "adapt train --json")
+        #expect(resumedDocument["base_weights"] == .string("f32"))
+        #expect(resumedDocument["digest"] == firstDocument["digest"])
+        // Asked for the other storage, it refuses rather than mix two arithmetics in one adapter.
+        let refused = try Executables.run("adapt", arguments + ["--resume", "--base-weights", "quantized"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("was written for base weights f32, this run uses base weights quantized; "
+                                        + "pass --base-weights f32 to resume it, or start fresh"), "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        let (_, digest) = try AdapterFile.read(from: URL(fileURLWithPath: out))
+        #expect(.string(digest.hex) == firstDocument["digest"])
     }
 
     @Test func fallsBackPastACorruptCheckpointAndSaysSo() throws {

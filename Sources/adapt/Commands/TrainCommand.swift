@@ -93,8 +93,9 @@ enum TrainCommands {
         static let threads = Option("threads", value: "T", default: 1, in: ModelCommands.threadRange,
                                     help: "threads that compute each step; 1 and 2 differ in the last bits (on --resume, the checkpoint's)")
         static let resume = Flag("resume", help: "continue from the newest valid checkpoint")
-        static let baseWeights = Option("base-weights", value: "quantized|f32", default: BaseWeightStorage.f32, defaultHelp: "f32",
-                                        help: "keep the frozen model dequantized to f32 (4 bytes a weight) or in its file's types (about the file's size; the last bits of the numbers differ)") { text in
+        static let baseWeights = Option("base-weights", value: "quantized|f32", default: BaseWeightStorage.quantized,
+                                        defaultHelp: "quantized; on --resume, the checkpoint's",
+                                        help: "keep the frozen model in its file's types (about the file's size) or dequantized to f32 (4 bytes a weight; the last bits of the numbers differ)") { text in
             guard let storage = BaseWeightStorage(rawValue: text) else { throw UsageError("must be quantized or f32") }
             return storage
         }
@@ -122,7 +123,7 @@ enum TrainCommands {
             evalEvery: heldOutPath == nil ? TrainingDefaults.earlyStoppingEvery : try args[O.evalEvery],
             patience: heldOutPath == nil ? TrainingDefaults.earlyStoppingPatience : try args[O.patience],
             earlyStoppingGiven: args.given(O.evalEvery) || args.given(O.patience), chatFormat: try args[ModelCommands.chatFormat])
-        request.baseWeights = try args[O.baseWeights]
+        request.baseWeights = args.given(O.baseWeights) ? try args[O.baseWeights] : nil
         let trained: (result: TrainingService.Result, shortDigest: String)
         do {
             trained = try TrainingService.train(request, liveProgress: Console.stderrIsTerminal,
