@@ -93,7 +93,7 @@ public struct ModelInspection: Sendable, Equatable {
     public static func estimatedTrainingMemory(file: GGUFFile, hyperparameters h: LlamaModel.Hyperparameters,
                                                sequenceLength T: Int, rank r: Int) -> Int {
         let weights = file.tensors.reduce(0) { $0 + $1.elementCount }
-        let targets = Projection.attention.map { h.shape(of: $0) }
+        let targets = ((try? LoRAConfig().resolved(for: h.architecture).targets) ?? Projection.attention).map { h.shape(of: $0) }
         let loraValues = h.blockCount * targets.reduce(0) { $0 + r * ($1.input + $1.output) }
         let (C, F, Cq, Ckv, H) = (h.width, h.ffnWidth, h.queryWidth, h.keyValueWidth, h.headCount)
         let blockActivations = T * (4 * C + 2 * Cq + 2 * Ckv + 3 * F + 2) + H * T * T
