@@ -1,11 +1,12 @@
 import AdaptCore
+import Adapters
 import Foundation
 import Model
 import TestSupport
 import Testing
 
 /// The command line on the tiny model of each architecture other than llama: `adapt train` (with SIGKILL and
-/// resume on qwen3), then `generate` and `score` with the adapter it wrote.
+/// resume on qwen3), then `generate` and `score` with the adapter it wrote (on phi3 with its fused pairs).
 @Suite(.serialized) struct ArchitectureTrainingTests {
     /// The tiny model of `variant` and the training data of `TrainCommandTests`, in a fresh directory.
     static func fixture(_ variant: String) throws -> (TemporaryDirectory, model: String, data: String) {
@@ -28,6 +29,9 @@ import Testing
         let result = try JSON.decode(TrainCommandTests.Result.self, from: trained.stdout, context: "adapt train --json")
         #expect(result.steps == 12 && result.losses.allSatisfy(\.isFinite))
         #expect(result.losses.suffix(3).reduce(0, +) < result.losses.prefix(3).reduce(0, +), "\(result.losses)")
+        // phi3's q and v are rows of attn_qkv: the adapter has the one pair PEFT and llama.cpp have on it.
+        let targets = try AdapterFile.read(from: URL(fileURLWithPath: out)).adapter.metadata.targets
+        #expect(targets == (variant == "phi3" ? ["qkv", "o", "down"] : ["q", "v", "o", "down"]))
 
         func score(_ extra: [String]) throws -> Double {
             let run = try Executables.run("adapt", ["score", "--model", model, "--prompt", "say hello", "--completion", "hello hello hello",

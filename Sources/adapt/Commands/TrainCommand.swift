@@ -49,7 +49,7 @@ enum TrainCommands {
             return value
         }
         static let targets = Option<[Projection]?>("targets", value: "q,k,v,o", default: nil, defaultHelp: "q,k,v,o",
-                                                   help: "projections to adapt: q,k,v,o,gate,up,down (phi3: q,k,v train as one pair on qkv, gate,up on gate_up)") { text in
+                                                   help: "projections to adapt: q,k,v,o,gate,up,down (on phi3 any of q,k,v adapts its fused qkv, gate or up its gate_up)") { text in
             let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             let targets = try names.map { name in
                 guard let projection = Projection(rawValue: name) else {
