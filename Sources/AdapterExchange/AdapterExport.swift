@@ -1,6 +1,7 @@
 import AdaptCore
 import Adapters
 import Foundation
+import Model
 
 /// The formats an adapter leaves adapt in.
 public enum ExchangeFormat: String, Sendable, CaseIterable {
@@ -27,6 +28,10 @@ public enum AdapterExport {
             throw AdapterExchangeError.modelIsNotTheBase(adapter: "the adapter", model: base.digest.hex, base: adapter.metadata.baseModelDigest.hex)
         }
         let portable = PortableAdapter(file: adapter)
+        let names = try base.names
+        // Only names the model knows go into the message: anything else is the file's text, named by its tensor below.
+        let unnamed = portable.targets.filter { names.gguf[$0] == nil && Projection(rawValue: $0) != nil }
+        guard unnamed.isEmpty else { throw AdapterExchangeError.targetsWithoutNames(architecture: base.architecture, targets: unnamed) }
         let files: [(URL, Data)]
         switch format {
         case .ggufLoRA:

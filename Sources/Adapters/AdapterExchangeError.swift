@@ -35,6 +35,9 @@ public enum AdapterExchangeError: Error, Equatable, CustomStringConvertible {
     case unsupportedFeature(file: String, feature: String)
     /// The architecture has no tensor naming here.
     case unsupportedArchitecture(String)
+    /// The adapter's targets have no name in the other tools for this architecture (phi3's q, k, v or gate, up
+    /// adapted apart, where every other tool adapts the fused tensor as a whole).
+    case targetsWithoutNames(architecture: String, targets: [String])
     /// Reading or writing failed.
     case io(String)
 
@@ -70,6 +73,8 @@ public enum AdapterExchangeError: Error, Equatable, CustomStringConvertible {
             return "\(file) uses \(feature), which adapt does not apply; save a plain LoRA adapter"
         case let .unsupportedArchitecture(architecture):
             return "architecture \(architecture) has no adapter exchange names in this build (\(AdapterTensorNames.architectures.joined(separator: ", ")) have); its adapters stay in adapt's own format"
+        case let .targetsWithoutNames(architecture, targets):
+            return "the adapter targets \(targets.joined(separator: ", ")), which other tools do not adapt apart on \(architecture) (they adapt its fused qkv and gate_up tensors whole); train the adapter again, as q, k, v then train one qkv pair and gate, up one gate_up pair, which export"
         case let .io(reason):
             return reason
         }

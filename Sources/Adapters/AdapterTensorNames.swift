@@ -3,7 +3,6 @@
 /// (`model.layers.N.self_attn.q_proj`), which PEFT and mlx-lm key their files by.
 ///
 /// Only architectures the engine loads are here: an export is only made of an adapter it trained or applied.
-/// phi3 is not: its q, k, v and gate, up are fused in every tool's names, and adapt's adapters hold them apart.
 public struct AdapterTensorNames: Sendable {
     /// The GGUF `general.architecture` string.
     public let architecture: String
@@ -22,7 +21,18 @@ public struct AdapterTensorNames: Sendable {
     /// Face's module paths (transformers' LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and
     /// Gemma3ForCausalLM all hold `model.layers.N.self_attn.q_proj` … `mlp.down_proj`; mlx-lm's models keep
     /// those paths). Only llama's converter permutes q and k: the others rotate halves, as Hugging Face does.
+    ///
+    /// phi3 (Phi3ForCausalLM, mlx-lm's phi3) has `self_attn.qkv_proj` (rows q, k, v) and `mlp.gate_up_proj`
+    /// (rows gate, up), which llama.cpp's tensor map stores as `attn_qkv` and `ffn_up` in the same row order:
+    /// adapt's fused targets `qkv` and `gate_up` travel under those names, B's rows unchanged.
     public static func of(architecture: String) throws(AdapterExchangeError) -> AdapterTensorNames {
+        if architecture == "phi3" {
+            return AdapterTensorNames(
+                architecture: architecture,
+                gguf: ["qkv": "attn_qkv", "o": "attn_output", "gate_up": "ffn_up", "down": "ffn_down"],
+                huggingFace: ["qkv": "self_attn.qkv_proj", "o": "self_attn.o_proj", "gate_up": "mlp.gate_up_proj", "down": "mlp.down_proj"],
+                huggingFaceClass: "Phi3ForCausalLM", modelType: "phi3", permutesQueryAndKey: false)
+        }
         let (huggingFaceClass, modelType, permutes): (String, String, Bool)
         switch architecture {
         case "llama": (huggingFaceClass, modelType, permutes) = ("LlamaForCausalLM", "llama", true)
@@ -42,7 +52,7 @@ public struct AdapterTensorNames: Sendable {
     }
 
     /// The architectures whose adapters are exported and imported, in the order messages list them.
-    public static let architectures = ["llama", "qwen2", "qwen3", "gemma3"]
+    public static let architectures = ["llama", "qwen2", "qwen3", "gemma3", "phi3"]
 
     /// adapt's name of the A or B matrix of `projection` in `block` (the names `LoRAParameters` uses).
     public static func adapt(block: Int, projection: String, matrix: Matrix) -> String {

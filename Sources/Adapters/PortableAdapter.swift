@@ -16,7 +16,7 @@ public struct PortableAdapter: Sendable, Equatable {
     public var tensors: NamedTensors
 
     /// The order targets and tensors are kept in, so two files with the same weights give the same adapter.
-    public static let projectionOrder = ["q", "k", "v", "o", "gate", "up", "down"]
+    public static let projectionOrder = ["q", "k", "v", "qkv", "o", "gate", "up", "gate_up", "down"]
 
     public init(file: AdapterFile) {
         rank = file.metadata.rank

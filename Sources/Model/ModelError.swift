@@ -48,6 +48,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
     case unsupportedChatTemplate(convention: String, feature: String)
     case chatConventionMissingToken(convention: String, token: String)
     case invalidChatMessages(reason: String)
+    /// LoRA targets that do not fit how `architecture` stores its projections (fused or apart).
+    case unsupportedTargets(architecture: String, reason: String)
 
     public var description: String {
         switch self {
@@ -121,6 +123,8 @@ public enum ModelError: Error, Equatable, CustomStringConvertible {
             return "the \(convention) chat convention needs the token \(token), which this vocabulary lacks; pick the convention that matches the model"
         case let .invalidChatMessages(reason):
             return "the chat messages cannot be formatted: \(reason)"
+        case let .unsupportedTargets(architecture, reason):
+            return "\(architecture) cannot take these LoRA targets: \(reason)"
         }
     }
 }

@@ -93,7 +93,9 @@ public struct ModelInspection: Sendable, Equatable {
     public static func estimatedTrainingMemory(file: GGUFFile, hyperparameters h: LlamaModel.Hyperparameters,
                                                sequenceLength T: Int, rank r: Int) -> Int {
         let weights = file.tensors.reduce(0) { $0 + $1.elementCount }
-        let targets = Projection.attention.map { h.shape(of: $0) }
+        // The default targets as training resolves them (phi3: one pair on its fused qkv).
+        let projections: [Projection] = (try? LoRAConfig().resolved(for: h.architecture).targets) ?? Projection.attention
+        let targets: [(output: Int, input: Int)] = projections.map { h.shape(of: $0) }
         let loraValues = h.blockCount * targets.reduce(0) { $0 + r * ($1.input + $1.output) }
         let (C, F, Cq, Ckv, H) = (h.width, h.ffnWidth, h.queryWidth, h.keyValueWidth, h.headCount)
         let blockActivations = T * (4 * C + 2 * Cq + 2 * Ckv + 3 * F + 2) + H * T * T

@@ -21,7 +21,7 @@ public struct LoRATrainingRun: Sendable {
 
     /// Loads the model at `modelURL` and prepares `examples` (and `heldOut` for early stopping), formatted
     /// through the model's chat template or the convention `chatFormat` names (required without a template).
-    /// `configuration.adapter` is replaced by `lora`'s settings. `base`: how the frozen matrices are kept
+    /// `configuration.adapter` is replaced by `lora`'s settings, resolved for the architecture. `base`: how the frozen matrices are kept
     /// (`BaseWeightStorage`: `.quantized` needs a sixth of the memory for Q4 files; the last bits differ).
     public init(modelURL: URL, examples: [TrainingExample], heldOut: [TrainingExample] = [], lora: LoRAConfig,
                 configuration: TrainingConfiguration, base: BaseWeightStorage = .f32, chatFormat: ChatConvention? = nil) throws {
@@ -29,6 +29,9 @@ public struct LoRATrainingRun: Sendable {
         let tokenizer = try Tokenizer(gguf: file)
         // Checked before the weights are loaded: a base model without --chat-format is refused at once.
         let formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)
+        // phi3's q, k, v (and gate, up) become the one pair on their fused tensor that other tools know;
+        // targets the architecture cannot take are refused before the weights are loaded.
+        let lora = try lora.resolved(for: LlamaModel.Hyperparameters(file: file).architecture)
         let model = try LlamaModel(file: file, base: base)
         try formatter.validate(against: tokenizer)
         var configuration = configuration

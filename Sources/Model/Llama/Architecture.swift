@@ -14,7 +14,8 @@
 ///   rope_freq_base_train_swa = 10000). The converter stores Gemma's norm weights with HF's `1 +` folded in.
 /// - `phi3`: q, k and v in one `attn_qkv` tensor (rows q, then k, then v; separate tensors are accepted too)
 ///   and gate and up in one `ffn_up` of 2F rows (gate first); NEOX RoPE; its own `output.weight`. The
-///   projections are row ranges of the fused tensors, so an adapter targets each range on its own.
+///   projections are row ranges of the fused tensors; an adapter has one pair on each fused tensor, as PEFT's
+///   on `qkv_proj` and `gate_up_proj` (`Projection.qkv`, `.gateUp`, `LoRAConfig.resolved`).
 public struct Architecture: Sendable, Equatable, Codable {
     /// Which dimensions of a head RoPE rotates together.
     public enum RotaryPairing: String, Sendable, Codable {

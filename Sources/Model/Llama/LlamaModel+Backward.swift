@@ -133,14 +133,34 @@ extension LlamaModel {
                 reader.withRows(of: blocks[b].matrix(p)) { Wp in
                     team.sgemm(m: T, n: inp, k: out, a: dy, b: Wp, beta: beta, c: dX)
                 }
+                adapterBackward(p, block: b, [dy], input: x, acts: acts, into: dX)
+            }
+
+            // The adapter's part of linearBackward for target p, whose members' output gradients are dys (p alone
+            // when it is not fused): B_m are row ranges of B and dB, and s·dy·B sums over the members. Adds to dX.
+            func adapterBackward(_ p: Projection, block b: Int, _ dys: [UnsafePointer<Float>], input x: UnsafePointer<Float>,
+                                 acts: BlockActivations, into dX: UnsafeMutablePointer<Float>) {
                 guard let slot = slots[b][p], let saved = acts.lora[p] else { return }
+                let inp = h.shape(of: p).input
                 let r = lora.config.rank, s = lora.config.scale
                 let source = saved.input.map { UnsafePointer($0.pointer) } ?? x   // x̃ (T, in)
+                let parts = Array(zip(p.members.isEmpty ? [p] : p.members, dys))
                 lora.values[slot.b].withUnsafeBufferPointer { B in
-                    team.sgemm(m: T, n: r, k: out, alpha: s, a: dy, b: B.baseAddress!, c: dAx.pointer)
+                    var row = 0
+                    for (i, (member, dy)) in parts.enumerated() {
+                        let out = h.shape(of: member).output
+                        team.sgemm(m: T, n: r, k: out, alpha: s, a: dy, b: B.baseAddress! + row * r, beta: i == 0 ? 0 : 1, c: dAx.pointer)
+                        row += out
+                    }
                 }
                 gradients[slot.b].withUnsafeMutableBufferPointer { dB in
-                    team.sgemm(transposeA: true, m: out, n: r, k: T, alpha: s, a: dy, b: saved.ax.pointer, beta: 1, c: dB.baseAddress!)
+                    var row = 0
+                    for (member, dy) in parts {
+                        let out = h.shape(of: member).output
+                        team.sgemm(transposeA: true, m: out, n: r, k: T, alpha: s, a: dy, b: saved.ax.pointer, beta: 1,
+                                   c: dB.baseAddress! + row * r)
+                        row += out
+                    }
                 }
                 gradients[slot.a].withUnsafeMutableBufferPointer { dA in
                     team.sgemm(transposeA: true, m: r, n: inp, k: T, a: dAx.pointer, b: source, beta: 1, c: dA.baseAddress!)
@@ -210,6 +230,7 @@ extension LlamaModel {
                 }
                 linearBackward(.gate, block: b, dGate.pointer, input: a.xn2.pointer, acts: a, beta: 0, into: dxn.pointer)
                 linearBackward(.up, block: b, dUp.pointer, input: a.xn2.pointer, acts: a, beta: 1, into: dxn.pointer)
+                adapterBackward(.gateUp, block: b, [dGate.pointer, dUp.pointer], input: a.xn2.pointer, acts: a, into: dxn.pointer)
                 normBackward(input: a.xMid.pointer, weight: W + layout.ffnNorm, inverseRMS: a.rms2.pointer)
 
                 // Attention: x += o(softmax(q·kᵀ/√D + mask)·v); RoPE is a rotation: its backward rotates back.
@@ -240,6 +261,7 @@ extension LlamaModel {
                 linearBackward(.q, block: b, dqIn.pointer, input: a.xn1.pointer, acts: a, beta: 0, into: dxn.pointer)
                 linearBackward(.k, block: b, dkIn.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
                 linearBackward(.v, block: b, dv.pointer, input: a.xn1.pointer, acts: a, beta: 1, into: dxn.pointer)
+                adapterBackward(.qkv, block: b, [dqIn.pointer, dkIn.pointer, dv.pointer], input: a.xn1.pointer, acts: a, into: dxn.pointer)
                 normBackward(input: a.xIn.pointer, weight: W + layout.attentionNorm, inverseRMS: a.rms1.pointer)
             }
         }

@@ -72,7 +72,9 @@ struct LoRADropout {
     /// dropout); a row's mask depends on its index t only, so any split of the rows gives the same values.
     func apply(_ x: UnsafePointer<Float>, rows: Range<Int>, width: Int, block: Int, projection: Projection, into y: UnsafeMutablePointer<Float>) {
         precondition(step < 1 << 32 && width <= 1 << 16 && rows.upperBound <= 1 << 20, "dropout counter out of range")
-        let projectionIndex = UInt64(Projection.allCases.firstIndex(of: projection)!)
+        // Three bits hold the index: a fused target takes its first member's stream, which an adapter
+        // never uses beside it (`LoRAConfig.resolved`), so the unfused targets keep the masks they had.
+        let projectionIndex = UInt64(Projection.allCases.firstIndex(of: projection.members.first ?? projection)!)
         let stream = ((UInt64(sequence) << 8 | UInt64(block)) << 3 | projectionIndex) << 34
         let scale = 1 / (1 - probability)
         for t in rows {
@@ -190,7 +192,15 @@ extension LlamaModel {
                         for t in rows { for o in 0..<out { y[t * out + o] += W[bias + o] } }
                     }
                 }
+                adapter(p, block: b, input, into: [y], acts: acts)
+            }
+
+            // ys[m] (T, out_m) += (alpha/rank)·(A·drop(x))ᵀ·B_mᵀ when the adapter targets `p`, B_m being the rows
+            // of B that belong to p's m-th member (p itself when it is not fused).
+            func adapter(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into ys: [UnsafeMutablePointer<Float>],
+                         acts: BlockActivations) {
                 guard let lora, let slot = slots?[b][p] else { return }
+                let inp = h.shape(of: p).input
                 let r = lora.config.rank
                 var source = input
                 var dropped: FloatBuffer? = nil
@@ -207,7 +217,13 @@ extension LlamaModel {
                     team.sgemm(transposeB: true, m: T, n: r, k: inp, a: source, b: A.baseAddress!, c: ax.pointer)
                 }
                 lora.values[slot.b].withUnsafeBufferPointer { B in
-                    team.sgemm(transposeB: true, m: T, n: out, k: r, alpha: lora.config.scale, a: ax.pointer, b: B.baseAddress!, beta: 1, c: y)
+                    var row = 0
+                    for (member, y) in zip(p.members.isEmpty ? [p] : p.members, ys) {
+                        let out = h.shape(of: member).output
+                        team.sgemm(transposeB: true, m: T, n: out, k: r, alpha: lora.config.scale, a: ax.pointer,
+                                   b: B.baseAddress! + row * r, beta: 1, c: y)
+                        row += out
+                    }
                 }
                 if record { acts.lora[p] = (dropped, ax) }
             }
@@ -228,6 +244,7 @@ extension LlamaModel {
                 linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
                 linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
                 linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
+                adapter(.qkv, block: b, a.xn1.pointer, into: [a.q.pointer, a.k.pointer, a.v.pointer], acts: a)
                 if let qNorm = layout.qNorm, let kNorm = layout.kNorm {
                     team.forEachRange(T) { rows in
                         Self.headNorm(a.q, saving: a.qRaw!, inverseRMS: a.qRms!, weight: W + qNorm, heads: H, rows: rows, h: h)
@@ -269,6 +286,7 @@ extension LlamaModel {
                 }
                 linear(.gate, block: b, a.xn2.pointer, into: a.gate.pointer, acts: a)
                 linear(.up, block: b, a.xn2.pointer, into: a.up.pointer, acts: a)
+                adapter(.gateUp, block: b, a.xn2.pointer, into: [a.gate.pointer, a.up.pointer], acts: a)
                 let activation = h.architecture.activation
                 team.forEachRange(T * F, align: 16, minimum: 4096) { range in
                     let i = range.lowerBound

@@ -45,6 +45,21 @@ extension LlamaModel {
             }
             return y
         }
+        // A fused target's pair: s · B (out_fused, r) · (A (r, in) · x), its rows the members' in order, added to
+        // the members' outputs `ys` (each already holding its own W·x).
+        func addFused(_ p: Projection, block: Int, _ x: [Float], to ys: inout [[Float]]) {
+            guard let lora, let slot = slots?[block][p] else { return }
+            let (A, B, r) = (lora.values[slot.a], lora.values[slot.b], lora.config.rank)
+            let ax = (0..<r).map { j -> Double in (0..<x.count).reduce(0) { $0 + Double(A[j * x.count + $1]) * Double(x[$1]) } }
+            var row = 0
+            for m in ys.indices {
+                for o in ys[m].indices {
+                    let delta = (0..<r).reduce(0.0) { $0 + Double(B[(row + o) * r + $1]) * ax[$1] }
+                    ys[m][o] += Float(Double(lora.config.scale) * delta)
+                }
+                row += ys[m].count
+            }
+        }
         func rmsNorm(_ x: [Float], _ offset: Int) -> [Float] {
             let ms = x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)
             let r = 1 / (ms + Double(h.rmsEpsilon)).squareRoot()
@@ -92,6 +107,9 @@ extension LlamaModel {
                 var q = project(.q, out: h.queryWidth, xn)
                 var k = project(.k, out: h.keyValueWidth, xn)
                 var v = project(.v, out: h.keyValueWidth, xn)
+                var qkv = [q, k, v]
+                addFused(.qkv, block: b, xn, to: &qkv)
+                (q, k, v) = (qkv[0], qkv[1], qkv[2])
                 addBias(&q, layout.qBias)
                 addBias(&k, layout.kBias)
                 addBias(&v, layout.vBias)
@@ -120,8 +138,9 @@ extension LlamaModel {
                 if let norm = layout.attentionPostNorm { o = rmsNorm(o, norm) }
                 for i in 0..<C { x[i] += o[i] }
                 let xn2 = rmsNorm(x, layout.ffnNorm)
-                let g = project(.gate, out: F, xn2)
-                let u = project(.up, out: F, xn2)
+                var gateUp = [project(.gate, out: F, xn2), project(.up, out: F, xn2)]
+                addFused(.gateUp, block: b, xn2, to: &gateUp)
+                let (g, u) = (gateUp[0], gateUp[1])
                 let hidden = (0..<F).map { i -> Float in
                     let x = Double(g[i])
                     switch h.architecture.activation {

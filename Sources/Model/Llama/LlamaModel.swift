@@ -51,6 +51,8 @@ public final class LlamaModel: Sendable {
             case .o: return (width, queryWidth)
             case .gate, .up: return (ffnWidth, width)
             case .down: return (width, ffnWidth)
+            case .qkv: return (queryWidth + 2 * keyValueWidth, width)
+            case .gateUp: return (2 * ffnWidth, width)
             }
         }
 

@@ -1,11 +1,29 @@
 import AdaptCore
 
 /// A linear projection of a llama block that an adapter can target.
+///
+/// `qkv` and `gateUp` are the fused tensors of phi3 (`attn_qkv`, and `ffn_up` holding gate then up): one
+/// LoRA pair on the whole tensor, A (r, C) shared by its members and B's rows those of the members in order,
+/// as PEFT, mlx-lm and llama.cpp put it on Phi-3's `qkv_proj` and `gate_up_proj`. A fused pair equals
+/// separate pairs that share A, so the passes apply it on top of the members' own products.
 public enum Projection: String, Sendable, Codable, CaseIterable {
     case q, k, v, o, gate, up, down
+    case qkv, gateUp = "gate_up"
 
     /// The default targets: the four attention projections (as PEFT's llama default and our issue specify).
     public static let attention: [Projection] = [.q, .k, .v, .o]
+
+    /// The projections whose rows a fused target holds, in row order; empty for the others.
+    public var members: [Projection] {
+        switch self {
+        case .qkv: return [.q, .k, .v]
+        case .gateUp: return [.gate, .up]
+        default: return []
+        }
+    }
+
+    /// The fused target holding this projection's rows, if any.
+    public var fused: Projection? { Self.allCases.first { $0.members.contains(self) } }
 }
 
 /// How an adapter is shaped and applied.

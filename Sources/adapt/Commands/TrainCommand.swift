@@ -49,11 +49,11 @@ enum TrainCommands {
             return value
         }
         static let targets = Option<[Projection]?>("targets", value: "q,k,v,o", default: nil, defaultHelp: "q,k,v,o",
-                                                   help: "projections to adapt: q,k,v,o,gate,up,down") { text in
+                                                   help: "projections to adapt: q,k,v,o,gate,up,down (on phi3 any of q,k,v adapts its fused qkv, gate or up its gate_up)") { text in
             let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             let targets = try names.map { name in
                 guard let projection = Projection(rawValue: name) else {
-                    throw UsageError("names an unknown projection '\(name)'; use q, k, v, o, gate, up, down")
+                    throw UsageError("names an unknown projection '\(name)'; use q, k, v, o, gate, up, down (qkv, gate_up for phi3's fused tensors)")
                 }
                 return projection
             }
