@@ -20,7 +20,9 @@ struct QuantizedBaseTests {
     }
 
     static func adapter(for model: LlamaModel, dropout: Float) -> LoRAParameters {
-        var lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: dropout, targets: Projection.allCases), seed: 5)
+        // Every projection llama trains: the fused pairs are phi3's, and on the real model they only double the time.
+        let targets = Projection.allCases.filter(\.members.isEmpty)
+        var lora = LoRAParameters.initialized(for: model, config: LoRAConfig(rank: 8, alpha: 16, dropout: dropout, targets: targets), seed: 5)
         let rng = CounterRNG(seed: 5)
         for i in lora.names.indices where lora.names[i].hasSuffix("lora_b") {
             lora.values[i] = lora.values[i].indices.map { Float(rng.normal(.test, step: UInt64(i), index: UInt32($0))) * 0.02 }
