@@ -52,6 +52,16 @@ public final class PostgresConnection: @unchecked Sendable {
     /// broken connection sets it to false).
     public var isConnected: Bool { lock.withLock { PQstatus(handle) == CONNECTION_OK } }
 
+    /// Opens the connection again with the same settings after it broke (the server restarted, the network
+    /// came back). Notifications listened for must be subscribed again.
+    public func reconnect() throws {
+        try lock.withLock {
+            PQreset(handle)
+            guard PQstatus(handle) == CONNECTION_OK else { throw connectionLost() }
+            try execute("SET client_min_messages = warning")
+        }
+    }
+
     // MARK: Statements
 
     /// Runs one or more statements that take no parameters (a migration script).
@@ -226,7 +236,10 @@ public final class PostgresConnection: @unchecked Sendable {
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
             let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
                 ?? Self.trimmed(PQresultErrorMessage(result))
-            if state.isEmpty, PQstatus(handle) != CONNECTION_OK { throw connectionLost(sql: sql) }
+            // A server shutting down says so (57P01…) as it closes the socket; either way the connection is gone.
+            if PQstatus(handle) != CONNECTION_OK || state.hasPrefix("08") || state.hasPrefix("57P") {
+                throw connectionLost(sql: sql)
+            }
             throw StorageError.postgres(sqlstate: state, message: message, sql: sql)
         }
     }
