@@ -14,11 +14,17 @@ public protocol JobEngine: AnyObject, Sendable {
     var retryPolicy: RetryPolicy { get }
 
     // Runs
+    @discardableResult
     func enqueue(_ description: RunDescription) throws -> EnqueueResult
+    @discardableResult
     func cancel(run: RunID) throws -> JobQueue.CancelOutcome
+    @discardableResult
     func retry(job id: JobID) throws -> JobQueue.RetryOutcome
+    @discardableResult
     func rescueExpiredLeases() throws -> [JobQueue.Rescued]
+    @discardableResult
     func releaseLeases(heldBy owner: String, cause: String) throws -> [JobQueue.Rescued]
+    @discardableResult
     func pruneHistory(olderThanMilliseconds age: Int64) throws -> JobQueue.PruneOutcome
 
     // Leases
@@ -29,6 +35,7 @@ public protocol JobEngine: AnyObject, Sendable {
     func complete(_ claim: Claim, output: JSONValue, alsoInTransaction: ((Connection) throws -> Void)?) throws
     func complete(_ claim: Claim, output: JSONValue, alsoInTransaction: (@Sendable (Connection) throws -> Void)?,
                   thenClaim next: ClaimRequest) throws -> Claim?
+    @discardableResult
     func fail(_ claim: Claim, error: String, retryable: Bool, retryAfter: Int64?) throws -> JobState
     func release(_ claim: Claim, reason: String) throws
     func snooze(_ claim: Claim, until: Int64) throws

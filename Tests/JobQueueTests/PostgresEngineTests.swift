@@ -88,8 +88,9 @@ import Testing
 
     @Test func aDatabaseWithAnotherProgramsTablesIsRefused() throws {
         let target = try PostgresCluster.shared().makeDatabase()
-        try PostgresConnection(target).execute("CREATE TABLE invoices (id int)")
-        #expect(throws: StorageError.foreignDatabase(path: PostgresConnection(target).displayTarget, tables: ["invoices"])) {
+        let other = try PostgresConnection(target)
+        try other.execute("CREATE TABLE invoices (id int)")
+        #expect(throws: StorageError.foreignDatabase(path: other.displayTarget, tables: ["invoices"])) {
             try PostgresJobQueue(connectionString: target)
         }
     }

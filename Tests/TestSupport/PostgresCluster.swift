@@ -1,3 +1,4 @@
+import AdaptCore
 import Foundation
 import Storage
 #if canImport(Glibc)
@@ -67,16 +68,16 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// One cluster for the whole test process, started on first use and stopped at exit.
     public static func shared() throws -> PostgresCluster {
-        try sharedCluster.update { cluster in
+        try sharedCluster.withLock { cluster in
             if let cluster { return cluster }
             let started = try PostgresCluster()
             cluster = started
-            atexit { try? PostgresCluster.sharedCluster.get()?.stop() }
+            atexit { try? PostgresCluster.sharedCluster.withLock { $0 }?.stop() }
             return started
         }
     }
 
-    private static let sharedCluster = LockedBox<PostgresCluster?>(nil)
+    private static let sharedCluster = Locked<PostgresCluster?>(nil)
 
     /// The libpq connection string of `database` as the superuser.
     public func connectionString(database: String = "postgres") -> String {
