@@ -126,14 +126,15 @@ public enum PostgresJobSchema {
 
     CREATE FUNCTION jobs_transition_allowed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-        IF NOT CASE OLD.state
+        -- In parentheses: PL/pgSQL would end the IF's condition at the CASE's first THEN.
+        IF NOT (CASE OLD.state
             WHEN 'pending' THEN NEW.state IN ('ready','cancelled')
             WHEN 'ready' THEN NEW.state IN ('running','cancelled')
             WHEN 'running' THEN NEW.state IN ('succeeded','failed','discarded','cancelled','ready')
             WHEN 'failed' THEN NEW.state IN ('running','cancelled','ready')
             WHEN 'discarded' THEN NEW.state IN ('ready','pending')
             WHEN 'cancelled' THEN NEW.state IN ('ready','pending')
-            ELSE false END THEN
+            ELSE false END) THEN
             RAISE EXCEPTION 'job state transition not allowed' USING ERRCODE = 'check_violation';
         END IF;
         RETURN NEW;

@@ -134,32 +134,39 @@ public final class PostgresCluster: @unchecked Sendable {
         return nil
     }
 
-    /// Runs a server program, as `nobody` when this process is root.
+    /// Runs a server program in `directory`, as `nobody` when this process is root, and waits for it.
+    ///
+    /// Through `posix_spawn` and `waitpid` rather than Foundation's `Process`, which learns that a child ended
+    /// when a socket the child inherited closes: the server `pg_ctl start` leaves running inherits it too, so
+    /// the wait would last as long as the server. Output goes to a file for the same reason.
     private static func runAsServerUser(_ program: URL, _ arguments: [String], in directory: String) throws {
-        let process = Process()
-        if getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(nobody)", "--regid=\(nogroup)", "--clear-groups", "--", program.path] + arguments
-        } else {
-            process.executableURL = program
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        var command = ["/usr/bin/env", "-C", directory, "LC_ALL=C"]
+        if getuid() == 0 { command += ["/usr/bin/setpriv", "--reuid=\(nobody)", "--regid=\(nogroup)", "--clear-groups", "--"] }
+        command += [program.path] + arguments
+        let outputPath = directory + "/\(program.lastPathComponent).out"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var environment = ProcessInfo.processInfo.environment
-        environment["LC_ALL"] = "C"
         environment.removeValue(forKey: "PGDATA")
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            var log = text
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
+        guard spawned == 0 else {
+            throw Problem.commandFailed(command: program.lastPathComponent, status: spawned, output: "could not start it")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        guard exitStatus == 0 else {
+            var log = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             if let server = try? String(contentsOfFile: directory + "/server.log", encoding: .utf8) { log += "\n" + server }
-            throw Problem.commandFailed(command: program.lastPathComponent, status: process.terminationStatus, output: log)
+            throw Problem.commandFailed(command: program.lastPathComponent, status: exitStatus, output: log)
         }
     }
 
