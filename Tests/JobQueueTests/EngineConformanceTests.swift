@@ -371,7 +371,7 @@ import Testing
         let fixture = try EngineFixture(backend)
         try fixture.enqueue(["a"])
         let before = try fixture.snapshot()
-        #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET lease_owner = 'w' WHERE id = 1") }
+        #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET lease_owner = 'w', lease_expires_at = 5 WHERE id = 1") }
         #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET state = 'paused' WHERE id = 1") }
         #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET input = '{not json' WHERE id = 1") }
         #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET run_id = 2 WHERE id = 1") }
