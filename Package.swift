@@ -33,12 +33,13 @@ let package = Package(
         .systemLibrary(name: "CBLAS", path: "Sources/CBLAS", providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(name: "CZstd", path: "Sources/CZstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", providers: [.apt(["libpq-dev"])]),
 
         .target(name: "AdaptCore", dependencies: ["CCrypto"]),
         // The version and the git commit of the build (`adapt --version`); the commit is written before every build.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "scripts/build-commit"),
         .target(name: "BuildInfo", plugins: ["BuildCommit"]),
-        .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite"]),
+        .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite", "CPostgres"]),
         // Parsing, help and error reporting for `adapt` and the workers, with the state options they share.
         .target(name: "CommandLineKit", dependencies: ["AdaptCore", "Storage"]),
         // The adapter file format and the LoRA settings it records: training writes it; inference, the steps and

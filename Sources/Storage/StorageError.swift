@@ -17,6 +17,13 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
     /// A write found no room: the disk (or the process's file-size limit, or a quota) is full. The
     /// transaction was rolled back, so nothing it would have changed was changed.
     case noSpace(path: String, message: String)
+    /// The PostgreSQL server refused a statement: its SQLSTATE (e.g. 23514, a CHECK failed) and message. The
+    /// server's messages name tables, constraints and triggers, never bound values.
+    case postgres(sqlstate: String, message: String, sql: String?)
+    /// No connection could be made; `target` is the connection string without its password.
+    case postgresConnection(target: String, message: String)
+    /// An open connection broke (the server stopped, the network went away): nothing of the statement committed.
+    case postgresConnectionLost(target: String, message: String)
 
     /// SQLite's primary result code (the low byte of an extended code).
     public var primaryCode: Int32? {
@@ -25,7 +32,16 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
     }
 
     /// A uniqueness or other constraint failed (SQLITE_CONSTRAINT).
-    public var isConstraintViolation: Bool { primaryCode == 19 }
+    public var isConstraintViolation: Bool {
+        if case let .postgres(sqlstate, _, _) = self { return sqlstate.hasPrefix("23") }
+        return primaryCode == 19
+    }
+
+    /// The SQLSTATE of a statement the PostgreSQL server refused.
+    public var sqlstate: String? {
+        if case let .postgres(sqlstate, _, _) = self { return sqlstate }
+        return nil
+    }
 
     public var description: String {
         switch self {
@@ -68,6 +84,15 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
             return "unknown durability '\(value)'; use full or normal"
         case let .missingColumn(name):
             return "the query has no column named \(name)"
+        case let .postgres(sqlstate, message, sql):
+            let statement = sql.map { " in `\($0.split(whereSeparator: \.isNewline).joined(separator: " ").prefix(160))`" } ?? ""
+            return "PostgreSQL error \(sqlstate) (\(message))\(statement)"
+        case let .postgresConnection(target, message):
+            return "cannot connect to the PostgreSQL database \(target): \(message); check that the server runs and "
+                + "accepts this user, or pass another --database"
+        case let .postgresConnectionLost(target, message):
+            return "the connection to the PostgreSQL database \(target) broke (\(message)); nothing of the interrupted "
+                + "change was committed: run the command again once the server is reachable"
         case let .noSpace(path, message):
             return "no space left to write the database \(path) (\(message)); the change was rolled back. "
                 + "Free some space on its file system (or raise the file-size limit or quota), then run the command again"
