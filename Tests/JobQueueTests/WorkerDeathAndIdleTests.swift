@@ -85,7 +85,7 @@ import TestSupport
     #expect(enqueued.status == 0, "\(enqueued.stderr)")
     let worker = try Executables.start("adapt", ["--state", state, "worker", "--kinds", "noop", "--exit-when-idle"],
                                        outputIn: directory.url)
-    let deadline = Date().addingTimeInterval(30)
+    let deadline = Date().addingTimeInterval(Slowdown.scaled(seconds: 30))
     while worker.isRunning, Date() < deadline { try await Task.sleep(for: .seconds(0.05)) }
     #expect(!worker.isRunning, "the worker waits for tomorrow's step")
     if worker.isRunning { worker.send(SIGKILL) }

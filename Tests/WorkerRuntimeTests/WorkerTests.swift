@@ -10,7 +10,7 @@ import WorkerRuntime
 /// (`runOnce`) on a manual clock, so nothing in them waits for time to pass; tests of `run` (slots, stopping,
 /// group commit, the idle wait) use bodies that wait for each other rather than for a number of milliseconds.
 /// Multi-process behaviour is in MultiProcessTests.
-@Suite(.timeLimit(.minutes(1))) struct WorkerTests {
+@Suite(.timeLimit(.minutes(Slowdown.minutes(1)))) struct WorkerTests {
     let directory = TemporaryDirectory("worker-test")
     let clock = ManualClock()
     var path: String { directory.file("adapt.sqlite").path }
@@ -33,7 +33,7 @@ import WorkerRuntime
     }
 
     func waitUntil(_ timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + Slowdown.scaled(timeout)
         while try !condition() {
             if ContinuousClock.now > deadline { Issue.record("timed out"); return }
             try await Task.sleep(for: .milliseconds(2))
