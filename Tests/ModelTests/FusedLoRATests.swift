@@ -114,25 +114,12 @@ struct FusedLoRATests {
         let (model, _) = try ArchitectureTests.model("phi3")
         let lora = try Self.fusedAdapter(model, dropout: dropout)
         let rng = CounterRNG(seed: 12)
-        let analytic = try model.lossAndGradients(Self.batch, lora: lora, dropoutSeed: 3, step: 9, threads: 1).gradients
+        let fused = lora.names.indices.filter { lora.names[$0].contains("qkv") || lora.names[$0].contains("gate_up") }
         var worst = 0.0
-        for tensor in lora.names.indices where lora.names[tensor].contains("qkv") || lora.names[tensor].contains("gate_up") {
-            let direction = lora.values[tensor].indices.map { Float(rng.normal(.test, step: 1000 + UInt64(tensor), index: UInt32($0))) }
-            func central(_ epsilon: Float) throws -> Double {
-                var plus = lora, minus = lora
-                for i in direction.indices {
-                    plus.values[tensor][i] += epsilon * direction[i]
-                    minus.values[tensor][i] -= epsilon * direction[i]
-                }
-                let lPlus = try model.lossAndGradients(Self.batch, lora: plus, dropoutSeed: 3, step: 9, threads: 1).loss
-                let lMinus = try model.lossAndGradients(Self.batch, lora: minus, dropoutSeed: 3, step: 9, threads: 1).loss
-                return (lPlus - lMinus) / (2 * Double(epsilon))
-            }
-            let numeric = (4 * (try central(2e-3)) - (try central(4e-3))) / 3
-            let exact = zip(analytic[tensor], direction).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
-            worst = max(worst, abs(numeric - exact) / max(abs(exact), 1e-1))
-            #expect(abs(exact) > 1e-3, "\(lora.names[tensor]) has a gradient to check")
-            #expect(abs(numeric - exact) <= 5e-3 * abs(exact) + 5e-4, "\(lora.names[tensor]): analytic \(exact), numeric \(numeric)")
+        for check in try ArchitectureTests.directionalDerivatives(model, lora: lora, batch: Self.batch, rng: rng, tensors: fused) {
+            worst = max(worst, abs(check.numeric - check.exact) / max(abs(check.exact), 1e-1))
+            #expect(abs(check.exact) > 1e-3, "\(check.name) has a gradient to check")
+            #expect(abs(check.numeric - check.exact) <= 5e-3 * abs(check.exact) + 5e-4, "\(check.name): analytic \(check.exact), numeric \(check.numeric)")
         }
         print("phi3 fused pairs gradient check (dropout \(dropout)): worst relative error \(worst)")
     }
