@@ -12,7 +12,7 @@ enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
 
 /// A fresh job engine of either backend with a manual clock: an SQLite file in a temporary directory, or a new
 /// database in the test process's throwaway PostgreSQL cluster (`PostgresCluster.shared`).
-final class EngineFixture: Sendable {
+final class EngineFixture: RunsTestJobs, Sendable {
     let backend: Backend
     let clock = ManualClock()
     let queue: any JobEngine
@@ -49,21 +49,7 @@ final class EngineFixture: Sendable {
         }
     }
 
-    @discardableResult
-    func enqueue(_ names: [String], kind: String = "test", dependsOn: [String: [String]] = [:],
-                 maxAttempts: Int = 3, uniqueKey: String? = nil) throws -> EnqueueResult {
-        let steps = names.map {
-            RunDescription.Step(name: $0, kind: kind, input: .object(["name": .string($0)]),
-                                dependsOn: dependsOn[$0] ?? [], maxAttempts: maxAttempts)
-        }
-        return try queue.enqueue(RunDescription(kind: "test", uniqueKey: uniqueKey, steps: steps))
-    }
-
-    func claim(_ kinds: [String] = ["test"], owner: String = "w1", lease: Int64 = 1_000) throws -> Claim? {
-        try queue.claim(kinds: kinds, owner: owner, leaseMilliseconds: lease)
-    }
-
-    func state(_ id: JobID) throws -> JobState { try queue.job(id).state }
+    var engine: any JobEngine { queue }
 
     /// Runs `sql`, written with `?` placeholders (numbered `$n` for PostgreSQL here), bypassing the engine.
     @discardableResult

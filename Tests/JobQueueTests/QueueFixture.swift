@@ -5,7 +5,7 @@ import Storage
 import TestSupport
 
 /// A fresh database in a temporary directory, a manual clock and a job engine over both.
-final class QueueFixture: Sendable {
+final class QueueFixture: RunsTestJobs, Sendable {
     let directory = TemporaryDirectory("jobqueue-test")
     let clock = ManualClock()
     let database: Database
@@ -16,22 +16,7 @@ final class QueueFixture: Sendable {
         queue = try JobQueue(database: database, clock: clock, retryPolicy: retryPolicy)
     }
 
-    /// A run of independent steps named a, b, c, … of kind `kind`.
-    @discardableResult
-    func enqueue(_ names: [String], kind: String = "test", dependsOn: [String: [String]] = [:],
-                 maxAttempts: Int = 3, uniqueKey: String? = nil) throws -> EnqueueResult {
-        let steps = names.map {
-            RunDescription.Step(name: $0, kind: kind, input: .object(["name": .string($0)]),
-                                dependsOn: dependsOn[$0] ?? [], maxAttempts: maxAttempts)
-        }
-        return try queue.enqueue(RunDescription(kind: "test", uniqueKey: uniqueKey, steps: steps))
-    }
-
-    func claim(_ kinds: [String] = ["test"], owner: String = "w1", lease: Int64 = 1_000) throws -> Claim? {
-        try queue.claim(kinds: kinds, owner: owner, leaseMilliseconds: lease)
-    }
-
-    func state(_ id: JobID) throws -> JobState { try queue.job(id).state }
+    var engine: any JobEngine { queue }
 
     func count(_ sql: String) throws -> Int { Int(try database.scalar(sql).integerValue ?? -1) }
 
