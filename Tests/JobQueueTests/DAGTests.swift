@@ -27,17 +27,6 @@ import Testing
         #expect(try fixture.queue.run(run.runID).state == "succeeded")
     }
 
-    @Test func aJobBecomesReadyOnlyWhenItsLastParentSucceeds() throws {
-        let fixture = try QueueFixture()
-        let run = try fixture.enqueue(["a", "b", "c"], dependsOn: ["c": ["a", "b"]])
-        let first = try #require(try fixture.claim())
-        try fixture.queue.complete(first, output: .object([:]))
-        #expect(try fixture.state(run.jobIDs[2]) == .pending)
-        let second = try #require(try fixture.claim())
-        try fixture.queue.complete(second, output: .object([:]))
-        #expect(try fixture.state(run.jobIDs[2]) == .ready)
-    }
-
     @Test func aDiscardedParentCancelsAllItsDescendantsWithTheReason() throws {
         let fixture = try QueueFixture()
         let run = try fixture.enqueue(["a", "b", "c", "d"], dependsOn: ["b": ["a"], "c": ["b"]], maxAttempts: 1)

@@ -5,17 +5,6 @@ import Testing
 
 /// Leases, heartbeats and fencing tokens: a worker that lost its lease changes nothing.
 @Suite struct LeaseTests {
-    @Test func aClaimIsALeaseWithTheAttemptAsFencingToken() throws {
-        let fixture = try QueueFixture()
-        let run = try fixture.enqueue(["a"])
-        let claim = try #require(try fixture.claim(owner: "host/1", lease: 5_000))
-        #expect(claim.token == 1 && claim.owner == "host/1" && claim.input == .object(["name": .string("a")]))
-        #expect(claim.leaseExpiresAt == fixture.clock.nowMilliseconds() + 5_000)
-        let job = try fixture.queue.job(run.jobIDs[0])
-        #expect(job.state == .running && job.leaseOwner == "host/1" && job.leaseExpiresAt == claim.leaseExpiresAt)
-        #expect(try fixture.claim() == nil)
-    }
-
     @Test func aJobsOwnLeaseWinsOverTheWorkersDefaultButNotOverAnExplicitOne() throws {
         let fixture = try QueueFixture()
         let steps: [RunDescription.Step] = [.init(name: "own", kind: "t", leaseMilliseconds: 7_000), .init(name: "none", kind: "t")]
@@ -31,56 +20,6 @@ import Testing
         let again = try #require(try fixture.queue.claim(told))
         #expect(again.name == "own" && again.leaseMilliseconds == 500 && again.leaseExpiresAt == now + 500)
         #expect(try fixture.queue.job(again.jobID).leaseExpiresAt == now + 500)
-    }
-
-    @Test func heartbeatExtendsTheLease() throws {
-        let fixture = try QueueFixture()
-        try fixture.enqueue(["a"])
-        let claim = try #require(try fixture.claim(lease: 1_000))
-        fixture.clock.advance(milliseconds: 900)
-        #expect(try fixture.queue.heartbeat(claim, leaseMilliseconds: 1_000) == .extended(until: fixture.clock.nowMilliseconds() + 1_000))
-        fixture.clock.advance(milliseconds: 900)
-        #expect(try fixture.queue.rescueExpiredLeases().isEmpty)
-        try fixture.queue.complete(claim, output: .null)
-    }
-
-    @Test func rescuesJobWhoseLeaseExpiredCountingTheLostAttempt() throws {
-        let fixture = try QueueFixture()
-        let run = try fixture.enqueue(["a"], maxAttempts: 2)
-        _ = try #require(try fixture.claim(lease: 1_000))
-        fixture.clock.advance(milliseconds: 1_000)
-        #expect(try fixture.queue.rescueExpiredLeases().isEmpty, "a lease is held up to and including its expiry")
-        fixture.clock.advance(milliseconds: 1)
-        #expect(try fixture.queue.rescueExpiredLeases() == [.init(job: run.jobIDs[0], attempt: 1, state: .ready)])
-        let again = try #require(try fixture.claim())
-        #expect(again.token == 2)
-        fixture.clock.advance(milliseconds: 1_001)
-        #expect(try fixture.queue.rescueExpiredLeases() == [.init(job: run.jobIDs[0], attempt: 2, state: .discarded)])
-        let job = try fixture.queue.job(run.jobIDs[0])
-        #expect(job.state == .discarded && job.error?.contains("expired") == true)
-    }
-
-    /// Every write of a stale holder is refused with `leaseLost` and leaves the database as it was.
-    @Test func aStaleTokenCannotCompleteFailHeartbeatOrReport() throws {
-        let fixture = try QueueFixture()
-        try fixture.enqueue(["a", "b"], dependsOn: ["b": ["a"]])
-        let stale = try #require(try fixture.claim(owner: "paused", lease: 1_000))
-        fixture.clock.advance(milliseconds: 1_001)
-        try fixture.queue.rescueExpiredLeases()
-        let fresh = try #require(try fixture.claim(owner: "fresh", lease: 1_000))
-        #expect(fresh.jobID == stale.jobID && fresh.token == 2)
-        let before = try fixture.snapshot()
-        let lost = JobQueueError.leaseLost(stale.jobID, token: 1)
-        #expect(throws: lost) { try fixture.queue.complete(stale, output: .string("stale")) }
-        #expect(throws: lost) { try fixture.queue.fail(stale, error: "stale") }
-        #expect(throws: lost) { try fixture.queue.heartbeat(stale, leaseMilliseconds: 1_000) }
-        #expect(throws: lost) { try fixture.queue.progress(stale, message: "stale") }
-        #expect(throws: lost) { try fixture.queue.release(stale, reason: "stale") }
-        #expect(throws: lost) { try fixture.queue.snooze(stale, until: 0) }
-        #expect(throws: lost) { try fixture.queue.acknowledgeCancellation(stale, reason: "stale") }
-        #expect(try fixture.snapshot() == before)
-        try fixture.queue.complete(fresh, output: .string("fresh"))
-        #expect(try fixture.queue.job(fresh.jobID).output == .string("fresh"))
     }
 
     @Test func anExpiredLeaseCannotWriteEvenBeforeItIsRescued() throws {

@@ -4,38 +4,6 @@ import Storage
 import Testing
 
 @Suite struct RetryTests {
-    @Test func aRetryableFailureWaitsForItsBackoffThenRunsAgain() throws {
-        let fixture = try QueueFixture()
-        let run = try fixture.enqueue(["a"], maxAttempts: 3)
-        let first = try #require(try fixture.claim())
-        #expect(try fixture.queue.fail(first, error: "flaky") == .failed)
-        let delay = fixture.queue.retryPolicy.delay(job: first.jobID, attempt: 1)
-        let job = try fixture.queue.job(run.jobIDs[0])
-        #expect(job.state == .failed && job.error == "flaky" && job.runAt == fixture.clock.nowMilliseconds() + delay)
-        fixture.clock.advance(milliseconds: delay - 1)
-        #expect(try fixture.claim() == nil)
-        fixture.clock.advance(milliseconds: 1)
-        let second = try #require(try fixture.claim())
-        #expect(second.token == 2 && second.jobID == first.jobID)
-        try fixture.queue.complete(second, output: .int(1))
-        #expect(try fixture.queue.job(run.jobIDs[0]).error == nil)
-    }
-
-    @Test func aJobOutOfAttemptsIsDiscardedKeepingItsLastError() throws {
-        let fixture = try QueueFixture()
-        let run = try fixture.enqueue(["a"], maxAttempts: 2)
-        let first = try #require(try fixture.claim())
-        try fixture.queue.fail(first, error: "first error")
-        fixture.clock.advance(milliseconds: 3_600_000)
-        let second = try #require(try fixture.claim())
-        #expect(second.isLastAttempt)
-        #expect(try fixture.queue.fail(second, error: "second error") == .discarded)
-        let job = try fixture.queue.job(run.jobIDs[0])
-        #expect(job.state == .discarded && job.error == "second error" && job.attempt == 2 && job.finishedAt != nil)
-        fixture.clock.advance(milliseconds: 3_600_000)
-        #expect(try fixture.claim() == nil)
-    }
-
     @Test func aNonRetryableFailureIsDiscardedAtOnce() throws {
         let fixture = try QueueFixture()
         try fixture.enqueue(["a"], maxAttempts: 5)
