@@ -4,26 +4,13 @@ import Storage
 import Testing
 
 @Suite struct DAGTests {
-    /// Claims and completes everything claimable, returning the names in the order they started.
-    static func drain(_ fixture: QueueFixture) throws -> [String] {
-        var order: [String] = []
-        while let claim = try fixture.claim() {
-            for parent in try fixture.queue.parents(of: claim.jobID) {
-                #expect(try fixture.state(parent) == .succeeded, "\(claim.name) started before its parent \(parent)")
-            }
-            order.append(claim.name)
-            try fixture.queue.complete(claim, output: .object([:]))
-        }
-        return order
-    }
-
     @Test func aStepNeverStartsBeforeItsParentsSucceeded() throws {
         let fixture = try QueueFixture()
         // The nightly shape plus a diamond: prune → sample → train → eval → promote, and sample → eval.
         let run = try fixture.enqueue(["promote", "eval", "train", "sample", "prune"],
                                       dependsOn: ["promote": ["eval"], "eval": ["train", "sample"], "train": ["sample"],
                                                   "sample": ["prune"]])
-        #expect(try Self.drain(fixture) == ["prune", "sample", "train", "eval", "promote"])
+        #expect(try fixture.drain() == ["prune", "sample", "train", "eval", "promote"])
         #expect(try fixture.queue.run(run.runID).state == "succeeded")
     }
 
@@ -39,7 +26,7 @@ import Testing
         let event = try #require(try fixture.queue.events(job: run.jobIDs[1]).last)
         #expect(event.to == .cancelled && event.message?.contains("\(run.jobIDs[0]) was discarded") == true)
         // d is unaffected and still runs.
-        #expect(try Self.drain(fixture) == ["d"])
+        #expect(try fixture.drain() == ["d"])
         #expect(try fixture.queue.run(run.runID).state == "failed")
     }
 
@@ -52,7 +39,7 @@ import Testing
         #expect(outcome == .init(state: .ready, dependents: 2))
         #expect(try run.jobIDs.map(fixture.state) == [.ready, .pending, .pending])
         #expect(try fixture.queue.job(run.jobIDs[0]).maxAttempts == 2)
-        #expect(try Self.drain(fixture) == ["a", "b", "c"])
+        #expect(try fixture.drain() == ["a", "b", "c"])
         #expect(try fixture.queue.run(run.runID).state == "succeeded")
         #expect(try fixture.queue.events(job: run.jobIDs[0]).contains { $0.from == .discarded && $0.to == .ready && $0.message == "retried by hand" })
     }
@@ -66,8 +53,8 @@ import Testing
             .init(name: "normal2", kind: "test"),
             .init(name: "other-kind", kind: "other", priority: -10),
         ]))
-        #expect(try Self.drain(fixture) == ["urgent", "normal", "normal2"])
+        #expect(try fixture.drain() == ["urgent", "normal", "normal2"])
         fixture.clock.advance(milliseconds: 10)
-        #expect(try Self.drain(fixture) == ["late"])
+        #expect(try fixture.drain() == ["late"])
     }
 }

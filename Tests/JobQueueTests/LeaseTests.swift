@@ -5,23 +5,6 @@ import Testing
 
 /// Leases, heartbeats and fencing tokens: a worker that lost its lease changes nothing.
 @Suite struct LeaseTests {
-    @Test func aJobsOwnLeaseWinsOverTheWorkersDefaultButNotOverAnExplicitOne() throws {
-        let fixture = try QueueFixture()
-        let steps: [RunDescription.Step] = [.init(name: "own", kind: "t", leaseMilliseconds: 7_000), .init(name: "none", kind: "t")]
-        try fixture.queue.enqueue(RunDescription(kind: "t", steps: steps))
-        let now = fixture.clock.nowMilliseconds()
-        let own = try #require(try fixture.claim(["t"], lease: 1_000))
-        let none = try #require(try fixture.claim(["t"], lease: 1_000))
-        #expect(own.name == "own" && own.leaseMilliseconds == 7_000 && own.leaseExpiresAt == now + 7_000)
-        #expect(none.name == "none" && none.leaseMilliseconds == 1_000 && none.leaseExpiresAt == now + 1_000)
-        // A worker told its lease explicitly (`--lease-ms`) leases every job for that long.
-        try fixture.queue.release(own, reason: "test")
-        let told = ClaimRequest(kinds: ["t"], owner: "w2", leaseMilliseconds: 500, overridesJobLeases: true)
-        let again = try #require(try fixture.queue.claim(told))
-        #expect(again.name == "own" && again.leaseMilliseconds == 500 && again.leaseExpiresAt == now + 500)
-        #expect(try fixture.queue.job(again.jobID).leaseExpiresAt == now + 500)
-    }
-
     @Test func anExpiredLeaseCannotWriteEvenBeforeItIsRescued() throws {
         let fixture = try QueueFixture()
         try fixture.enqueue(["a"])

@@ -33,18 +33,6 @@ import Testing
         let spread = Set((1...20).map { policy.delay(job: JobID(Int64($0)), attempt: 3) })
         #expect(spread.count > 15)
     }
-
-    @Test func snoozeDoesNotUseUpAnAttempt() throws {
-        let fixture = try QueueFixture()
-        let run = try fixture.enqueue(["a"], maxAttempts: 1)
-        let claim = try #require(try fixture.claim())
-        try fixture.queue.snooze(claim, until: fixture.clock.nowMilliseconds() + 500)
-        #expect(try fixture.claim() == nil)
-        fixture.clock.advance(milliseconds: 500)
-        let again = try #require(try fixture.claim())
-        #expect(again.token == 2 && again.maxAttempts == 2)
-        #expect(try fixture.state(run.jobIDs[0]) == .running)
-    }
 }
 
 import Foundation

@@ -1,4 +1,5 @@
 import JobQueue
+import Testing
 
 /// The short forms both fixtures' tests enqueue, claim and read jobs with, whichever engine is underneath.
 protocol RunsTestJobs {
@@ -22,4 +23,17 @@ extension RunsTestJobs {
     }
 
     func state(_ id: JobID) throws -> JobState { try engine.job(id).state }
+
+    /// Claims and completes everything claimable, returning the names in the order they started.
+    func drain() throws -> [String] {
+        var order: [String] = []
+        while let claim = try claim() {
+            for parent in try engine.parents(of: claim.jobID) {
+                #expect(try state(parent) == .succeeded, "\(claim.name) started before its parent \(parent)")
+            }
+            order.append(claim.name)
+            try engine.complete(claim, output: .object([:]))
+        }
+        return order
+    }
 }
