@@ -14,7 +14,8 @@ private let disableMemoryStatistics: Int32 = adapt_sqlite3_disable_memory_statis
 ///
 /// `@unchecked Sendable`: the handle and the statement cache are only touched with `lock` held. The lock is
 /// recursive so a transaction body can run statements on the same connection.
-public final class Database: @unchecked Sendable {
+public final class Database: SQLConnection, @unchecked Sendable {
+    public var dialect: SQLDialect { .sqlite }
     public let path: String
     public let durability: Durability
     /// Opened with `SQLITE_OPEN_READONLY` (`init(readingAt:)`): nothing is written, migrations included.
@@ -192,23 +193,12 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Runs one statement and returns how many rows it changed.
-    @discardableResult
-    public func run(_ sql: String, _ arguments: SQLBindable...) throws -> Int {
-        try run(sql, arguments: arguments)
-    }
-
     @discardableResult
     public func run(_ sql: String, arguments: [SQLBindable]) throws -> Int {
         try lock.withLock {
             _ = try rows(sql, arguments)
             return Int(sqlite3_changes(handle))
         }
-    }
-
-    /// Runs one statement and returns every row.
-    public func query(_ sql: String, _ arguments: SQLBindable...) throws -> [Row] {
-        try query(sql, arguments: arguments)
     }
 
     public func query(_ sql: String, arguments: [SQLBindable]) throws -> [Row] {

@@ -6,7 +6,7 @@ import Glibc
 
 /// One connection to a PostgreSQL server; the only Swift file that calls libpq.
 ///
-/// Statements take `$1`, `$2`, … parameters, bound out of line (never spliced into the SQL), and return the
+/// Statements take `$1`, `$2`, … (or `?`) parameters, bound out of line (never spliced into the SQL), and return the
 /// same `Row`s and `SQLValue`s as `Database`, so record types read rows of either backend. Results are read in
 /// libpq's text format and turned into values by the column's type: integers and booleans become `.integer`,
 /// floating and numeric values `.real` (or `.integer` when whole, as `sum()` over integers is `numeric`),
@@ -15,7 +15,8 @@ import Glibc
 /// `@unchecked Sendable`: the `PGconn` is only touched with `lock` held (libpq connections are not safe to use
 /// from two threads at once). The lock is recursive so a transaction body can run statements on the same
 /// connection.
-public final class PostgresConnection: @unchecked Sendable {
+public final class PostgresConnection: SQLConnection, @unchecked Sendable {
+    public var dialect: SQLDialect { .postgres }
     /// The connection string with any password removed: what errors and logs may show.
     public let displayTarget: String
     private let handle: OpaquePointer
@@ -73,12 +74,6 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs one statement and returns how many rows it changed.
-    @discardableResult
-    public func run(_ sql: String, _ arguments: SQLBindable...) throws -> Int {
-        try run(sql, arguments: arguments)
-    }
-
     @discardableResult
     public func run(_ sql: String, arguments: [SQLBindable]) throws -> Int {
         try lock.withLock {
@@ -86,23 +81,8 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs one statement and returns every row.
-    public func query(_ sql: String, _ arguments: SQLBindable...) throws -> [Row] {
-        try query(sql, arguments: arguments)
-    }
-
     public func query(_ sql: String, arguments: [SQLBindable]) throws -> [Row] {
         try lock.withLock { try withResult(sql, arguments, Self.rows) }
-    }
-
-    /// The first row, or nil.
-    public func queryOne(_ sql: String, _ arguments: SQLBindable...) throws -> Row? {
-        try query(sql, arguments: arguments).first
-    }
-
-    /// The first column of the first row.
-    public func scalar(_ sql: String, _ arguments: SQLBindable...) throws -> SQLValue {
-        try query(sql, arguments: arguments).first?.values.first ?? .null
     }
 
     // MARK: Transactions
@@ -204,7 +184,7 @@ public final class PostgresConnection: @unchecked Sendable {
             }
         }
         let result: OpaquePointer? = withPointers(storage) { pointers in
-            PQexecParams(handle, sql, Int32(values.count), types, pointers, lengths, formats, 0)
+            PQexecParams(handle, Placeholders.numbered(sql), Int32(values.count), types, pointers, lengths, formats, 0)
         }
         defer { PQclear(result) }
         try check(result, sql: sql)
