@@ -10,8 +10,11 @@ public struct ErasureReport: Sendable, Equatable {
     public var blobs: [Digest] = []
     /// Bytes those files held.
     public var freedBytes: Int64 = 0
-    /// Whether the write-ahead log was checkpointed and truncated afterwards (false when a reader held it).
+    /// SQLite: whether the write-ahead log was checkpointed and truncated afterwards (false when a reader held it).
     public var walTruncated: Bool = false
+    /// PostgreSQL: whether the replay tables were rewritten afterwards with nothing able to keep the deleted rows
+    /// (false when the rewrite failed or another transaction's snapshot may have kept them; see `purgeDeletedText`).
+    public var tablesRewritten: Bool = false
 
     public init() {}
 }
@@ -24,8 +27,10 @@ extension ReplayStore {
     public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: BlobStore? = nil) throws {
         try LineageName.validate(lineage)
         do {
-            try BlobContentsTable.record(database, blob: blob, kind: kind, lineage: lineage, exampleIDs: exampleIDs,
-                                         now: clock.nowMilliseconds())
+            try database.replayTransaction {
+                try BlobContentsTable.record(database, blob: blob, kind: kind, lineage: lineage, exampleIDs: exampleIDs,
+                                             now: clock.nowMilliseconds())
+            }
         } catch ReplayError.erasedWhileSnapshotting(let short) {
             try blobs?.remove(blob)
             throw ReplayError.erasedWhileSnapshotting(blob: short)
@@ -45,9 +50,10 @@ extension ReplayStore {
 
     /// The database half of an erasure, for a caller that holds the transaction (and secure_delete, see
     /// `securely`): marks every blob holding one of the examples as erased and deletes the examples (their
-    /// uses and blob records go with them). The files are deleted by `sweepErasedBlobs` once this commits.
+    /// uses and blob records go with them). The files are deleted by `sweepErasedBlobs` once this commits, and
+    /// the text left in the database's files by `purgeDeletedText`.
     public func eraseRows(_ request: ForgetRequest, because reason: ErasureReason = .forget) throws -> ErasureReport {
-        try database.transaction {
+        try database.replayTransaction {
             let ids = try exampleIDs(for: request)
             return try eraseRows(ids: ids, because: reason)
         }
@@ -55,10 +61,12 @@ extension ReplayStore {
 
     /// `eraseRows` for ids already resolved; the caller holds the transaction (and secure_delete).
     public func eraseRows(ids: [String], because reason: ErasureReason) throws -> ErasureReport {
-        var report = ErasureReport()
-        report.blobs = try BlobContentsTable.markErased(database, exampleIDs: ids, because: reason, now: clock.nowMilliseconds())
-        for id in ids { report.examples += try ExampleTable.delete(database, id: id) }
-        return report
+        try database.replayTransaction {
+            var report = ErasureReport()
+            report.blobs = try BlobContentsTable.markErased(database, exampleIDs: ids, because: reason, now: clock.nowMilliseconds())
+            for id in ids { report.examples += try ExampleTable.delete(database, id: id) }
+            return report
+        }
     }
 
     /// Deletes the file of every erased blob still in `blobs` (those of this erasure, and any an earlier one
@@ -75,11 +83,44 @@ extension ReplayStore {
     }
 
     /// Checkpoints the write-ahead log into the database file and truncates it, so deleted text does not
-    /// linger in old WAL frames; false when another connection's reader kept part of it.
+    /// linger in old WAL frames; false when another connection's reader kept part of it (or on PostgreSQL).
     @discardableResult
     public func truncateWAL() -> Bool {
-        guard let row = try? database.queryOne("PRAGMA wal_checkpoint(TRUNCATE)") else { return false }
+        guard database.dialect == .sqlite, let row = try? database.queryOne("PRAGMA wal_checkpoint(TRUNCATE)") else { return false }
         return row.int("busy") == 0
+    }
+
+    /// Removes what committed deletions left of the buffer's text in the database's files; call it right after an
+    /// erasure or expiry commits, outside any transaction. True when nothing could keep that text.
+    ///
+    /// SQLite: secure_delete already overwrote the rows; this truncates the write-ahead log (`truncateWAL`).
+    /// PostgreSQL: a deleted row stays in its heap page (and its TOAST and index entries) until the table is
+    /// vacuumed, and a plain VACUUM frees the space without overwriting it. `VACUUM FULL` writes the tables that
+    /// held example text or ids into new files holding only the live rows, and the old files are truncated and
+    /// unlinked. It waits for the transactions using those tables and blocks them while it runs. A row some
+    /// other open transaction could still see is copied too, so this is false when any other session of the
+    /// database (or a prepared transaction or replication slot) held a snapshot as the rewrite began, or when
+    /// the tables' locks were not free within 30 s; the next erasure or expiry rewrites the tables again. What PostgreSQL wrote to its write-ahead log, its archive
+    /// and its standbys before the erasure stays there: docs/postgresql.md says what remains where.
+    @discardableResult
+    public func purgeDeletedText() -> Bool {
+        switch database.dialect {
+        case .sqlite:
+            return truncateWAL()
+        case .postgres:
+            try? database.execute("SET lock_timeout = '30s'")
+            defer { try? database.execute("RESET lock_timeout") }
+            guard let others = try? database.scalar("""
+                SELECT (SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL)
+                     + (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())
+                     + (SELECT count(*) FROM pg_replication_slots WHERE xmin IS NOT NULL)
+                """).integerValue,
+                (try? database.execute("VACUUM (FULL) replay_examples, replay_uses, replay_blob_examples")) != nil else {
+                return false
+            }
+            return others == 0
+        }
     }
 
     /// Every recorded blob that holds one of `exampleIDs` (erased or not).
@@ -90,25 +131,23 @@ extension ReplayStore {
     /// Drops the records of unerased blobs the store no longer has (after `adapt gc`).
     @discardableResult
     public func dropRecordsOfUnstoredBlobs(stored: Set<Digest>) throws -> Int {
-        try database.transaction { try BlobContentsTable.dropUnstored(database, stored: stored) }
+        try database.replayTransaction { try BlobContentsTable.dropUnstored(database, stored: stored) }
     }
 }
 
 extension ReplayStore {
     /// The erasures among `blobs`, read from `database` without migrating it (a read-only command may hold
     /// a read-only connection); empty when the database predates erasure records.
-    public static func erasures(of blobs: [Digest], in database: Database) throws -> [Digest: BlobErasure] {
-        guard try database.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'replay_blobs'")
-            .integerValue == 1 else { return [:] }
+    public static func erasures(of blobs: [Digest], in database: any SQLConnection) throws -> [Digest: BlobErasure] {
+        guard try ReplaySchema.hasBlobRecords(database) else { return [:] }
         var found: [Digest: BlobErasure] = [:]
         for blob in Set(blobs) { if let erasure = try BlobContentsTable.erasure(database, blob: blob) { found[blob] = erasure } }
         return found
     }
 
     /// Every erased blob (read without migrating, like `erasures(of:in:)`).
-    public static func erasedBlobs(in database: Database) throws -> [Digest] {
-        guard try database.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'replay_blobs'")
-            .integerValue == 1 else { return [] }
+    public static func erasedBlobs(in database: any SQLConnection) throws -> [Digest] {
+        guard try ReplaySchema.hasBlobRecords(database) else { return [] }
         return try BlobContentsTable.erased(database)
     }
 }

@@ -43,7 +43,7 @@ public enum HeldOutSplit {
     }
 
     /// The held-out size `rule` keeps `lineage` at, given its policy and the gate's minimum.
-    static func target(_ db: Database, lineage: String, policy: LineagePolicy, gateMinimum: Int, rule: Rule) throws -> Int {
+    static func target(_ db: any SQLConnection, lineage: String, policy: LineagePolicy, gateMinimum: Int, rule: Rule) throws -> Int {
         switch rule {
         case .halfCapped:
             return min(policy.minHeldOut, try ExampleTable.count(db, lineage: lineage) / 2)
@@ -56,7 +56,7 @@ public enum HeldOutSplit {
     /// `gateMinimum` (the pipeline's `eval.min_pairs`) can only raise the policy's `min_held_out`;
     /// `.halfCapped` ignores it, as it did. `preferringImport`: the examples of that import move first.
     @discardableResult
-    static func topUp(_ db: Database, lineage: String, policy: LineagePolicy, gateMinimum: Int = 0,
+    static func topUp(_ db: any SQLConnection, lineage: String, policy: LineagePolicy, gateMinimum: Int = 0,
                       rule: Rule = .current, preferringImport importID: Int64? = nil) throws -> Int {
         let held = try ExampleTable.count(db, lineage: lineage, split: .heldOut)
         let target = try target(db, lineage: lineage, policy: policy, gateMinimum: gateMinimum, rule: rule)

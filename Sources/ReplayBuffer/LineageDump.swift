@@ -88,7 +88,7 @@ extension ReplayStore {
     /// The current state of `lineage` (an empty dump with the default policy when it has nothing stored).
     public func dump(lineage: String) throws -> LineageDump {
         try LineageName.validate(lineage)
-        return try database.transaction {
+        return try database.replayTransaction {
             let policy = try LineageTable.policy(database, lineage: lineage)
             let rows = try database.query("""
                 SELECT id, system, prompt, completion, turns, source, weight, token_count, token_count_exact, split,
@@ -127,7 +127,7 @@ extension ReplayStore {
         try dump.policy.validate()
         let now = clock.nowMilliseconds()
         let lineage = dump.lineage
-        try database.transaction {
+        try database.replayTransaction {
             try database.run("DELETE FROM replay_uses WHERE lineage = ?", lineage)
             try database.run("DELETE FROM replay_examples WHERE lineage = ?", lineage)
             try LineageTable.ensure(database, lineage: lineage, now: now)

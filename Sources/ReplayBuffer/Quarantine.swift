@@ -26,9 +26,11 @@ public struct SourceExamples: Sendable, Equatable {
 extension ReplayStore {
     /// Quarantines the training examples of `sources` in `lineage`, inside the caller's transaction on `db` (a
     /// step's fenced completion); returns how many were marked. Held-out examples are left alone.
-    public static func quarantine(sources: [String], lineage: String, night: String, now: Int64, in db: Database) throws -> Int {
+    public static func quarantine(sources: [String], lineage: String, night: String, now: Int64, in db: any SQLConnection) throws -> Int {
         try LineageName.validate(lineage)
-        return try ExampleTable.quarantine(db, lineage: lineage, sources: sources, night: night, now: now)
+        return try db.replayTransaction {
+            try ExampleTable.quarantine(db, lineage: lineage, sources: sources, night: night, now: now)
+        }
     }
 
     /// Makes the quarantined examples of `source` in `lineage` sampleable again.
@@ -36,7 +38,7 @@ extension ReplayStore {
     /// that has no example in the lineage; releasing a source with nothing quarantined releases 0.
     public func release(lineage: String, source: String) throws -> QuarantineRelease {
         try LineageName.validate(lineage)
-        return try database.transaction {
+        return try database.replayTransaction {
             guard try LineageTable.names(database).contains(lineage) else { throw ReplayError.unknownLineage(lineage) }
             let examples = try ExampleTable.count(database, lineage: lineage, source: source)
             guard examples > 0 else { throw ReplayError.unknownSource(source, lineage: lineage) }
@@ -47,14 +49,14 @@ extension ReplayStore {
 
     /// The sources of `lineage`'s training examples created after `after` (every one when nil) and no later
     /// than `upTo` (no bound when nil), by source name, read on `db` (a step's connection).
-    public static func trainSources(lineage: String, after: Int64?, upTo: Int64?, in db: Database) throws -> [SourceExamples] {
+    public static func trainSources(lineage: String, after: Int64?, upTo: Int64?, in db: any SQLConnection) throws -> [SourceExamples] {
         try LineageName.validate(lineage)
         return try ExampleTable.trainSources(db, lineage: lineage, after: after, upTo: upTo)
             .map { SourceExamples(source: $0.source, examples: $0.examples, quarantined: $0.quarantined) }
     }
 
     /// The source of each stored example among `ids`.
-    public static func sources(of ids: [String], in db: Database) throws -> [String: String] {
+    public static func sources(of ids: [String], in db: any SQLConnection) throws -> [String: String] {
         try ExampleTable.sources(db, ids: ids)
     }
 }

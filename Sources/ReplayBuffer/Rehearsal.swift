@@ -1,13 +1,13 @@
 import Storage
 
-extension Database {
+extension SQLConnection {
     /// Runs `body` in a transaction that is always rolled back, and returns what it computed: what a step's
     /// writes would do, measured without doing them. A step body rehearses; the writes themselves run again
     /// in its job's fenced completion transaction, so a worker that lost its lease leaves nothing behind.
     func rehearse<T>(_ body: () throws -> T) throws -> T {
         var result: T?
         do {
-            try transaction {
+            try replayTransaction {
                 result = try body()
                 throw Rehearsed()
             }

@@ -2,18 +2,19 @@ import AdaptCore
 import Foundation
 import Storage
 
-/// The replay buffer in the state database: import, list, stats, forget, policy.
+/// The replay buffer in the state database (SQLite) or a PostgreSQL database: import, list, stats, forget, policy.
 ///
-/// Every change is one transaction; examples are scrubbed before they reach a statement.
+/// Every change is one transaction; examples are scrubbed before they reach a statement. The SQL is written once
+/// for both backends (`SQLConnection`); the few places they differ branch on the connection's dialect.
 public struct ReplayStore: Sendable {
-    public let database: Database
+    public let database: any SQLConnection
     public let clock: any Clock
 
-    /// Opens the buffer on `database`, migrating the `replay` schema component.
-    public init(database: Database, clock: any Clock = SystemClock()) throws {
+    /// Opens the buffer on `database`, migrating the `replay` schema component of its backend.
+    public init(database: any SQLConnection, clock: any Clock = SystemClock()) throws {
         self.database = database
         self.clock = clock
-        try database.migrate(ReplaySchema.schema)
+        try ReplaySchema.migrate(database)
     }
 
     // MARK: Import
@@ -47,7 +48,7 @@ public struct ReplayStore: Sendable {
             return scrubbed
         }
         var truncated = 0, dropped = 0
-        let result: (imported: Int, duplicates: Int, heldOut: Int, readiness: GateReadiness) = try database.transaction {
+        let result: (imported: Int, duplicates: Int, heldOut: Int, readiness: GateReadiness) = try database.replayTransaction {
             try LineageTable.ensure(database, lineage: lineage, now: now)
             let policy = try LineageTable.policy(database, lineage: lineage)
             let importID = try ImportTable.start(database, lineage: lineage, now: now)
@@ -148,14 +149,20 @@ public struct ReplayStore: Sendable {
         try erase(request, blobs: blobs).examples
     }
 
-    /// Erases what `request` names from every place it was copied to, in one operation: the rows (overwritten
-    /// in the database file, `PRAGMA secure_delete`), the snapshot blobs that held them (marked erased in the
-    /// same transaction, their files deleted right after it commits; without a blob store, by the next erasure
-    /// or `adapt gc`), and the write-ahead log, checkpointed and truncated when no reader holds it.
+    /// Erases what `request` names from every place it was copied to, in one operation: the rows (on SQLite
+    /// overwritten in the database file, `PRAGMA secure_delete`), the snapshot blobs that held them (marked erased
+    /// in the same transaction, their files deleted right after it commits; without a blob store, by the next
+    /// erasure or `adapt gc`), and the deleted text left in the database's files (`purgeDeletedText`).
     public func erase(_ request: ForgetRequest, because reason: ErasureReason = .forget, blobs: BlobStore? = nil) throws -> ErasureReport {
         var report = try Self.securely(database) { try eraseRows(request, because: reason) }
         if let blobs { report.freedBytes = try sweepErasedBlobs(blobs) }
-        if report.examples > 0 { report.walTruncated = truncateWAL() }
+        if report.examples > 0 {
+            let purged = purgeDeletedText()
+            switch database.dialect {
+            case .sqlite: report.walTruncated = purged
+            case .postgres: report.tablesRewritten = purged
+            }
+        }
         return report
     }
 
@@ -180,8 +187,11 @@ public struct ReplayStore: Sendable {
     /// The shortest id prefix `exampleID(matching:)` accepts.
     public static let minimumIDPrefix = 8
 
-    /// Runs `body` with SQLite's secure_delete on, restoring the previous setting afterwards.
-    public static func securely<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+    /// Runs `body` with SQLite's secure_delete on, restoring the previous setting afterwards. PostgreSQL has no
+    /// such setting (a deleted row stays in its page until the table is vacuumed): there `body` runs as it is,
+    /// and `purgeDeletedText` after the commit does the rest.
+    public static func securely<T>(_ db: any SQLConnection, _ body: () throws -> T) throws -> T {
+        guard db.dialect == .sqlite else { return try body() }
         let previous = try db.scalar("PRAGMA secure_delete").integerValue ?? 0
         try db.execute("PRAGMA secure_delete = ON")
         defer { try? db.execute("PRAGMA secure_delete = \(previous)") }
@@ -202,7 +212,7 @@ public struct ReplayStore: Sendable {
     public func setPolicy(lineage: String, _ change: (inout LineagePolicy) -> Void) throws -> LineagePolicy {
         try LineageName.validate(lineage)
         let now = clock.nowMilliseconds()
-        return try database.transaction {
+        return try database.replayTransaction {
             var policy = try LineageTable.policy(database, lineage: lineage)
             let before = policy
             change(&policy)
@@ -220,7 +230,7 @@ public struct ReplayStore: Sendable {
     /// available); returns how many examples were recounted.
     @discardableResult
     public func recountTokens(lineage: String, counter: any TokenCounter) throws -> Int {
-        try database.transaction {
+        try database.replayTransaction {
             let rows = try ExampleTable.list(database, lineage: lineage, split: nil)
             for example in rows {
                 let count = example.turns.map { counter.count(turns: $0) }

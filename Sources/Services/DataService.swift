@@ -9,9 +9,12 @@ import Storage
 /// adapters trained on it), set a lineage's policy, release a quarantined source.
 public struct DataService: Sendable {
     let store: ReplayStore
+    /// The state's SQLite database, which erasure shares with the registry.
+    let database: Database
 
     /// The replay buffer of `database` (read-only for the listings).
     public init(database: Database) throws {
+        self.database = database
         store = try ReplayStore(database: database)
     }
 
@@ -45,7 +48,7 @@ public struct DataService: Sendable {
     /// on it when asked; a full disk is `noSpaceToErase`, which says how to make room.
     public func forget(_ request: ForgetRequest, retireAdapters: Bool, state: StateDirectory) throws -> DataErasure.Report {
         do {
-            return try DataErasure.forget(request, retireAdapters: retireAdapters, database: store.database,
+            return try DataErasure.forget(request, retireAdapters: retireAdapters, database: database,
                                           blobs: state.blobs, state: state)
         } catch let error as StorageError {
             guard case let .noSpace(path, _) = error else { throw error }

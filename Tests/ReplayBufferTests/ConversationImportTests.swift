@@ -55,8 +55,9 @@ import TestSupport
         #expect(table.stdout.contains("7 turns"), "\(table.stdout)")
     }
 
-    @Test func theTokenCountCoversEveryTurnAndTheIdEveryTurn() throws {
-        let fixture = try BufferFixture()
+    @Test(arguments: Backend.allCases)
+    func theTokenCountCoversEveryTurnAndTheIdEveryTurn(_ backend: Backend) throws {
+        let fixture = try BufferFixture(backend)
         _ = try fixture.store.importJSONL(Data(Self.line(Self.conversation).utf8), lineage: "mail")
         let example = try #require(try fixture.store.examples(lineage: "mail").first)
         let counter = ByteEstimateTokenCounter()
@@ -73,8 +74,9 @@ import TestSupport
         #expect(again.imported == 0 && again.duplicates == 1)
     }
 
-    @Test func aSingleExchangeMessagesLineKeepsItsEarlierId() throws {
-        let fixture = try BufferFixture()
+    @Test(arguments: Backend.allCases)
+    func aSingleExchangeMessagesLineKeepsItsEarlierId(_ backend: Backend) throws {
+        let fixture = try BufferFixture(backend)
         let exchange = [("system", "Be brief."), ("user", "lunch?"), ("assistant", "Sure, noon.")]
         _ = try fixture.store.importJSONL(Data(Self.line(exchange).utf8), lineage: "mail")
         let example = try #require(try fixture.store.examples(lineage: "mail").first)
@@ -83,6 +85,7 @@ import TestSupport
         #expect(example.conversation == [Turn(role: .system, content: "Be brief."), Turn(role: .user, content: "lunch?"),
                                          Turn(role: .assistant, content: "Sure, noon.")])
     }
+
 
     @Test func maxLengthDropsTheOldestTurnsKeepsTheSystemAndLastExchangeAndIsCounted() throws {
         let adapt = AdaptData()

@@ -21,6 +21,7 @@ import TestSupport
     #expect(left.count == 1 && left.first?["id"]?.stringValue?.hasPrefix(shortID) == false)
 }
 
+
 @Test func forgetWithAnIdThatMatchesNothingSaysSoAndExitsOne() throws {
     let adapt = AdaptData()
     let file = try adapt.write("x.jsonl", "{\"text\": \"a\"}\n")
@@ -36,8 +37,9 @@ import TestSupport
     #expect(try adapt.run(["data", "forget", "--id", "not-hex-at-all"]).status == 2)
 }
 
-@Test func anAmbiguousIdPrefixIsRefusedWithTheCount() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func anAmbiguousIdPrefixIsRefusedWithTheCount(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.importLines(3)
     // Give every id the same first 8 characters (no uses refer to them yet).
     try fixture.store.database.execute("UPDATE replay_examples SET id = 'abcdef01' || substr(id, 9)")

@@ -4,8 +4,9 @@ import ReplayBuffer
 import Testing
 import TestSupport
 
-@Test func heldOutExamplesStayHeldOutAcrossImportsNightsAndPolicyChanges() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func heldOutExamplesStayHeldOutAcrossImportsNightsAndPolicyChanges(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     var heldOut: Set<String> = []
     for round in 0..<4 {
         try fixture.importLines(25, from: round * 25)
@@ -28,8 +29,9 @@ import TestSupport
     #expect(Set(try fixture.store.examples(split: .heldOut).map(\.id)) == heldOut)
 }
 
-@Test func splitFollowsTheHashOfTheIdAtTheConfiguredFraction() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func splitFollowsTheHashOfTheIdAtTheConfiguredFraction(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 0 }
     try fixture.importLines(400)
     for example in try fixture.store.examples() {
@@ -39,8 +41,9 @@ import TestSupport
     #expect((50...110).contains(held), "about 20 % of 400")
 }
 
-@Test func aSmallLineageHoldsOutEveryNewExampleUntilTheGateCanJudgeIt() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aSmallLineageHoldsOutEveryNewExampleUntilTheGateCanJudgeIt(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let six = try fixture.importLines(6)
     #expect(try fixture.store.examples(split: .heldOut).count == 6, "below the minimum of 10 every example is held out")
     #expect(six.gateReadiness == GateReadiness(heldOut: 6, minPairs: 10))
@@ -60,8 +63,9 @@ import TestSupport
     #expect(Set(after.filter { $0.split == .heldOut }.map(\.id)).isSuperset(of: before))
 }
 
-@Test func fortyExamplesHoldOutTheGatesMinimumLowestKeysFirst() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func fortyExamplesHoldOutTheGatesMinimumLowestKeysFirst(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let report = try fixture.importLines(40)
     let all = try fixture.store.examples()
     let byKey = all.sorted { HeldOutSplit.key(id: $0.id) < HeldOutSplit.key(id: $1.id) }
@@ -72,8 +76,9 @@ import TestSupport
     #expect(report.gateReadiness?.canBeJudged == true)
 }
 
-@Test func theGatesMinimumRaisesTheLineagesAndStatsSayWhatIsMissing() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func theGatesMinimumRaisesTheLineagesAndStatsSayWhatIsMissing(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 3 }
     var options = ImportOptions()
     options.gateMinimum = 12
@@ -86,8 +91,9 @@ import TestSupport
     #expect(try fixture.store.stats(lineage: "mail").first?.gateReadiness?.canBeJudged == true)
 }
 
-@Test func theOldRuleStaysForReplayAndUsedExamplesNeverMove() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func theOldRuleStaysForReplayAndUsedExamplesNeverMove(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.store.setPolicy(lineage: "mail") { $0.heldOutFraction = 0; $0.minHeldOut = 0 }
     try fixture.importLines(6)
     // A lineage stored before the fill-first rule: a floor of 8, nothing held out yet.
@@ -107,8 +113,9 @@ import TestSupport
     #expect(Set(heldOut.map(\.id)).isDisjoint(with: used))
 }
 
-@Test func aFileImportedAsHeldOutIsNeverTrainedOnAndEarlierSplitsStay() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aFileImportedAsHeldOutIsNeverTrainedOnAndEarlierSplitsStay(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.importLines(30)
     let before = try fixture.store.examples()
     var options = ImportOptions()
@@ -126,6 +133,7 @@ import TestSupport
     let trained = Set(try DatasetSnapshot.load(sample.trainSnapshot, from: fixture.blobs).map(\.id))
     #expect(trained.isDisjoint(with: new.map(\.id)))
 }
+
 
 @Test func theDefaultHeldOutMinimumIsTheDefaultPipelinesMinPairs() throws {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -4,16 +4,36 @@ import ReplayBuffer
 import Storage
 import TestSupport
 
-/// A fresh buffer in a temporary state directory, on a manual clock.
+/// The two databases the replay buffer runs on; store tests take each as an argument.
+enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqlite, postgres
+    var description: String { rawValue }
+}
+
+/// A fresh buffer on a manual clock: in a temporary state directory's SQLite database, or in a new database of
+/// the test process's throwaway PostgreSQL cluster (`PostgresCluster.shared`). Blobs are files in the state
+/// directory on both.
 struct BufferFixture {
     let directory = TemporaryDirectory("replay-test")
     let clock = ManualClock()
     let store: ReplayStore
+    /// The PostgreSQL database's connection string (nil on SQLite).
+    let connectionString: String?
 
-    init() throws {
+    init(_ backend: Backend = .sqlite) throws {
         try directory.state.create()
-        store = try ReplayStore(database: try Database(path: directory.state.database.path, durability: .normal), clock: clock)
+        switch backend {
+        case .sqlite:
+            connectionString = nil
+            store = try ReplayStore(database: try Database(path: directory.state.database.path, durability: .normal), clock: clock)
+        case .postgres:
+            let target = try PostgresCluster.shared().makeDatabase()
+            connectionString = target
+            store = try ReplayStore(database: try PostgresConnection(target), clock: clock)
+        }
     }
+
+    var backend: Backend { store.database.dialect == .sqlite ? .sqlite : .postgres }
 
     var blobs: BlobStore { directory.state.blobs }
 
@@ -34,8 +54,10 @@ struct BufferFixture {
     /// Everything stored, as comparable text (to prove that a refused import changed nothing).
     func snapshotOfTables() throws -> [String] {
         var out: [String] = []
-        for table in ["replay_lineages", "replay_examples", "replay_uses", "replay_imports"] {
-            for row in try store.database.query("SELECT * FROM \(table) ORDER BY rowid") {
+        let keys = [("replay_lineages", "name"), ("replay_examples", "id"), ("replay_uses", "lineage, night, example_id"),
+                    ("replay_imports", "id")]
+        for (table, key) in keys {
+            for row in try store.database.query("SELECT * FROM \(table) ORDER BY \(key)") {
                 out.append(table + ": " + ["id", "name", "lineage", "split", "completion", "night", "example_id", "records"]
                     .map { row.string($0) ?? "-" }.joined(separator: "|"))
             }

@@ -44,8 +44,9 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     #expect(try fixture.snapshotOfTables() == before)
 }
 
-@Test func invalidUTF8AndOversizedRecordsAreReportedByLine() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func invalidUTF8AndOversizedRecordsAreReportedByLine(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     var data = Data("{\"text\": \"ok\"}\n{\"text\": \"".utf8)
     data.append(contentsOf: [0xC3, 0x28])
     data.append(Data("\"}\n{\"text\": \"\(String(repeating: "x", count: 300))\"}\n".utf8))
@@ -57,8 +58,9 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     #expect(try fixture.snapshotOfTables().isEmpty)
 }
 
-@Test func skipBadImportsTheGoodLinesAndReportsTheRest() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func skipBadImportsTheGoodLinesAndReportsTheRest(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let input = Data("{\"text\": \"one\"}\nnope\n{\"text\": \"two\"}\n{\"prompt\": 3, \"completion\": \"x\"}\n".utf8)
     let report = try fixture.store.importJSONL(input, lineage: "mail", options: ImportOptions(skipBad: true))
     #expect(report.committed)
@@ -67,8 +69,9 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     #expect(try fixture.store.examples().map(\.completion).sorted() == ["one", "two"])
 }
 
-@Test func reimportingTheSameLinesIsANoOpReportedAsDuplicates() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func reimportingTheSameLinesIsANoOpReportedAsDuplicates(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let first = try fixture.importLines(5)
     fixture.clock.advance(milliseconds: day)
     let second = try fixture.importLines(7)
@@ -80,8 +83,9 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     #expect(examples.filter { $0.createdAt == fixture.clock.nowMilliseconds() - day }.count == 5)
 }
 
-@Test func chatRecordsKeepTheSystemMessageTheLastUserTurnAndTheLastAnswer() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func chatRecordsKeepTheSystemMessageTheLastUserTurnAndTheLastAnswer(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let line = """
         {"messages": [{"role": "system", "content": "Be short."}, {"role": "user", "content": "Hi"},
         {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Plan my day"},
@@ -99,8 +103,9 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     #expect(plain.tokenCount == ("Just a completion.".utf8.count + 3) / 4 && !plain.tokenCountExact)
 }
 
-@Test func importScrubsBeforeStoringAndRecordsCountsPerKind() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func importScrubsBeforeStoringAndRecordsCountsPerKind(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let line = #"{"prompt": "reach me at ana@example.org", "completion": "IBAN DE89 3704 0044 0532 0130 00, card 4111-1111-1111-1111, tel 030 12345678", "source": "ana@example.org"}"#
     let report = try fixture.store.importJSONL(Data(line.utf8), lineage: "mail")
     #expect(report.scrubbed[.email] == 2 && report.scrubbed[.iban] == 1 && report.scrubbed[.card] == 1 && report.scrubbed[.phone] == 1)
@@ -108,7 +113,8 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     #expect(example.prompt == "reach me at [EMAIL]")
     #expect(example.completion == "IBAN [IBAN], card [CARD], tel [PHONE]")
     #expect(example.source == "[EMAIL]")
-    // Nothing of the original text is anywhere in the database file or its log.
+    // Nothing of the original text is anywhere in the database file or its log (SQLite's: on PostgreSQL the
+    // statements carried only the scrubbed text, as the stored example shows).
     let files = try FileManager.default.contentsOfDirectory(at: fixture.directory.state.root, includingPropertiesForKeys: nil)
     for file in files where file.lastPathComponent.hasPrefix("adapt.sqlite") {
         let bytes = try Data(contentsOf: file)
@@ -117,6 +123,7 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     }
     #expect(try fixture.store.stats(lineage: "mail").first?.scrubbed == report.scrubbed)
 }
+
 
 @Test func aCallerCanAppendItsOwnScrubber() throws {
     struct TicketScrubber: Scrubber {
@@ -132,8 +139,9 @@ func badLineIsReportedWithItsNumberAndNothingIsStored(line: String, reason: Stri
     #expect(counts[ScrubKind(rawValue: "ticket")] == 1 && counts[.email] == 1)
 }
 
-@Test func weightsAtTheEndsOfTheDocumentedRangeAreAccepted() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func weightsAtTheEndsOfTheDocumentedRangeAreAccepted(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let input = Data("""
         {"text": "light", "weight": 0.000001}
         {"text": "heavy", "weight": 1000000}

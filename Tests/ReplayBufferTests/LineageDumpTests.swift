@@ -5,8 +5,9 @@ import Storage
 import Testing
 
 /// A lineage's buffer, dumped and restored elsewhere, samples exactly as the original does (what replay needs).
-@Test func aRestoredDumpSamplesTheSameSnapshotsAsTheOriginal() throws {
-    let original = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aRestoredDumpSamplesTheSameSnapshotsAsTheOriginal(_ backend: Backend) throws {
+    let original = try BufferFixture(backend)
     try original.importLines(40)
     _ = try original.store.setPolicy(lineage: "mail") { $0.maxUsesPerExample = 2 }
     _ = try SampleStep.run(store: original.store, blobs: original.blobs, lineage: "mail", seed: 3, night: "2026-11-29")
@@ -14,7 +15,7 @@ import Testing
     #expect(dump.examples.count == 40)
     #expect(!dump.uses.isEmpty)
 
-    let copy = try BufferFixture()
+    let copy = try BufferFixture(backend)
     try copy.importLines(5, from: 100)  // whatever the lineage held before is replaced
     try copy.store.restore(try LineageDump.decode(dump.encoded, context: "dump"))
     #expect(try copy.store.dump(lineage: "mail").encoded == dump.encoded)
@@ -25,16 +26,18 @@ import Testing
     #expect(a.heldOutSnapshot == b.heldOutSnapshot)
 }
 
-@Test func aDumpOfAnotherFormatIsRefused() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aDumpOfAnotherFormatIsRefused(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.importLines(3)
     var json = try JSON.decode(JSONValue.self, from: fixture.store.dump(lineage: "mail").encoded, context: "dump").objectValue!
     json["format"] = .int(99)
     #expect(throws: CoreError.self) { try LineageDump.decode(JSON.canonical(JSONValue.object(json)), context: "dump") }
 }
 
-@Test func aDumpHoldingConversationsRestoresEveryTurnAndSamplesTheSame() throws {
-    let original = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aDumpHoldingConversationsRestoresEveryTurnAndSamplesTheSame(_ backend: Backend) throws {
+    let original = try BufferFixture(backend)
     try original.importLines(10)
     let conversation = #"{"messages":[{"role":"user","content":"q1"},{"role":"assistant","content":"a1"},"#
         + #"{"role":"user","content":"q2"},{"role":"assistant","content":"a2"}]}"#
@@ -44,7 +47,7 @@ import Testing
     #expect(dump.format == LineageDump.conversationsFormatVersion)
     #expect(dump.examples.compactMap(\.turns).map { $0.map(\.content) } == [["q1", "a1", "q2", "a2"]])
 
-    let copy = try BufferFixture()
+    let copy = try BufferFixture(backend)
     try copy.store.restore(try LineageDump.decode(dump.encoded, context: "dump"))
     #expect(try copy.store.dump(lineage: "mail").encoded == dump.encoded)
     #expect(try copy.store.examples(lineage: "mail").compactMap(\.turns).count == 1)
@@ -57,8 +60,9 @@ import Testing
     #expect(throws: CoreError.self) { try LineageDump.decode(JSON.canonical(JSONValue.object(json)), context: "dump") }
 }
 
-@Test func aSnapshotCarriesEveryTurnOfAConversation() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aSnapshotCarriesEveryTurnOfAConversation(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let conversation = #"{"messages":[{"role":"system","content":"s"},{"role":"user","content":"q1"},"#
         + #"{"role":"assistant","content":"a1"},{"role":"user","content":"q2"},{"role":"assistant","content":"a2"}]}"#
     _ = try fixture.store.importJSONL(Data(conversation.utf8), lineage: "mail", options: { var o = ImportOptions(); o.heldOut = true; return o }())

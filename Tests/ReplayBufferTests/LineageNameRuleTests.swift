@@ -22,12 +22,14 @@ func dataCommandsRefuseALineageTheSchedulerWouldRefuse(name: String) throws {
     #expect(try adapt.json(["data", "list"]) == .array([]))
 }
 
-@Test func lineageNamesTheSchedulerAcceptsAreAccepted() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func lineageNamesTheSchedulerAcceptsAreAccepted(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     for name in ["mail", "Mail-2", "a_b", "9", String(repeating: "a", count: 64)] {
         #expect(throws: Never.self) { try fixture.importLines(1, lineage: name) }
     }
 }
+
 
 @Test func statsOfAnUnknownLineagePrintNothing() throws {
     let adapt = AdaptData()

@@ -4,8 +4,9 @@ import ReplayBuffer
 import Testing
 import TestSupport
 
-@Test func spentExamplesAreNeverSampledAgain() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func spentExamplesAreNeverSampledAgain(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.store.setPolicy(lineage: "mail") { $0.maxUsesPerExample = 2; $0.minHeldOut = 0; $0.heldOutFraction = 0 }
     try fixture.importLines(20)
     var taken: [String: Int] = [:]
@@ -24,8 +25,9 @@ import TestSupport
     #expect(try fixture.store.stats(lineage: "mail").first?.spent == 20)
 }
 
-@Test func aNightNeverTrainsOnMoreTokensThanItsBudget() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aNightNeverTrainsOnMoreTokensThanItsBudget(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.importLines(50)
     try fixture.store.setPolicy(lineage: "mail") { $0.maxTokensPerNight = 100 }
     let perExample = try #require(try fixture.store.examples().first?.tokenCount)
@@ -42,12 +44,13 @@ import TestSupport
     #expect(looser.tokenBudget == 100 && looser == report)
 }
 
-@Test func exactTokenCountsReplaceEstimates() throws {
+@Test(arguments: Backend.allCases)
+func exactTokenCountsReplaceEstimates(_ backend: Backend) throws {
     struct Words: TokenCounter {
         var isExact: Bool { true }
         func count(_ text: String) -> Int { text.split(separator: " ").count }
     }
-    let fixture = try BufferFixture()
+    let fixture = try BufferFixture(backend)
     try fixture.importLines(3, words: 6)
     #expect(try fixture.store.recountTokens(lineage: "mail", counter: Words()) == 3)
     for example in try fixture.store.examples() {
@@ -55,8 +58,9 @@ import TestSupport
     }
 }
 
-@Test func policyValuesOutOfRangeAreRefusedAndNothingChanges() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func policyValuesOutOfRangeAreRefusedAndNothingChanges(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.importLines(3)
     let before = try fixture.store.policy(lineage: "mail")
     #expect(throws: ReplayError.self) { try fixture.store.setPolicy(lineage: "mail") { $0.maxUsesPerExample = 0 } }
@@ -66,8 +70,9 @@ import TestSupport
     #expect(before == LineagePolicy.defaults)
 }
 
-@Test func aPipelineCanOnlyTightenHowOftenAnExampleIsTrainedOn() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func aPipelineCanOnlyTightenHowOftenAnExampleIsTrainedOn(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 0; $0.heldOutFraction = 0; $0.maxUsesPerExample = 5 }
     try fixture.importLines(6)
     let once = SamplePolicy(maxUses: 1)

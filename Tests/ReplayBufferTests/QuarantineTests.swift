@@ -10,8 +10,8 @@ import TestSupport
 @Suite struct QuarantineTests {
     /// `mail` with 20 examples of source `good` and 12 of source `bad`, all train (no held-out fraction, no
     /// minimum), each allowed 100 nights.
-    static func fixture() throws -> BufferFixture {
-        let f = try BufferFixture()
+    static func fixture(_ backend: Backend) throws -> BufferFixture {
+        let f = try BufferFixture(backend)
         try f.store.setPolicy(lineage: "mail") { p in
             p.heldOutFraction = 0
             p.minHeldOut = 0
@@ -47,8 +47,9 @@ import TestSupport
         Set(try f.store.examples(lineage: "mail").filter { $0.source == source }.map(\.id))
     }
 
-    @Test func quarantinedExamplesAreNeverSampled() throws {
-        let f = try Self.fixture()
+    @Test(arguments: Backend.allCases)
+    func quarantinedExamplesAreNeverSampled(_ backend: Backend) throws {
+        let f = try Self.fixture(backend)
         #expect(try Self.quarantine(f, ["bad"]) == 12)
         let sampled = try Self.sampledIDs(f, nights: 1...6)
         #expect(sampled.isDisjoint(with: try Self.ids(f, source: "bad")))
@@ -58,8 +59,9 @@ import TestSupport
         #expect(try f.store.stats(lineage: "mail").first?.quarantined == 12)
     }
 
-    @Test func releaseMakesQuarantinedExamplesSampleableAgain() throws {
-        let f = try Self.fixture()
+    @Test(arguments: Backend.allCases)
+    func releaseMakesQuarantinedExamplesSampleableAgain(_ backend: Backend) throws {
+        let f = try Self.fixture(backend)
         _ = try Self.quarantine(f, ["bad"])
         let released = try f.store.release(lineage: "mail", source: "bad")
         #expect(released.lineage == "mail" && released.source == "bad" && released.released == 12 && released.examples == 12)
@@ -70,8 +72,9 @@ import TestSupport
         #expect(try f.store.release(lineage: "mail", source: "bad").released == 0)
     }
 
-    @Test func forgetRemovesQuarantinedExamples() throws {
-        let f = try Self.fixture()
+    @Test(arguments: Backend.allCases)
+    func forgetRemovesQuarantinedExamples(_ backend: Backend) throws {
+        let f = try Self.fixture(backend)
         _ = try Self.quarantine(f, ["bad"])
         #expect(try f.store.forget(.source("bad", lineage: "mail"), blobs: f.blobs) == 12)
         #expect(try Self.ids(f, source: "bad").isEmpty)
@@ -79,8 +82,9 @@ import TestSupport
         #expect(throws: ReplayError.unknownSource("bad", lineage: "mail")) { try f.store.release(lineage: "mail", source: "bad") }
     }
 
-    @Test func heldOutExamplesAreNeverQuarantinedNorMovedInByTheTopUp() throws {
-        let f = try BufferFixture()
+    @Test(arguments: Backend.allCases)
+    func heldOutExamplesAreNeverQuarantinedNorMovedInByTheTopUp(_ backend: Backend) throws {
+        let f = try BufferFixture(backend)
         var options = ImportOptions()
         options.source = "bad"
         options.heldOut = true
@@ -98,8 +102,9 @@ import TestSupport
         #expect(report.heldOutExamples == 4 && report.trainExamples == 0)
     }
 
-    @Test func releaseOfAnUnknownLineageOrSourceIsAnErrorThatChangesNothing() throws {
-        let f = try Self.fixture()
+    @Test(arguments: Backend.allCases)
+    func releaseOfAnUnknownLineageOrSourceIsAnErrorThatChangesNothing(_ backend: Backend) throws {
+        let f = try Self.fixture(backend)
         _ = try Self.quarantine(f, ["bad"])
         let before = try f.store.examples(lineage: "mail")
         #expect(throws: ReplayError.unknownLineage("post")) { try f.store.release(lineage: "post", source: "bad") }
@@ -108,8 +113,9 @@ import TestSupport
         #expect(try f.store.examples(lineage: "mail") == before)
     }
 
-    @Test func aBufferSnapshotCarriesTheQuarantineSoARestoredBufferSamplesTheSame() throws {
-        let f = try Self.fixture()
+    @Test(arguments: Backend.allCases)
+    func aBufferSnapshotCarriesTheQuarantineSoARestoredBufferSamplesTheSame(_ backend: Backend) throws {
+        let f = try Self.fixture(backend)
         let plain = try f.store.dump(lineage: "mail")
         #expect(plain.format == LineageDump.formatVersion, "a buffer without quarantine dumps as before")
         #expect(!String(decoding: plain.encoded, as: UTF8.self).contains("quarantined"))
@@ -120,7 +126,7 @@ import TestSupport
         let decoded = try LineageDump.decode(dump.encoded, context: "dump")
         #expect(decoded == dump)
 
-        let other = try BufferFixture()
+        let other = try BufferFixture(backend)
         try other.store.restore(decoded)
         #expect(try other.store.dump(lineage: "mail").encoded == dump.encoded)
         let here = try SampleStep.run(store: f.store, blobs: f.blobs, lineage: "mail", seed: 3, night: "2026-12-09")
@@ -128,6 +134,7 @@ import TestSupport
         #expect(here == there)
     }
 }
+
 
 @Test func releaseThroughTheExecutablePrintsJSONAndRefusesAnUnknownLineageOrSource() throws {
     let adapt = AdaptData()

@@ -4,10 +4,10 @@ import ReplayBuffer
 import Testing
 import TestSupport
 
-@Test func sameSeedAndSameBufferGiveTheSameSnapshotDigests() throws {
+@Test func sameSeedAndSameBufferGiveTheSameSnapshotDigestsOnEitherBackend() throws {
     var reports: [SampleReport] = []
-    for _ in 0..<2 {
-        let fixture = try BufferFixture()
+    for backend in Backend.allCases {
+        let fixture = try BufferFixture(backend)
         try fixture.importLines(40)
         try fixture.store.setPolicy(lineage: "mail") { $0.maxTokensPerNight = 200 }
         reports.append(try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 42, night: "2026-01-01"))
@@ -23,8 +23,9 @@ import TestSupport
     #expect(reseeded.heldOutSnapshot == reports[0].heldOutSnapshot)
 }
 
-@Test func rerunningANightReplacesItsUsesAndReproducesItsSnapshot() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func rerunningANightReplacesItsUsesAndReproducesItsSnapshot(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     try fixture.importLines(30)
     try fixture.store.setPolicy(lineage: "mail") { $0.maxUsesPerExample = 1 }
     let first = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 7, night: "n1")
@@ -34,8 +35,9 @@ import TestSupport
     #expect(uses == first.trainExamples)
 }
 
-@Test func snapshotListsExamplesByIdWithTheirTextAndWeight() throws {
-    let fixture = try BufferFixture()
+@Test(arguments: Backend.allCases)
+func snapshotListsExamplesByIdWithTheirTextAndWeight(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
     let line = #"{"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "P"}, {"role": "assistant", "content": "C"}], "weight": 3}"#
     try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 0; $0.heldOutFraction = 0 }
     _ = try fixture.store.importJSONL(Data(line.utf8), lineage: "mail")
@@ -49,10 +51,11 @@ import TestSupport
     #expect(report.heldOutExamples == 0 && report.heldOutSnapshot == Digest.sha256(Data()))
 }
 
-@Test func heavierExamplesAreSampledMoreOften() throws {
+@Test(arguments: Backend.allCases)
+func heavierExamplesAreSampledMoreOften(_ backend: Backend) throws {
     // Two groups of 20 examples, weight 4 and weight 1; 10 are taken a night. Over 40 nights (seeds) the heavy
     // group must be taken far more often (Efraimidis–Spirakis: inclusion grows with weight).
-    let fixture = try BufferFixture()
+    let fixture = try BufferFixture(backend)
     let heavy = (0..<20).map { #"{"prompt": "h\#($0)", "completion": "heavy \#($0)", "weight": 4}"# }
     let light = (0..<20).map { #"{"prompt": "l\#($0)", "completion": "light \#($0)", "weight": 1}"# }
     _ = try fixture.store.importJSONL(Data((heavy + light).joined(separator: "\n").utf8), lineage: "mail")

@@ -23,10 +23,11 @@ import Testing
         return try Data(contentsOf: url)
     }
 
-    @Test func aSingleTurnBufferDumpedBeforeConversationsRestoresAndSamplesToTheSameDigests() throws {
+    @Test(arguments: Backend.allCases)
+    func aSingleTurnBufferDumpedBeforeConversationsRestoresAndSamplesToTheSameDigests(_ backend: Backend) throws {
         let bytes = try Self.fixture()
         #expect(Digest.sha256(bytes).hex == Self.dumpDigest)
-        let fixture = try BufferFixture()
+        let fixture = try BufferFixture(backend)
         try fixture.store.restore(try LineageDump.decode(bytes, context: "fixture"))
         #expect(Digest.sha256(try fixture.store.dump(lineage: "mail").encoded).hex == Self.dumpDigest)
         // Sampled as it was then, under the held-out rule of that time.
@@ -36,9 +37,10 @@ import Testing
         #expect(sample.heldOutSnapshot.hex == "ecff82e99bdae392a5271a03cb8e1ea666cb6640d826b8156d3c4b97c43aa441")
     }
 
-    @Test func singleTurnLinesImportUnderTheIdsTheyHadBefore() throws {
+    @Test(arguments: Backend.allCases)
+    func singleTurnLinesImportUnderTheIdsTheyHadBefore(_ backend: Backend) throws {
         let dump = try LineageDump.decode(try Self.fixture(), context: "fixture")
-        let fixture = try BufferFixture()
+        let fixture = try BufferFixture(backend)
         _ = try fixture.store.importJSONL(Data(Self.lines.utf8), lineage: "mail")
         let stored = try fixture.store.dump(lineage: "mail").examples
         #expect(stored.map(\.id) == dump.examples.map(\.id))

@@ -18,7 +18,8 @@ public final class PostgresCluster: @unchecked Sendable {
     public let port: Int
     public let directory: TemporaryDirectory
     private let binaries: URL
-    private var dataDirectory: String { directory.path + "/data" }
+    /// The cluster's data directory (`initdb -D`): tests read the database's files there.
+    public var dataDirectory: String { directory.path + "/data" }
 
     /// What stops a cluster from starting.
     public enum Problem: Error, CustomStringConvertible {

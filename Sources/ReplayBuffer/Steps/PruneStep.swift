@@ -6,13 +6,13 @@ public enum PruneStep {
     /// Deletes every training example of `lineage` with `expires_at <= now` (and its recorded uses) in one
     /// transaction, with SQLite's secure_delete on, together with every blob that held a copy of one (buffer
     /// and dataset snapshots, marked erased for expiry in the same transaction; their files are deleted from
-    /// `blobs` right after it commits, and the write-ahead log is truncated). Held-out examples are kept: the
+    /// `blobs` right after it commits, and the deleted text is purged: `ReplayStore.purgeDeletedText`). Held-out examples are kept: the
     /// held-out set is pinned to the lineage and only grows (DESIGN.md). The report holds counts only, never
     /// ids or text.
     public static func run(store: ReplayStore, lineage: String, now: Int64, blobs: BlobStore? = nil) throws -> PruneReport {
         try LineageName.validate(lineage)
         let db = store.database
-        var report = try db.transaction { try apply(store: store, lineage: lineage, now: now, in: db) }
+        var report = try db.replayTransaction { try apply(store: store, lineage: lineage, now: now, in: db) }
         report.freedBytes = try afterCommit(of: report, store: store, blobs: blobs)
         return report
     }
@@ -26,18 +26,18 @@ public enum PruneStep {
 
     /// The database half of `run`, inside the caller's transaction on `db` (a job's completion transaction,
     /// on the store's own connection).
-    public static func apply(store: ReplayStore, lineage: String, now: Int64, in db: Database) throws -> PruneReport {
+    public static func apply(store: ReplayStore, lineage: String, now: Int64, in db: any SQLConnection) throws -> PruneReport {
         try LineageName.validate(lineage)
         precondition(db === store.database, "a prune applies on the connection of its store")
-        return try ReplayStore.securely(db) { try db.transaction { try delete(store, lineage: lineage, now: now) } }
+        return try ReplayStore.securely(db) { try db.replayTransaction { try delete(store, lineage: lineage, now: now) } }
     }
 
-    /// The file half of `run`, once `apply` committed: deletes the files of erased blobs and truncates the
-    /// write-ahead log when examples went. Returns the bytes freed.
+    /// The file half of `run`, once `apply` committed: deletes the files of erased blobs and, when examples
+    /// went, purges their text from the database's files. Returns the bytes freed.
     @discardableResult
     public static func afterCommit(of report: PruneReport, store: ReplayStore, blobs: BlobStore?) throws -> Int64 {
         let freed = try blobs.map { try store.sweepErasedBlobs($0) } ?? 0
-        if report.deleted > 0 { store.truncateWAL() }
+        if report.deleted > 0 { store.purgeDeletedText() }
         return freed
     }
 

@@ -66,7 +66,7 @@ public enum SampleStep {
         try LineageName.validate(lineage)
         let db = store.database
         let request = SampleRequest(lineage: lineage, seed: seed, night: night, policy: policy, now: store.clock.nowMilliseconds())
-        return try db.transaction {
+        return try db.replayTransaction {
             let drawn = try draw(db, request)
             // Blobs are written before the uses commit, so committed uses always name snapshots that exist.
             try drawn.put(in: blobs)
@@ -100,9 +100,9 @@ public enum SampleStep {
     /// Draws `request` again inside the caller's transaction on `db` (a job's completion transaction) and
     /// records it: the held-out top-up and the night's uses. Returns the report, which equals the planned one
     /// unless the buffer changed in between.
-    public static func apply(_ request: SampleRequest, in db: Database) throws -> SampleReport {
+    public static func apply(_ request: SampleRequest, in db: any SQLConnection) throws -> SampleReport {
         try LineageName.validate(request.lineage)
-        return try db.transaction { try draw(db, request).report }
+        return try db.replayTransaction { try draw(db, request).report }
     }
 
     private struct Drawn {
@@ -119,7 +119,7 @@ public enum SampleStep {
     }
 
     /// The whole sample, writes included, inside the caller's transaction.
-    private static func draw(_ db: Database, _ request: SampleRequest) throws -> Drawn {
+    private static func draw(_ db: any SQLConnection, _ request: SampleRequest) throws -> Drawn {
         let (lineage, seed, night, policy, now) = (request.lineage, request.seed, request.night, request.policy, request.now)
         do {
             let budget = try LineageTable.policy(db, lineage: lineage)

@@ -29,6 +29,25 @@ enum BlobContentsTable {
 
         """
 
+    static let createOnPostgres = """
+        CREATE TABLE replay_blobs (
+            blob TEXT COLLATE "C" PRIMARY KEY CHECK (length(blob) = 64),
+            kind TEXT NOT NULL CHECK (kind IN ('buffer_snapshot', 'train_snapshot', 'held_out_snapshot')),
+            lineage TEXT COLLATE "C" NOT NULL,
+            recorded_at BIGINT NOT NULL,
+            erased_at BIGINT,
+            erased_because TEXT CHECK (erased_because IS NULL OR erased_because IN ('forget', 'expiry')),
+            CHECK ((erased_at IS NULL) = (erased_because IS NULL))
+        );
+        CREATE TABLE replay_blob_examples (
+            blob TEXT COLLATE "C" NOT NULL REFERENCES replay_blobs (blob),
+            example_id TEXT COLLATE "C" NOT NULL REFERENCES replay_examples (id) ON DELETE CASCADE,
+            PRIMARY KEY (blob, example_id)
+        );
+        CREATE INDEX replay_blob_examples_example ON replay_blob_examples (example_id, blob);
+
+        """
+
     /// Records that `blob` holds `exampleIDs`. A blob recorded before (the same bytes stored again) keeps its
     /// first record; its examples are the same, since the digest names the bytes.
     ///
@@ -36,7 +55,7 @@ enum BlobContentsTable {
     /// after the snapshot was read (possible only when the record is written in a later transaction than the
     /// read), so the snapshot holds text whose erasure could not find it. The caller deletes the blob and
     /// snapshots again.
-    static func record(_ db: Database, blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], now: Int64) throws {
+    static func record(_ db: any SQLConnection, blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], now: Int64) throws {
         for id in exampleIDs where try !ExampleTable.exists(db, id: id) {
             throw ReplayError.erasedWhileSnapshotting(blob: blob.short)
         }
@@ -53,7 +72,7 @@ enum BlobContentsTable {
     }
 
     /// Marks every not-yet-erased blob holding one of `exampleIDs` as erased; returns those blobs.
-    static func markErased(_ db: Database, exampleIDs: [String], because reason: ErasureReason, now: Int64) throws -> [Digest] {
+    static func markErased(_ db: any SQLConnection, exampleIDs: [String], because reason: ErasureReason, now: Int64) throws -> [Digest] {
         var found = Set<Digest>()
         for id in exampleIDs {
             let rows = try db.query("""
@@ -69,7 +88,7 @@ enum BlobContentsTable {
     }
 
     /// Every blob (erased or not) that holds one of `exampleIDs`.
-    static func blobs(_ db: Database, holding exampleIDs: [String]) throws -> Set<Digest> {
+    static func blobs(_ db: any SQLConnection, holding exampleIDs: [String]) throws -> Set<Digest> {
         var found = Set<Digest>()
         for id in exampleIDs {
             for row in try db.query("SELECT blob FROM replay_blob_examples WHERE example_id = ?", id) {
@@ -79,12 +98,12 @@ enum BlobContentsTable {
         return found
     }
 
-    static func erased(_ db: Database) throws -> [Digest] {
+    static func erased(_ db: any SQLConnection) throws -> [Digest] {
         try db.query("SELECT blob FROM replay_blobs WHERE erased_at IS NOT NULL ORDER BY blob")
             .compactMap { $0.string("blob").flatMap(Digest.init(hex:)) }
     }
 
-    static func erasure(_ db: Database, blob: Digest) throws -> BlobErasure? {
+    static func erasure(_ db: any SQLConnection, blob: Digest) throws -> BlobErasure? {
         guard let row = try db.queryOne(
             "SELECT kind, erased_at, erased_because FROM replay_blobs WHERE blob = ? AND erased_at IS NOT NULL", blob.hex),
               let at = row.int64("erased_at"),
@@ -94,7 +113,7 @@ enum BlobContentsTable {
 
     /// Forgets the records of blobs that are no longer stored and were never erased (the collector deleted
     /// them): nothing can read them any more. Erased blobs keep their record for `adapt show`.
-    static func dropUnstored(_ db: Database, stored: Set<Digest>) throws -> Int {
+    static func dropUnstored(_ db: any SQLConnection, stored: Set<Digest>) throws -> Int {
         var dropped = 0
         for row in try db.query("SELECT blob FROM replay_blobs WHERE erased_at IS NULL") {
             guard let text = row.string("blob"), let digest = Digest(hex: text), !stored.contains(digest) else { continue }
