@@ -89,24 +89,3 @@ import TestSupport
         #expect(columns.isDisjoint(with: ["system", "prompt", "completion", "turns"]))
     }
 }
-
-/// The constraints hold on both backends: a row the schema forbids is refused, whatever wrote it.
-@Test(arguments: Backend.allCases)
-func theSchemaRefusesRowsItsConstraintsForbidOnEitherBackend(_ backend: Backend) throws {
-    let fixture = try BufferFixture(backend)
-    try fixture.importLines(2)
-    let db = fixture.store.database
-    for statement in [
-        "UPDATE replay_examples SET split = 'elsewhere'",
-        "UPDATE replay_examples SET weight = 0",
-        "UPDATE replay_examples SET completion = ''",
-        "UPDATE replay_examples SET lineage = 'nobody'",
-        "UPDATE replay_lineages SET held_out_fraction = 0.75",
-        "INSERT INTO replay_uses (lineage, night, example_id, tokens, recorded_at) VALUES ('mail', 'n', 'missing', 1, 0)",
-        "INSERT INTO replay_blobs (blob, kind, lineage, recorded_at) VALUES ('short', 'train_snapshot', 'mail', 0)",
-        "INSERT INTO replay_blobs (blob, kind, lineage, recorded_at, erased_at) VALUES ('\(String(repeating: "a", count: 64))', 'train_snapshot', 'mail', 0, 1)",
-    ] {
-        #expect(throws: StorageError.self, "\(statement)") { try db.execute(statement) }
-    }
-    #expect(try fixture.store.examples().count == 2)
-}
