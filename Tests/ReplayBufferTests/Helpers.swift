@@ -33,8 +33,6 @@ struct BufferFixture {
         }
     }
 
-    var backend: Backend { store.database.dialect == .sqlite ? .sqlite : .postgres }
-
     var blobs: BlobStore { directory.state.blobs }
 
     /// JSONL of `count` prompt/completion lines, numbered from `from`.
