@@ -51,3 +51,26 @@ func theSchemaRefusesRowsItsConstraintsForbidOnEitherBackend(_ backend: Backend)
         #expect(try first.store.examples(lineage: lineage, split: .heldOut).count == 10, "round \(round)")
     }
 }
+
+/// Each backend counts its own migrations (four on SQLite, one on PostgreSQL); reopening changes nothing and a
+/// buffer written by a newer build is refused before anything is touched.
+@Test(arguments: Backend.allCases)
+func reopeningTheBufferKeepsItsRowsAndANewerSchemaIsRefused(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
+    try fixture.importLines(3)
+    let (version, reopened): (Int, ReplayStore)
+    switch backend {
+    case .sqlite:
+        let database = try Database(path: fixture.directory.state.database.path, durability: .normal)
+        (version, reopened) = (try database.schemaVersion(of: "replay"), try ReplayStore(database: database))
+    case .postgres:
+        let connection = try PostgresConnection(try #require(fixture.connectionString))
+        (version, reopened) = (try connection.schemaVersion(of: "replay"), try ReplayStore(database: connection))
+    }
+    #expect(version == (backend == .sqlite ? ReplaySchema.schema : ReplaySchema.postgresSchema).migrations.count)
+    #expect(try reopened.examples().count == 3)
+
+    try fixture.store.database.run("UPDATE adapt_schema SET version = version + 1 WHERE component = 'replay'")
+    #expect(throws: StorageError.self) { try ReplayStore(database: fixture.store.database) }
+    #expect(try fixture.store.examples().count == 3)
+}
