@@ -20,14 +20,14 @@ private func engine(for f: RegistryFixture) throws -> any JobEngine {
 /// Completes `claim` with a hook that registers `adapter` as the lineage's next version and promotes it.
 private func completeByPromoting(_ engine: any JobEngine, _ claim: Claim, registry: AdapterRegistry, adapter: Data) throws {
     switch engine {
-    case let queue as JobQueue: try completeByPromoting(queue, claim, registry: registry, adapter: adapter)
-    case let queue as PostgresJobQueue: try completeByPromoting(queue, claim, registry: registry, adapter: adapter)
+    case let queue as JobQueue: try complete(queue, claim, promotingWith: registry, adapter: adapter)
+    case let queue as PostgresJobQueue: try complete(queue, claim, promotingWith: registry, adapter: adapter)
     default: Issue.record("an engine of another kind")
     }
 }
 
-private func completeByPromoting<Engine: JobEngine>(_ engine: Engine, _ claim: Claim, registry: AdapterRegistry,
-                                                    adapter: Data) throws where Engine.Connection: SQLConnection {
+private func complete<Engine: JobEngine>(_ engine: Engine, _ claim: Claim, promotingWith registry: AdapterRegistry,
+                                         adapter: Data) throws where Engine.Connection: SQLConnection {
     try engine.complete(claim, output: .object([:]), alsoInTransaction: { connection in
         let registry = registry.on(connection)
         let version = try registry.register(adapterData: adapter, lineage: RegistryFixture.lineage,
