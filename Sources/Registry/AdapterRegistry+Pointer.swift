@@ -101,20 +101,21 @@ extension AdapterRegistry {
         return try previousID.map { try self.version(id: $0) }
     }
 
-    /// The pointer update and its history row; callers hold the transaction.
+    /// The history row and the pointer update; callers hold the transaction. The row goes first: the database
+    /// lets the pointer move only to the version the lineage's last move names.
     func flip(_ lineage: ShortIdentifier, from: AdapterVersion?, to: AdapterVersion?, reason: PointerMoveReason,
-                      bypassed: String?, actor: ShortIdentifier) throws -> PointerMove {
+              bypassed: String?, actor: ShortIdentifier) throws -> PointerMove {
         let now = clock.nowMilliseconds()
-        try connection.run(
-            "INSERT INTO registry_active (lineage, version_id, updated_at) VALUES (?, ?, ?) "
-                + "ON CONFLICT (lineage) DO UPDATE SET version_id = excluded.version_id, updated_at = excluded.updated_at",
-            lineage.value, to?.id, now)
         guard let row = try connection.queryOne(
             "INSERT INTO registry_history (lineage, from_version_id, to_version_id, reason, bypassed, actor, at) "
                 + "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING \(PointerMove.columns)",
             lineage.value, from?.id, to?.id, reason.rawValue, bypassed, actor.value, now) else {
             throw RegistryError.corruptRow(table: "registry_history", reason: "the new move's row was not returned")
         }
+        try connection.run(
+            "INSERT INTO registry_active (lineage, version_id, updated_at) VALUES (?, ?, ?) "
+                + "ON CONFLICT (lineage) DO UPDATE SET version_id = excluded.version_id, updated_at = excluded.updated_at",
+            lineage.value, to?.id, now)
         return try PointerMove(row: row)
     }
 }

@@ -75,9 +75,37 @@ public enum RegistrySchema {
         ALTER TABLE registry_history_v2 RENAME TO registry_history;
         CREATE INDEX registry_history_lineage ON registry_history (lineage, id);
         """,
+        // The rules the registry's code keeps, kept by the database too, as the job tables' are: history is never
+        // rewritten and each move starts where the pointer is; the pointer moves only to the version the lineage's
+        // last move names, of that lineage and not retired; a version changes only its metrics and, once, its
+        // retirement.
+        """
+        CREATE TRIGGER registry_history_never_rewritten BEFORE UPDATE ON registry_history
+        BEGIN SELECT RAISE(ABORT, 'registry_history rows are never rewritten'); END;
+        CREATE TRIGGER registry_history_never_deleted BEFORE DELETE ON registry_history
+        BEGIN SELECT RAISE(ABORT, 'registry_history rows are never deleted'); END;
+        CREATE TRIGGER registry_history_starts_at_the_pointer BEFORE INSERT ON registry_history
+        WHEN NEW.from_version_id IS NOT (SELECT version_id FROM registry_active WHERE lineage = NEW.lineage)
+        BEGIN SELECT RAISE(ABORT, 'a pointer move starts at the active version of its lineage'); END;
+        CREATE TRIGGER registry_active_insert_follows_history BEFORE INSERT ON registry_active
+        WHEN NEW.version_id IS NOT (SELECT to_version_id FROM registry_history WHERE lineage = NEW.lineage ORDER BY id DESC LIMIT 1)
+          OR EXISTS (SELECT 1 FROM registry_versions WHERE id = NEW.version_id AND (lineage IS NOT NEW.lineage OR retired_at IS NOT NULL))
+        BEGIN SELECT RAISE(ABORT, 'the active pointer moves only to the version its last history row names, of its lineage and not retired'); END;
+        CREATE TRIGGER registry_active_update_follows_history BEFORE UPDATE ON registry_active
+        WHEN NEW.version_id IS NOT (SELECT to_version_id FROM registry_history WHERE lineage = NEW.lineage ORDER BY id DESC LIMIT 1)
+          OR EXISTS (SELECT 1 FROM registry_versions WHERE id = NEW.version_id AND (lineage IS NOT NEW.lineage OR retired_at IS NOT NULL))
+          OR NEW.lineage IS NOT OLD.lineage
+        BEGIN SELECT RAISE(ABORT, 'the active pointer moves only to the version its last history row names, of its lineage and not retired'); END;
+        CREATE TRIGGER registry_versions_fixed BEFORE UPDATE ON registry_versions
+        WHEN NEW.id IS NOT OLD.id OR NEW.lineage IS NOT OLD.lineage OR NEW.number IS NOT OLD.number
+          OR NEW.parent_id IS NOT OLD.parent_id OR NEW.adapter_digest IS NOT OLD.adapter_digest OR NEW.size IS NOT OLD.size
+          OR NEW.metadata IS NOT OLD.metadata OR NEW.created_at IS NOT OLD.created_at
+          OR (OLD.retired_at IS NOT NULL AND (NEW.retired_at IS NOT OLD.retired_at OR NEW.retired_reason IS NOT OLD.retired_reason))
+        BEGIN SELECT RAISE(ABORT, 'a registry version changes only its metrics and, once, its retirement'); END;
+        """,
     ])
 
-    /// The same tables on PostgreSQL, at once in the shape SQLite reached after its two migrations. Lineages
+    /// The same tables and rules on PostgreSQL, at once in the shape SQLite reached after its three migrations. Lineages
     /// compare byte by byte (`COLLATE "C"`), as on SQLite, so listings come in the same order whatever the
     /// server's locale.
     public static let postgres = Schema(component: "registry", migrations: [
@@ -121,6 +149,43 @@ public enum RegistrySchema {
             created_at BIGINT NOT NULL,
             PRIMARY KEY (model_digest, adapter, example_digest)
         );
+        CREATE FUNCTION registry_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION '%', TG_ARGV[0] USING ERRCODE = 'check_violation';
+        END $$;
+        CREATE TRIGGER registry_history_never_rewritten BEFORE UPDATE OR DELETE ON registry_history
+            FOR EACH ROW EXECUTE FUNCTION registry_refuse('registry_history rows are never rewritten or deleted');
+        CREATE TRIGGER registry_versions_fixed BEFORE UPDATE ON registry_versions FOR EACH ROW
+            WHEN (NEW.id IS DISTINCT FROM OLD.id OR NEW.lineage IS DISTINCT FROM OLD.lineage
+                  OR NEW.number IS DISTINCT FROM OLD.number OR NEW.parent_id IS DISTINCT FROM OLD.parent_id
+                  OR NEW.adapter_digest IS DISTINCT FROM OLD.adapter_digest OR NEW.size IS DISTINCT FROM OLD.size
+                  OR NEW.metadata IS DISTINCT FROM OLD.metadata OR NEW.created_at IS DISTINCT FROM OLD.created_at
+                  OR (OLD.retired_at IS NOT NULL AND (NEW.retired_at IS DISTINCT FROM OLD.retired_at
+                                                      OR NEW.retired_reason IS DISTINCT FROM OLD.retired_reason)))
+            EXECUTE FUNCTION registry_refuse('a registry version changes only its metrics and, once, its retirement');
+        CREATE FUNCTION registry_history_starts_at_the_pointer() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.from_version_id IS DISTINCT FROM (SELECT version_id FROM registry_active WHERE lineage = NEW.lineage) THEN
+                RAISE EXCEPTION 'a pointer move starts at the active version of its lineage' USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER registry_history_starts_at_the_pointer BEFORE INSERT ON registry_history
+            FOR EACH ROW EXECUTE FUNCTION registry_history_starts_at_the_pointer();
+        CREATE FUNCTION registry_active_follows_history() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.version_id IS DISTINCT FROM
+                   (SELECT to_version_id FROM registry_history WHERE lineage = NEW.lineage ORDER BY id DESC LIMIT 1)
+               OR EXISTS (SELECT 1 FROM registry_versions
+                          WHERE id = NEW.version_id AND (lineage <> NEW.lineage OR retired_at IS NOT NULL))
+               OR (TG_OP = 'UPDATE' AND NEW.lineage <> OLD.lineage) THEN
+                RAISE EXCEPTION 'the active pointer moves only to the version its last history row names, of its lineage and not retired'
+                    USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER registry_active_follows_history BEFORE INSERT OR UPDATE ON registry_active
+            FOR EACH ROW EXECUTE FUNCTION registry_active_follows_history();
         """,
     ])
 
