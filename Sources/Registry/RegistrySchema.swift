@@ -12,6 +12,9 @@ import Storage
 /// - a retired version (`retired_at`, `retired_reason`) keeps its row and file but cannot be made active.
 /// - `score_cache`: per-example held-out scores keyed by (model digest, adapter digest or `base`, example
 ///   digest), so the incumbent is not rescored every night.
+/// - triggers on both backends refuse what the code never does: a history row rewritten or deleted, a move
+///   that does not start at the pointer, a pointer that is not where the last move put it, a version's
+///   identity changed or its retirement undone.
 public enum RegistrySchema {
     public static let schema = Schema(component: "registry", migrations: [
         """
