@@ -52,3 +52,27 @@ func theDatabaseRefusesRewrittenHistoryAndVersions(_ backend: Backend) throws {
     #expect(try f.registry.history().map(\.reason) == [.gate, .retire])
     #expect(try f.registry.version(id: versions[1].id) == versions[1])
 }
+
+@Test func aRegistryWrittenBeforeTheRulesGainsThemAndKeepsItsVersions() throws {
+    let dir = TemporaryDirectory("registry-upgrade")
+    try dir.state.create()
+    let database = try Database(path: dir.state.database.path)
+    try database.migrate(Schema(component: "registry", migrations: Array(RegistrySchema.schema.migrations.prefix(2))))
+    let adapter = Data("an adapter of the last build".utf8)
+    let digest = try dir.state.blobs.put(adapter)
+    // As the last build wrote a promotion: the pointer first, then its history row.
+    try database.run("INSERT INTO registry_versions (lineage, number, adapter_digest, size, metadata, metrics, created_at) "
+                     + "VALUES ('mail', 1, ?, ?, ?, ?, 0)", digest, adapter.count,
+                     JSON.canonicalString(AdapterMetadata()), JSON.canonicalString(RegistryFixture.gate(.better)))
+    try database.run("INSERT INTO registry_active (lineage, version_id, updated_at) VALUES ('mail', 1, 0)")
+    try database.run("INSERT INTO registry_history (lineage, from_version_id, to_version_id, reason, actor, at) "
+                     + "VALUES ('mail', NULL, 1, 'gate', 'pipeline', 0)")
+
+    let registry = try AdapterRegistry(database: database, blobs: dir.state.blobs)
+    #expect(try database.schemaVersion(of: "registry") == RegistrySchema.schema.migrations.count)
+    let next = try registry.register(adapterData: adapter + Data([1]), lineage: RegistryFixture.lineage,
+                                     metadata: AdapterMetadata(), metrics: RegistryFixture.gate(.better))
+    try registry.promote(next.reference)
+    #expect(try registry.rollback(lineage: RegistryFixture.lineage).to?.number == 1)
+    #expect(throws: StorageError.self) { try database.run("DELETE FROM registry_history") }
+}
