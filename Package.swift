@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(name: "EvaluationTests", dependencies: ["Evaluation", "AdaptCore", "TestSupport"],
                     exclude: ["Fixtures"]),
         // Adapters only to write real adapter files: `adapt registry add` refuses anything else.
-        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Adapters", "TestSupport"]),
+        .testTarget(name: "RegistryTests", dependencies: ["Registry", "Storage", "AdaptCore", "Adapters", "JobQueue", "TestSupport"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "AdaptCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "AdapterExchangeTests", dependencies: ["AdapterExchange", "Adapters", "AdaptCore", "Model", "TestSupport"],
                     exclude: ["Fixtures"]),

@@ -6,7 +6,7 @@ import Glibc
 /// Content-addressed files: each blob is named by the SHA-256 of its bytes and verified when read.
 ///
 /// Layout: `blobs/ab/abcdef…` (two-character fan-out keeps directories small).
-public struct BlobStore: Sendable {
+public struct BlobStore: BlobStorage {
     public let root: URL
 
     public init(root: URL) { self.root = root }

@@ -23,8 +23,11 @@ extension AdapterRegistry {
     public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate,
                         actor: ShortIdentifier = ShortIdentifier("cli")!) throws -> PointerChange {
         precondition(reason != .rollback, "use rollback(lineage:) to roll back")
-        return try database.transaction {
-            let target = try version(reference)
+        return try connection.transaction {
+            let resolved = try version(reference)
+            try lockLineage(resolved.lineage)
+            // Read again under the lineage's lock: another host may have retired it in between.
+            let target = try version(id: resolved.id)
             guard !target.isRetired else {
                 throw RegistryError.versionRetired(lineage: target.lineage.value, version: target.name)
             }
@@ -53,8 +56,8 @@ extension AdapterRegistry {
     /// `promote` on the caller's connection, for use inside the caller's `db.transaction { }`.
     @discardableResult
     public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate,
-                        actor: ShortIdentifier = ShortIdentifier("pipeline")!, in db: Database) throws -> PointerChange {
-        try on(db).promote(reference, reason: reason, actor: actor)
+                        actor: ShortIdentifier = ShortIdentifier("pipeline")!, in connection: any SQLConnection) throws -> PointerChange {
+        try on(connection).promote(reference, reason: reason, actor: actor)
     }
 
     /// Moves `lineage` back to the version that was active before the current one was promoted (following
@@ -62,10 +65,11 @@ extension AdapterRegistry {
     /// to the base model when there was none. The target's file is verified first.
     @discardableResult
     public func rollback(lineage: ShortIdentifier, actor: ShortIdentifier = ShortIdentifier("cli")!) throws -> PointerChange {
-        try database.transaction {
-            guard try database.queryOne("SELECT 1 FROM registry_versions WHERE lineage = ?", lineage.value) != nil else {
+        try connection.transaction {
+            guard try connection.queryOne("SELECT 1 FROM registry_versions WHERE lineage = ?", lineage.value) != nil else {
                 throw RegistryError.unknownLineage(lineage.value)
             }
+            try lockLineage(lineage)
             guard let current = try active(lineage: lineage) else {
                 throw RegistryError.nothingToRollBack(lineage: lineage.value)
             }
@@ -84,34 +88,34 @@ extension AdapterRegistry {
 
     @discardableResult
     public func rollback(lineage: ShortIdentifier, actor: ShortIdentifier = ShortIdentifier("pipeline")!,
-                         in db: Database) throws -> PointerChange {
-        try on(db).rollback(lineage: lineage, actor: actor)
+                         in connection: any SQLConnection) throws -> PointerChange {
+        try on(connection).rollback(lineage: lineage, actor: actor)
     }
 
     /// The version that was active before `version` was last promoted (not rolled back to), nil for the base model.
     private func promotedFrom(_ version: AdapterVersion, lineage: ShortIdentifier) throws -> AdapterVersion? {
-        let previousID = try database.queryOne(
+        let previousID = try connection.queryOne(
             "SELECT from_version_id FROM registry_history WHERE lineage = ? AND to_version_id = ? "
                 + "AND reason NOT IN ('rollback', 'retire') ORDER BY id DESC LIMIT 1",
             lineage.value, version.id)?.int64("from_version_id")
         return try previousID.map { try self.version(id: $0) }
     }
 
-    /// The pointer update and its history row; callers hold the transaction.
+    /// The history row and the pointer update; callers hold the transaction. The row goes first: the database
+    /// lets the pointer move only to the version the lineage's last move names.
     func flip(_ lineage: ShortIdentifier, from: AdapterVersion?, to: AdapterVersion?, reason: PointerMoveReason,
-                      bypassed: String?, actor: ShortIdentifier) throws -> PointerMove {
+              bypassed: String?, actor: ShortIdentifier) throws -> PointerMove {
         let now = clock.nowMilliseconds()
-        try database.run(
+        guard let row = try connection.queryOne(
+            "INSERT INTO registry_history (lineage, from_version_id, to_version_id, reason, bypassed, actor, at) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING \(PointerMove.columns)",
+            lineage.value, from?.id, to?.id, reason.rawValue, bypassed, actor.value, now) else {
+            throw RegistryError.corruptRow(table: "registry_history", reason: "the new move's row was not returned")
+        }
+        try connection.run(
             "INSERT INTO registry_active (lineage, version_id, updated_at) VALUES (?, ?, ?) "
                 + "ON CONFLICT (lineage) DO UPDATE SET version_id = excluded.version_id, updated_at = excluded.updated_at",
             lineage.value, to?.id, now)
-        try database.run(
-            "INSERT INTO registry_history (lineage, from_version_id, to_version_id, reason, bypassed, actor, at) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            lineage.value, from?.id, to?.id, reason.rawValue, bypassed, actor.value, now)
-        let row = try database.queryOne(
-            "SELECT id, lineage, from_version_id, to_version_id, reason, bypassed, actor, at FROM registry_history WHERE id = ?",
-            database.lastInsertRowID)
-        return try PointerMove(row: row!)
+        return try PointerMove(row: row)
     }
 }

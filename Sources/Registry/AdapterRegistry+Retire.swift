@@ -25,23 +25,25 @@ extension AdapterRegistry {
     @discardableResult
     public func retire(_ targets: [AdapterVersion], reason: String,
                        actor: ShortIdentifier = ShortIdentifier("cli")!) throws -> Retirement {
-        try database.transaction {
+        try connection.transaction {
             var result = Retirement()
             let now = clock.nowMilliseconds()
+            let lineages = Set(targets.map(\.lineage)).sorted()
+            for lineage in lineages { try lockLineage(lineage) }  // in one order, so two retirements cannot deadlock
             for target in targets {
-                let changed = try database.run(
+                let changed = try connection.run(
                     "UPDATE registry_versions SET retired_at = ?, retired_reason = ? WHERE id = ? AND retired_at IS NULL",
                     now, reason, target.id)
                 if changed == 1 { result.retired.append(try version(id: target.id)) }
             }
-            for lineage in Set(targets.map(\.lineage.value)).sorted() {
-                guard let name = ShortIdentifier(lineage), let current = try active(lineage: name), current.isRetired else { continue }
-                let replacement = try database.queryOne("""
+            for name in lineages {
+                guard let current = try active(lineage: name), current.isRetired else { continue }
+                let replacement = try connection.queryOne("""
                     SELECT v.id FROM registry_versions v
                     WHERE v.lineage = ? AND v.retired_at IS NULL
                       AND EXISTS (SELECT 1 FROM registry_history h WHERE h.to_version_id = v.id)
                     ORDER BY v.number DESC LIMIT 1
-                    """, lineage)?.int64("id").map { try version(id: $0) }
+                    """, name.value)?.int64("id").map { try version(id: $0) }
                     .flatMap { (try? adapterData($0)) != nil ? $0 : nil }  // a missing file: the base model instead
                 let move = try flip(name, from: current, to: replacement, reason: .retire, bypassed: nil, actor: actor)
                 result.moves.append(PointerChange(lineage: name, from: current, to: replacement, move: move, bypassed: nil))

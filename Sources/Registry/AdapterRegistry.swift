@@ -4,36 +4,57 @@ import Storage
 
 /// Adapter versions per lineage, their content-addressed files, and the active pointer.
 ///
-/// Adapter bytes live in the `BlobStore` under their SHA-256 and are never rewritten; rows refer to them by
-/// digest and every read verifies the digest. The active pointer moves only by `promote` and `rollback`,
-/// each one transaction that updates the pointer and appends to the history together.
+/// Adapter bytes live in a `BlobStorage` (files in the state directory, or chunks in PostgreSQL) under their
+/// SHA-256 and are never rewritten; rows refer to them by digest and every read verifies the digest. The active
+/// pointer moves only by `promote`, `rollback` and `retire`, each one transaction that updates the pointer and
+/// appends to the history together.
 ///
-/// Every method runs its SQL on `database` inside `database.transaction { }`, which becomes a savepoint
-/// when the caller already holds a transaction on that connection: a job engine can complete its job and
-/// flip the pointer in one commit by building the registry on its own connection (or passing `in:`).
+/// The SQL is written once for both databases (`SQLConnection`); the few places they differ branch on
+/// `connection.dialect`. Every method runs inside `connection.transaction { }`, which becomes a savepoint when
+/// the caller already holds a transaction on that connection: a job engine can complete its job and flip the
+/// pointer in one commit by building the registry on its own connection (`on(_:)`, or passing `in:`).
 public struct AdapterRegistry: Sendable {
-    public let database: Database
-    public let blobs: BlobStore
+    public let connection: any SQLConnection
+    public let blobs: any BlobStorage
     public let clock: any Clock
 
-    /// Opens the registry on `database`, creating or upgrading its tables.
+    /// Opens the registry on `connection`, creating or upgrading its tables (each backend has its own list of
+    /// migrations, `RegistrySchema`).
+    public init(connection: any SQLConnection, blobs: any BlobStorage, clock: any Clock = SystemClock()) throws {
+        try RegistrySchema.migrate(connection)
+        self.init(unchecked: connection, blobs: blobs, clock: clock)
+    }
+
+    /// The registry of a state directory: its SQLite database and its blob files.
     public init(database: Database, blobs: BlobStore, clock: any Clock = SystemClock()) throws {
-        try database.migrate(RegistrySchema.schema)
-        self.database = database
+        try self.init(connection: database, blobs: blobs, clock: clock)
+    }
+
+    /// The same registry on another connection to the same database (e.g. the caller's transaction). Blobs kept
+    /// in the database move to that connection too, so an adapter registered there commits with its row.
+    public func on(_ other: any SQLConnection) -> AdapterRegistry {
+        var blobs = self.blobs
+        if let stored = blobs as? PostgresBlobStore, let postgres = other as? PostgresConnection { blobs = stored.on(postgres) }
+        return AdapterRegistry(unchecked: other, blobs: blobs, clock: clock)
+    }
+
+    private init(unchecked connection: any SQLConnection, blobs: any BlobStorage, clock: any Clock) {
+        self.connection = connection
         self.blobs = blobs
         self.clock = clock
     }
 
-    /// The same registry on another connection to the same database (e.g. the caller's transaction).
-    public func on(_ other: Database) -> AdapterRegistry {
-        AdapterRegistry(unchecked: other, blobs: blobs, clock: clock)
+    /// Holds `lineage`'s registry writers off until the transaction ends. SQLite's write transactions are
+    /// serial already (`BEGIN IMMEDIATE`); on PostgreSQL two hosts could otherwise both read the same active
+    /// version or the same next number and write over each other's decision.
+    func lockLineage(_ lineage: ShortIdentifier) throws {
+        guard connection.dialect == .postgres else { return }
+        _ = try connection.query("SELECT pg_advisory_xact_lock(\(Self.lineageLockSpace), hashtext(?))", lineage.value)
     }
 
-    private init(unchecked database: Database, blobs: BlobStore, clock: any Clock) {
-        self.database = database
-        self.blobs = blobs
-        self.clock = clock
-    }
+    /// The first key of the registry's two-key advisory locks ("rg" in ASCII); the job engine's and the
+    /// migrations' single-key locks live in a key space of their own.
+    private static let lineageLockSpace: Int32 = 0x72_67
 
     // MARK: Registering
 
@@ -52,15 +73,18 @@ public struct AdapterRegistry: Sendable {
         }
         let digest = try blobs.put(adapterData)
         let now = clock.nowMilliseconds()
-        return try database.transaction {
-            let next = Int(try database.scalar(
+        return try connection.transaction {
+            try lockLineage(lineage)
+            let next = Int(try connection.scalar(
                 "SELECT coalesce(max(number), 0) + 1 FROM registry_versions WHERE lineage = ?", lineage.value).integerValue ?? 1)
-            try database.run(
+            guard let row = try connection.queryOne(
                 "INSERT INTO registry_versions (lineage, number, parent_id, adapter_digest, size, metadata, metrics, created_at) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(AdapterVersion.columns)",
                 lineage.value, next, parentRow?.id, digest, adapterData.count,
-                JSON.canonicalString(metadata), JSON.canonicalString(metrics), now)
-            return try version(id: database.lastInsertRowID)
+                JSON.canonicalString(metadata), JSON.canonicalString(metrics), now) else {
+                throw RegistryError.corruptRow(table: "registry_versions", reason: "the new version's row was not returned")
+            }
+            return try AdapterVersion(row: row)
         }
     }
 
@@ -68,9 +92,9 @@ public struct AdapterRegistry: Sendable {
     /// file never change.
     public func recordMetrics(_ metrics: VersionMetrics, for reference: VersionReference) throws {
         try metrics.gate?.checkConsistency()
-        try database.transaction {
+        try connection.transaction {
             let row = try version(reference)
-            try database.run("UPDATE registry_versions SET metrics = ? WHERE id = ?", JSON.canonicalString(metrics), row.id)
+            try connection.run("UPDATE registry_versions SET metrics = ? WHERE id = ?", JSON.canonicalString(metrics), row.id)
         }
     }
 
@@ -79,30 +103,30 @@ public struct AdapterRegistry: Sendable {
     /// Every version, by lineage then number; only `lineage`'s when given.
     public func versions(lineage: ShortIdentifier? = nil) throws -> [AdapterVersion] {
         let rows = try lineage.map {
-            try database.query("SELECT \(AdapterVersion.columns) FROM registry_versions WHERE lineage = ? ORDER BY number", $0.value)
-        } ?? database.query("SELECT \(AdapterVersion.columns) FROM registry_versions ORDER BY lineage, number")
+            try connection.query("SELECT \(AdapterVersion.columns) FROM registry_versions WHERE lineage = ? ORDER BY number", $0.value)
+        } ?? connection.query("SELECT \(AdapterVersion.columns) FROM registry_versions ORDER BY lineage, number")
         return try rows.map(AdapterVersion.init(row:))
     }
 
     public func lineages() throws -> [ShortIdentifier] {
-        try database.query("SELECT DISTINCT lineage FROM registry_versions ORDER BY lineage")
+        try connection.query("SELECT DISTINCT lineage FROM registry_versions ORDER BY lineage")
             .compactMap { $0.string("lineage").flatMap(ShortIdentifier.init) }
     }
 
     /// Finds a version; a bare `vN` must be unique across lineages.
     public func version(_ reference: VersionReference) throws -> AdapterVersion {
         if let lineage = reference.lineage {
-            guard let row = try database.queryOne(
+            guard let row = try connection.queryOne(
                 "SELECT \(AdapterVersion.columns) FROM registry_versions WHERE lineage = ? AND number = ?",
                 lineage.value, reference.number) else {
-                if try database.queryOne("SELECT 1 FROM registry_versions WHERE lineage = ?", lineage.value) == nil {
+                if try connection.queryOne("SELECT 1 FROM registry_versions WHERE lineage = ?", lineage.value) == nil {
                     throw RegistryError.unknownLineage(lineage.value)
                 }
                 throw RegistryError.unknownVersion(lineage: lineage.value, version: reference.name)
             }
             return try AdapterVersion(row: row)
         }
-        let rows = try database.query(
+        let rows = try connection.query(
             "SELECT \(AdapterVersion.columns) FROM registry_versions WHERE number = ? ORDER BY lineage", reference.number)
         guard rows.count == 1 else {
             if rows.isEmpty { throw RegistryError.unknownVersion(lineage: RegistryError.anyLineage, version: reference.name) }
@@ -112,7 +136,7 @@ public struct AdapterRegistry: Sendable {
     }
 
     public func version(id: Int64) throws -> AdapterVersion {
-        guard let row = try database.queryOne("SELECT \(AdapterVersion.columns) FROM registry_versions WHERE id = ?", id) else {
+        guard let row = try connection.queryOne("SELECT \(AdapterVersion.columns) FROM registry_versions WHERE id = ?", id) else {
             throw RegistryError.corruptRow(table: "registry_versions", reason: "version id \(id) is referenced but missing")
         }
         return try AdapterVersion(row: row)
@@ -137,21 +161,21 @@ public struct AdapterRegistry: Sendable {
 
     /// The active version of `lineage`, or nil when it uses the base model.
     public func active(lineage: ShortIdentifier) throws -> AdapterVersion? {
-        guard let id = try database.scalar(
+        guard let id = try connection.scalar(
             "SELECT version_id FROM registry_active WHERE lineage = ?", lineage.value).integerValue else { return nil }
         return try version(id: id)
     }
 
     /// Ids of the active version of every lineage that has one.
     public func activeIDs() throws -> Set<Int64> {
-        Set(try database.query("SELECT version_id FROM registry_active WHERE version_id IS NOT NULL").compactMap { $0.int64("version_id") })
+        Set(try connection.query("SELECT version_id FROM registry_active WHERE version_id IS NOT NULL").compactMap { $0.int64("version_id") })
     }
 
     /// Pointer moves, oldest first.
     public func history(lineage: ShortIdentifier? = nil) throws -> [PointerMove] {
-        let sql = "SELECT id, lineage, from_version_id, to_version_id, reason, bypassed, actor, at FROM registry_history"
-        let rows = try lineage.map { try database.query(sql + " WHERE lineage = ? ORDER BY id", $0.value) }
-            ?? database.query(sql + " ORDER BY id")
+        let sql = "SELECT \(PointerMove.columns) FROM registry_history"
+        let rows = try lineage.map { try connection.query(sql + " WHERE lineage = ? ORDER BY id", $0.value) }
+            ?? connection.query(sql + " ORDER BY id")
         return try rows.map(PointerMove.init(row:))
     }
 }

@@ -94,6 +94,8 @@ public struct PointerMove: Sendable, Equatable {
     public let actor: ShortIdentifier
     public let at: Int64
 
+    static let columns = "id, lineage, from_version_id, to_version_id, reason, bypassed, actor, at"
+
     init(row: Row) throws {
         guard let id = row.int64("id"), let lineage = row.string("lineage").flatMap(ShortIdentifier.init),
               let reason = row.string("reason").flatMap(PointerMoveReason.init(rawValue:)),

@@ -31,21 +31,27 @@ public struct ScoreCache: Sendable {
         }
     }
 
-    public let database: Database
+    public let connection: any SQLConnection
     public let clock: any Clock
 
-    public init(database: Database, clock: any Clock = SystemClock()) throws {
-        try database.migrate(RegistrySchema.schema)
-        self.database = database
+    /// Opens the cache on `connection` (either backend), creating or upgrading the registry's tables.
+    public init(connection: any SQLConnection, clock: any Clock = SystemClock()) throws {
+        try RegistrySchema.migrate(connection)
+        self.connection = connection
         self.clock = clock
     }
 
-    /// The same cache on `db`, already migrated: a connection in the middle of a transaction (a job's
-    /// completion), whose writes then commit or roll back with it.
-    public func on(_ db: Database) -> ScoreCache { ScoreCache(migrated: db, clock: clock) }
+    /// The cache of a state directory's SQLite database.
+    public init(database: Database, clock: any Clock = SystemClock()) throws {
+        try self.init(connection: database, clock: clock)
+    }
 
-    private init(migrated database: Database, clock: any Clock) {
-        self.database = database
+    /// The same cache on `other`, already migrated: a connection in the middle of a transaction (a job's
+    /// completion), whose writes then commit or roll back with it.
+    public func on(_ other: any SQLConnection) -> ScoreCache { ScoreCache(migrated: other, clock: clock) }
+
+    private init(migrated connection: any SQLConnection, clock: any Clock) {
+        self.connection = connection
         self.clock = clock
     }
 
@@ -53,7 +59,7 @@ public struct ScoreCache: Sendable {
     public func lookup(model: Digest, weights: Weights, examples: [Digest]) throws -> [Digest: Entry] {
         var found: [Digest: Entry] = [:]
         for example in examples {
-            if let row = try database.queryOne(
+            if let row = try connection.queryOne(
                 "SELECT mean_nll, tokens FROM score_cache WHERE model_digest = ? AND adapter = ? AND example_digest = ?",
                 model, weights.key, example), let nll = row.double("mean_nll"), let tokens = row.int("tokens") {
                 found[example] = Entry(example: example, meanNLL: nll, tokens: tokens)
@@ -66,10 +72,10 @@ public struct ScoreCache: Sendable {
     /// deterministic, so a second value would be equal).
     public func store(model: Digest, weights: Weights, entries: [Entry]) throws {
         let now = clock.nowMilliseconds()
-        try database.transaction {
+        try connection.transaction {
             for entry in entries {
                 precondition(entry.meanNLL.isFinite, "a non-finite score must not be cached")
-                try database.run(
+                try connection.run(
                     "INSERT INTO score_cache (model_digest, adapter, example_digest, mean_nll, tokens, created_at) "
                         + "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                     model, weights.key, entry.example, entry.meanNLL, entry.tokens, now)
@@ -80,8 +86,8 @@ public struct ScoreCache: Sendable {
     /// Drops the scores of one set of weights (e.g. after its adapter is pruned); returns how many.
     @discardableResult
     public func remove(model: Digest, weights: Weights) throws -> Int {
-        try database.transaction {
-            try database.run("DELETE FROM score_cache WHERE model_digest = ? AND adapter = ?", model, weights.key)
+        try connection.transaction {
+            try connection.run("DELETE FROM score_cache WHERE model_digest = ? AND adapter = ?", model, weights.key)
         }
     }
 }

@@ -5,8 +5,9 @@ import Storage
 import Testing
 import TestSupport
 
-@Test func versionsAreNumberedPerLineage() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func versionsAreNumberedPerLineage(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(2)
     try f.register(1, lineage: ShortIdentifier("notes")!)
     #expect(try f.registry.versions().map { "\($0.lineage)/\($0.name)" } == ["mail/v1", "mail/v2", "notes/v1"])
@@ -17,24 +18,30 @@ import TestSupport
     #expect(try f.registry.version(VersionReference(parsing: "v2")).lineage.value == "mail")
 }
 
-@Test func adapterBytesAreContentAddressedAndVerifiedOnLoad() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func adapterBytesAreContentAddressedAndVerifiedOnLoad(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     let data = Data((0..<4096).map { UInt8($0 % 251) })
     let version = try f.registry.register(adapterData: data, lineage: RegistryFixture.lineage, metadata: AdapterMetadata())
     #expect(version.adapterDigest == Digest.sha256(data))
     #expect(try f.registry.adapterData(version) == data)
     let file = f.dir.state.blobs.url(for: version.adapterDigest)
-    let before = try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
-    // Registering the same bytes again shares the file and does not rewrite it.
+    let before = try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
+    // Registering the same bytes again shares the blob and does not rewrite it.
     let again = try f.registry.register(adapterData: data, lineage: RegistryFixture.lineage, metadata: AdapterMetadata())
     #expect(again.adapterDigest == version.adapterDigest && again.number == 2)
-    #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date == before)
-    try Data("tampered".utf8).write(to: file)
+    if backend == .sqlite {
+        #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date == before)
+    } else {
+        #expect(try f.connection.scalar("SELECT count(*) FROM blobs") == .integer(1))
+    }
+    try f.damageBlob(version.adapterDigest)
     #expect(throws: RegistryError.self) { try f.registry.adapterData(version) }
 }
 
-@Test func parentMustBelongToTheSameLineage() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func parentMustBelongToTheSameLineage(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(1)
     let notes = ShortIdentifier("notes")!
     let child = try f.registry.register(adapterData: Data([1, 2, 3]), lineage: RegistryFixture.lineage,
@@ -48,8 +55,9 @@ import TestSupport
     }
 }
 
-@Test func promotionRequiresABetterGateVerdictUnlessForced() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func promotionRequiresABetterGateVerdictUnlessForced(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(1, outcome: .notEnoughEvidence)
     let v1 = try VersionReference(parsing: "mail/v1")
     #expect(throws: RegistryError.notApprovedByGate(lineage: "mail", version: "v1", outcome: "not_enough_evidence")) {
@@ -63,8 +71,9 @@ import TestSupport
     #expect(try f.snapshot() == (1, 1))
 }
 
-@Test func recordedGateVerdictUnlocksPromotion() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func recordedGateVerdictUnlocksPromotion(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(1, outcome: .worse)
     let v1 = try VersionReference(parsing: "mail/v1")
     #expect(throws: RegistryError.self) { try f.registry.promote(v1) }
@@ -73,8 +82,9 @@ import TestSupport
     #expect(try f.snapshot() == (1, 1))
 }
 
-@Test func promotingTheActiveVersionChangesNothing() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func promotingTheActiveVersionChangesNothing(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(1)
     let v1 = try VersionReference(parsing: "mail/v1")
     try f.registry.promote(v1)
@@ -83,8 +93,9 @@ import TestSupport
     #expect(try f.snapshot() == (1, 1))
 }
 
-@Test func rollbackWalksBackThroughPromotionsToTheBaseModel() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func rollbackWalksBackThroughPromotionsToTheBaseModel(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(3)
     for n in 1...3 { try f.registry.promote(VersionReference(lineage: RegistryFixture.lineage, number: n)) }
     #expect(try f.registry.rollback(lineage: RegistryFixture.lineage).to?.number == 2)
@@ -96,16 +107,18 @@ import TestSupport
     #expect(try f.registry.history().map(\.reason) == [.gate, .gate, .gate, .rollback, .rollback, .rollback])
 }
 
-@Test func rollbackAfterAForcedJumpReturnsToWhatWasActive() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func rollbackAfterAForcedJumpReturnsToWhatWasActive(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(3)
     try f.registry.promote(VersionReference(parsing: "mail/v3"))
     try f.registry.promote(VersionReference(parsing: "mail/v1"), reason: .force)
     #expect(try f.registry.rollback(lineage: RegistryFixture.lineage).to?.number == 3)
 }
 
-@Test func unknownVersionsAndLineagesAreClearErrorsThatChangeNothing() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func unknownVersionsAndLineagesAreClearErrorsThatChangeNothing(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(1)
     try f.registry.promote(VersionReference(parsing: "mail/v1"))
     #expect(throws: RegistryError.unknownVersion(lineage: "mail", version: "v7")) {
@@ -125,52 +138,55 @@ import TestSupport
     #expect(try f.snapshot() == (1, 1))
 }
 
-@Test func corruptOrMissingAdapterRefusesPromotionAndRollback() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func corruptOrMissingAdapterRefusesPromotionAndRollback(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     let versions = try f.register(3)
     try f.registry.promote(VersionReference(parsing: "mail/v1"))
     try f.registry.promote(VersionReference(parsing: "mail/v2"))
-    try Data("garbage".utf8).write(to: f.dir.state.blobs.url(for: versions[2].adapterDigest))
+    try f.damageBlob(versions[2].adapterDigest)
     #expect(throws: RegistryError.self) { try f.registry.promote(VersionReference(parsing: "mail/v3")) }
-    try FileManager.default.removeItem(at: f.dir.state.blobs.url(for: versions[0].adapterDigest))
+    try f.deleteBlob(versions[0].adapterDigest)
     #expect(throws: RegistryError.self) { try f.registry.rollback(lineage: RegistryFixture.lineage) }
     #expect(try f.snapshot() == (2, 2))
     let states = try f.registry.verify().map(\.state)
     #expect(states == [.missing, .ok, .corrupt])
 }
 
-@Test func promotionCommitsOrRollsBackWithTheCallersTransaction() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func promotionCommitsOrRollsBackWithTheCallersTransaction(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(2)
-    try f.database.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, state TEXT)")
-    try f.database.run("INSERT INTO jobs VALUES (1, 'running')")
+    try f.connection.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, state TEXT)")
+    try f.connection.run("INSERT INTO jobs VALUES (1, 'running')")
     struct WorkerLostLease: Error {}
     // The promote job loses its lease after flipping: nothing of the transaction may remain.
     #expect(throws: WorkerLostLease.self) {
-        try f.database.transaction {
-            try f.database.run("UPDATE jobs SET state = 'completed' WHERE id = 1")
-            try f.registry.promote(VersionReference(parsing: "mail/v1"), in: f.database)
+        try f.connection.transaction {
+            try f.connection.run("UPDATE jobs SET state = 'completed' WHERE id = 1")
+            try f.registry.promote(VersionReference(parsing: "mail/v1"), in: f.connection)
             throw WorkerLostLease()
         }
     }
     #expect(try f.snapshot() == (nil, 0))
-    #expect(try f.database.scalar("SELECT state FROM jobs") == .text("running"))
+    #expect(try f.connection.scalar("SELECT state FROM jobs") == .text("running"))
     // A failed promotion inside a transaction that goes on leaves the caller's work intact.
-    try f.database.transaction {
-        try f.database.run("UPDATE jobs SET state = 'completed' WHERE id = 1")
-        #expect(throws: RegistryError.self) { try f.registry.promote(VersionReference(parsing: "mail/v9"), in: f.database) }
-        try f.registry.promote(VersionReference(parsing: "mail/v2"), in: f.database)
+    try f.connection.transaction {
+        try f.connection.run("UPDATE jobs SET state = 'completed' WHERE id = 1")
+        #expect(throws: RegistryError.self) { try f.registry.promote(VersionReference(parsing: "mail/v9"), in: f.connection) }
+        try f.registry.promote(VersionReference(parsing: "mail/v2"), in: f.connection)
     }
     #expect(try f.snapshot() == (2, 1))
-    #expect(try f.database.scalar("SELECT state FROM jobs") == .text("completed"))
+    #expect(try f.connection.scalar("SELECT state FROM jobs") == .text("completed"))
     #expect(try f.registry.history().last?.actor.value == "pipeline")
 }
 
-@Test func pointerIsVisibleToASecondConnectionOnlyAfterCommit() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func pointerIsVisibleToASecondConnectionOnlyAfterCommit(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     try f.register(1)
-    let reader = try AdapterRegistry(database: try Database(path: f.dir.state.database.path), blobs: f.dir.state.blobs)
-    try f.database.transaction {
+    let reader = try f.secondRegistry()
+    try f.connection.transaction {
         try f.registry.promote(VersionReference(parsing: "mail/v1"))
         #expect(try reader.active(lineage: RegistryFixture.lineage) == nil)
     }

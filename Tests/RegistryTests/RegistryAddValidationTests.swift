@@ -61,13 +61,14 @@ func registryAddRefusesAnInconsistentGateReport(report: String) throws {
     #expect(throws: Never.self) { try JSON.decode(GateSummary.self, from: Data(notEnough.utf8), context: "r").checkConsistency() }
 }
 
-@Test func promoteDoesNotTrustAStoredVerdictThatContradictsItsNumbers() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func promoteDoesNotTrustAStoredVerdictThatContradictsItsNumbers(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     let version = try #require(try f.register(1).first)
     // A row written before reports were checked: outcome better, p 0.9.
     var metrics = RegistryFixture.gate(.better)
     metrics.gate?.pValue = 0.9
-    try f.database.run("UPDATE registry_versions SET metrics = ? WHERE id = ?", JSON.canonicalString(metrics), version.id)
+    try f.connection.run("UPDATE registry_versions SET metrics = ? WHERE id = ?", JSON.canonicalString(metrics), version.id)
     #expect(throws: RegistryError.self) { try f.registry.promote(version.reference) }
     #expect(try f.snapshot() == (nil, 0))
     let forced = try f.registry.promote(version.reference, reason: .force)

@@ -4,17 +4,66 @@ import Registry
 import Storage
 import TestSupport
 
-/// A fresh state directory with an open registry on a manual clock.
+/// The two databases the registry runs on; tests of its contract take each as an argument.
+enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqlite, postgres
+    var description: String { rawValue }
+}
+
+/// An open registry on a manual clock, over a fresh database of either backend: a state directory's SQLite file
+/// and blob files, or a new database in the test process's throwaway PostgreSQL cluster with its blobs in it.
 final class RegistryFixture: @unchecked Sendable {  // immutable after init
+    let backend: Backend
     let dir = TemporaryDirectory("registry")
     let clock = ManualClock()
-    let database: Database
+    let connection: any SQLConnection
+    let blobs: any BlobStorage
     let registry: AdapterRegistry
+    /// The PostgreSQL database's connection string, nil on SQLite.
+    let target: String?
 
-    init() throws {
+    init(_ backend: Backend = .sqlite) throws {
+        self.backend = backend
         try dir.state.create()
-        database = try Database(path: dir.state.database.path)
-        registry = try AdapterRegistry(database: database, blobs: dir.state.blobs, clock: clock)
+        switch backend {
+        case .sqlite:
+            connection = try Database(path: dir.state.database.path)
+            blobs = dir.state.blobs
+            target = nil
+        case .postgres:
+            let target = try PostgresCluster.shared().makeDatabase()
+            let server = try PostgresConnection(target)
+            connection = server
+            blobs = try PostgresBlobStore(connection: server, clock: clock)
+            self.target = target
+        }
+        registry = try AdapterRegistry(connection: connection, blobs: blobs, clock: clock)
+    }
+
+    /// The same registry through a connection of its own, as another process (or host) would open it.
+    func secondRegistry() throws -> AdapterRegistry {
+        switch backend {
+        case .sqlite:
+            return try AdapterRegistry(database: try Database(path: dir.state.database.path), blobs: dir.state.blobs)
+        case .postgres:
+            let server = try PostgresConnection(target!)
+            return try AdapterRegistry(connection: server, blobs: try PostgresBlobStore(connection: server))
+        }
+    }
+
+    /// Replaces the stored bytes of `digest` with others, as a bad disk or a hand edit would.
+    func damageBlob(_ digest: Digest) throws {
+        switch backend {
+        case .sqlite: try Data("garbage".utf8).write(to: dir.state.blobs.url(for: digest))
+        case .postgres: try connection.run("UPDATE blob_chunks SET bytes = ? WHERE digest = ?", Data("garbage".utf8), digest)
+        }
+    }
+
+    func deleteBlob(_ digest: Digest) throws {
+        switch backend {
+        case .sqlite: try FileManager.default.removeItem(at: dir.state.blobs.url(for: digest))
+        case .postgres: try connection.run("DELETE FROM blobs WHERE digest = ?", digest)
+        }
     }
 
     static let lineage = ShortIdentifier("mail")!

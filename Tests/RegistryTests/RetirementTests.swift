@@ -6,8 +6,9 @@ import Testing
 // Retirement (issue 16): a version trained on erased text keeps its row and file but can never be made active;
 // an active one is replaced by the newest version that is not retired and was once active, or the base model.
 
-@Test func retiringTheActiveVersionMovesTheLineageToTheNewestOnceActiveVersion() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func retiringTheActiveVersionMovesTheLineageToTheNewestOnceActiveVersion(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     let versions = try f.register(3)
     for v in versions { try f.registry.promote(v.reference) }
     let candidate = try f.register(1, outcome: .worse)  // never active: an erasure must not activate it
@@ -17,14 +18,15 @@ import Testing
     #expect(result.moves.first?.move?.reason == .retire)
     #expect(try candidate[0].number == 4 && !f.registry.version(id: candidate[0].id).isRetired)
     // The file stays; the version can no longer be promoted.
-    #expect(f.dir.state.blobs.contains(versions[2].adapterDigest))
+    #expect(try f.blobs.contains(versions[2].adapterDigest))
     #expect(throws: RegistryError.versionRetired(lineage: "mail", version: "v3")) {
         try f.registry.promote(versions[2].reference, reason: .force)
     }
 }
 
-@Test func retiringEveryOnceActiveVersionFallsBackToTheBaseModelAndRollbackWalksPastRetiredOnes() throws {
-    let f = try RegistryFixture()
+@Test(arguments: Backend.allCases)
+func retiringEveryOnceActiveVersionFallsBackToTheBaseModelAndRollbackWalksPastRetiredOnes(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
     let versions = try f.register(3)
     for v in versions { try f.registry.promote(v.reference) }
     try f.registry.retire([versions[1]], reason: "trained on erased examples")

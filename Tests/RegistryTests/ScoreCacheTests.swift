@@ -5,9 +5,10 @@ import Storage
 import Testing
 import TestSupport
 
-@Test func cachedScoresAreFoundOnlyForTheSameModelWeightsAndExample() throws {
-    let f = try RegistryFixture()
-    let cache = try ScoreCache(database: f.database, clock: f.clock)
+@Test(arguments: Backend.allCases)
+func cachedScoresAreFoundOnlyForTheSameModelWeightsAndExample(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
+    let cache = try ScoreCache(connection: f.connection, clock: f.clock)
     let model = Digest.sha256("model"), other = Digest.sha256("other model")
     let adapter = ScoreCache.Weights.adapter(Digest.sha256("adapter"))
     let examples = (0..<5).map { Digest.sha256("example \($0)") }
