@@ -3,6 +3,7 @@ import Foundation
 import JobQueue
 import Storage
 import Testing
+import TestSupport
 
 /// The job engine's contract, run against both backends: what `LeaseTests`, `RetryTests`, `DAGTests`,
 /// `CancelAndPruneTests`, `StateMachineTests` and `CheckpointPointerTests` check on SQLite, checked the same way

@@ -4,12 +4,6 @@ import JobQueue
 import Storage
 import TestSupport
 
-/// The two databases the job engine runs on; conformance tests take each as an argument.
-enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
-    case sqlite, postgres
-    var description: String { rawValue }
-}
-
 /// A fresh job engine of either backend with a manual clock: an SQLite file in a temporary directory, or a new
 /// database in the test process's throwaway PostgreSQL cluster (`PostgresCluster.shared`).
 final class EngineFixture: RunsTestJobs, Sendable {

@@ -4,12 +4,6 @@ import Registry
 import Storage
 import TestSupport
 
-/// The two databases the registry runs on; tests of its contract take each as an argument.
-enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
-    case sqlite, postgres
-    var description: String { rawValue }
-}
-
 /// An open registry on a manual clock, over a fresh database of either backend: a state directory's SQLite file
 /// and blob files, or a new database in the test process's throwaway PostgreSQL cluster with its blobs in it.
 final class RegistryFixture: @unchecked Sendable {  // immutable after init

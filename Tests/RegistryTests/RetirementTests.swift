@@ -2,6 +2,7 @@ import AdaptCore
 import Foundation
 import Registry
 import Testing
+import TestSupport
 
 // Retirement (issue 16): a version trained on erased text keeps its row and file but can never be made active;
 // an active one is replaced by the newest version that is not retired and was once active, or the base model.

@@ -3,6 +3,7 @@ import Foundation
 import ReplayBuffer
 import Storage
 import Testing
+import TestSupport
 
 // Every snapshot blob is recorded with the examples it holds, and erasure or expiry of one of them erases the
 // blob in the same operation (issue 16).

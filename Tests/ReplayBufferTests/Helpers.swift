@@ -4,12 +4,6 @@ import ReplayBuffer
 import Storage
 import TestSupport
 
-/// The two databases the replay buffer runs on; store tests take each as an argument.
-enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
-    case sqlite, postgres
-    var description: String { rawValue }
-}
-
 /// A fresh buffer on a manual clock: in a temporary state directory's SQLite database, or in a new database of
 /// the test process's throwaway PostgreSQL cluster (`PostgresCluster.shared`). Blobs are files in the state
 /// directory on both.

@@ -3,6 +3,7 @@ import Foundation
 import ReplayBuffer
 import Storage
 import Testing
+import TestSupport
 
 /// A lineage's buffer, dumped and restored elsewhere, samples exactly as the original does (what replay needs).
 @Test(arguments: Backend.allCases)

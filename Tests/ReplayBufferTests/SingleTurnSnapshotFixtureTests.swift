@@ -2,6 +2,7 @@ import AdaptCore
 import Foundation
 import ReplayBuffer
 import Testing
+import TestSupport
 
 /// Single-turn examples keep their ids and encode byte for byte as they did before conversations were stored
 /// whole, so the digests recorded by earlier runs (the prune step's buffer snapshot, the sample step's dataset

@@ -59,6 +59,7 @@ public final class PostgresCluster: @unchecked Sendable {
                         + "-c full_page_writes=off -c max_connections=200",
                 ], in: directory.path)
                 port = candidate
+                Self.startWatchdog(directory: directory.path)
                 return
             } catch {
                 lastError = error
@@ -145,6 +146,39 @@ public final class PostgresCluster: @unchecked Sendable {
         if getuid() == 0 { command += ["/usr/bin/setpriv", "--reuid=\(nobody)", "--regid=\(nogroup)", "--clear-groups", "--"] }
         command += [program.path] + arguments
         let outputPath = directory + "/\(program.lastPathComponent).out"
+        guard let pid = spawn(command, outputPath: outputPath) else {
+            throw Problem.commandFailed(command: program.lastPathComponent, status: errno, output: "could not start it")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        guard exitStatus == 0 else {
+            var log = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            if let server = try? String(contentsOfFile: directory + "/server.log", encoding: .utf8) { log += "\n" + server }
+            throw Problem.commandFailed(command: program.lastPathComponent, status: exitStatus, output: log)
+        }
+    }
+
+    /// A test process killed with SIGKILL runs no exit handler, so its server would outlive it. A small shell
+    /// left behind polls for the test process and, once it is gone, stops the server the immediate way (SIGQUIT
+    /// to the postmaster, which is what `pg_ctl stop -m immediate` sends) and deletes the cluster's directory.
+    /// After a normal exit the server is already stopped and only the directory is left to delete.
+    private static func startWatchdog(directory: String) {
+        let script = """
+            while kill -0 "$1" 2>/dev/null; do sleep 1; done
+            if [ -f "$2/data/postmaster.pid" ]; then
+              server=$(head -n 1 "$2/data/postmaster.pid")
+              kill -QUIT "$server" 2>/dev/null
+              while kill -0 "$server" 2>/dev/null; do sleep 0.2; done
+            fi
+            rm -rf "$2"
+            """
+        _ = spawn(["/bin/sh", "-c", script, "postgres-cluster-watchdog", String(getpid()), directory],
+                  outputPath: "/dev/null")
+    }
+
+    /// Starts `command` with stdin from /dev/null and stdout and stderr into `outputPath`; nil if it could not.
+    private static func spawn(_ command: [String], outputPath: String) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -159,16 +193,10 @@ public final class PostgresCluster: @unchecked Sendable {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
         guard spawned == 0 else {
-            throw Problem.commandFailed(command: program.lastPathComponent, status: spawned, output: "could not start it")
+            errno = spawned
+            return nil
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        guard exitStatus == 0 else {
-            var log = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            if let server = try? String(contentsOfFile: directory + "/server.log", encoding: .utf8) { log += "\n" + server }
-            throw Problem.commandFailed(command: program.lastPathComponent, status: exitStatus, output: log)
-        }
+        return pid
     }
 
     /// A loopback port nobody listens on now (the kernel's choice for port 0).
