@@ -101,11 +101,10 @@ extension LlamaModel {
     /// not trained there: callers stop at the context length. A single token is read from the quantized
     /// blocks when the model was loaded with `quantizedDecode` (the default). OpenBLAS's thread count is held
     /// meanwhile (`BLAS.withThreadCount`), here and in every public pass.
-    /// With `.quantized` storage the products read the matrices in cache-sized tiles (`QuantizedTileProduct`).
     public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
         BLAS.withThreadCount {
-            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil, tiled: true)
-            return logits(pass, rows: [tokens.count - 1], tiled: true)
+            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
+            return logits(pass, rows: [tokens.count - 1])
         }
     }
 
@@ -117,8 +116,8 @@ extension LlamaModel {
         }
     }
 
-    /// Logits (rows.count, V) = xnF[rows] · Wₒᵤₜᵀ; `tiled` as `run` takes it.
-    func logits(_ pass: ForwardPass, rows: [Int], fromQuantized: Bool = true, tiled: Bool = false) -> [Float] {
+    /// Logits (rows.count, V) = xnF[rows] · Wₒᵤₜᵀ.
+    func logits(_ pass: ForwardPass, rows: [Int], fromQuantized: Bool = true) -> [Float] {
         let (C, V) = (hyperparameters.width, hyperparameters.vocabularySize)
         let selected = FloatBuffer(rows.count * C)   // (n, C)
         for (i, t) in rows.enumerated() { (selected.pointer + i * C).update(from: pass.xnF.pointer + t * C, count: C) }
@@ -127,8 +126,6 @@ extension LlamaModel {
             out.withUnsafeMutableBufferPointer { o in
                 if rows.count == 1, fromQuantized, let info = quantizedOutput {
                     QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: V, columns: C, x: selected.pointer, into: o.baseAddress!)
-                } else if tiled, rows.count > 1, output.offset == nil {
-                    QuantizedTileProduct.multiply(output, file: file, x: selected.pointer, rows: rows.count, into: o.baseAddress!)
                 } else {
                     BaseMatrixReader(model: self, weights: W.baseAddress!, team: .inline).logits(selected.pointer, rows: rows.count, into: o.baseAddress!)
                 }
@@ -144,12 +141,9 @@ extension LlamaModel {
     /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
     /// Buffers come from `arena` when given (recorded passes only: their every buffer is written before it is read).
     /// Matrices are read through `reader` when given (a training pass shares one with its backward), else
-    /// through a reader of this pass; with `tiled`, the matrices kept quantized are multiplied a cache-sized tile
-    /// at a time instead when there are several rows (`QuantizedTileProduct`: another arithmetic in the last
-    /// bits, for passes nothing replays; a single row keeps sgemv's bits).
+    /// through a reader of this pass.
     func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
-             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil, reader given: BaseMatrixReader? = nil,
-             tiled: Bool = false) -> ForwardPass {
+             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil, reader given: BaseMatrixReader? = nil) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -183,8 +177,6 @@ extension LlamaModel {
                 // Training passes stay on the f32 copy their backward pass multiplies with.
                 if T == 1, !record, !f32Only, let info = quantized[b][p] {
                     QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: out, columns: inp, x: input, into: y)
-                } else if tiled, T > 1, !record, blocks[b].matrix(p).offset == nil {
-                    QuantizedTileProduct.multiply(blocks[b].matrix(p), file: file, x: input, rows: T, into: y)
                 } else {
                     reader.withRows(of: blocks[b].matrix(p)) { Wp in
                         if T == 1 {

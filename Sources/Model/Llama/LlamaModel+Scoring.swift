@@ -5,8 +5,7 @@ extension LlamaModel {
     ///
     /// Prompt and completion are token ids produced separately and concatenated (the boundary training uses).
     /// Completion token i is predicted from position |prompt| + i − 1, so with an empty prompt the first
-    /// completion token has no context and is not scored: the result then has one value fewer. A model kept
-    /// quantized multiplies in cache-sized tiles (`QuantizedTileProduct`).
+    /// completion token has no context and is not scored: the result then has one value fewer.
     public func logProbabilities(of completion: [Int], after prompt: [Int], lora: LoRAParameters? = nil) -> [Double] {
         let tokens = prompt + completion
         let first = max(prompt.count, 1)          // index in `tokens` of the first scored token
@@ -15,8 +14,8 @@ extension LlamaModel {
         let rows = Array((first - 1)..<(tokens.count - 1))
         let logits = BLAS.withThreadCount {
             // The last token is only predicted, never fed.
-            let pass = run(tokens: Array(tokens.dropLast()), lora: lora, cache: &cache, record: false, dropout: nil, tiled: true)
-            return self.logits(pass, rows: rows, tiled: true)     // (n, V)
+            let pass = run(tokens: Array(tokens.dropLast()), lora: lora, cache: &cache, record: false, dropout: nil)
+            return self.logits(pass, rows: rows)     // (n, V)
         }
         let V = hyperparameters.vocabularySize
         return rows.indices.map { i in
