@@ -15,13 +15,15 @@ public struct BaseModel: Sendable {
     /// Reads the GGUF at `url`: weights, vocabulary (`tokenizer.ggml.*`) and chat template, or the convention
     /// `chatFormat` names (required when the file has no template). `quantizedDecode` as `LlamaModel` takes it:
     /// single tokens and a pass's last logits read from the quantized blocks with 8-bit activations
-    /// (generation) or from the f32 weights (logits reported as the model's).
-    public static func load(_ url: URL, quantizedDecode: Bool = true, chatFormat: ChatConvention? = nil) throws -> BaseModel {
+    /// (generation) or from the f32 weights (logits reported as the model's). `base`: the frozen matrices kept in
+    /// the file's types (about the file's size in memory) or dequantized once to f32 (`BaseWeightStorage`).
+    public static func load(_ url: URL, quantizedDecode: Bool = true, chatFormat: ChatConvention? = nil,
+                            base: BaseWeightStorage = .quantized) throws -> BaseModel {
         let file = try GGUFFile(url: url)
         let tokenizer = try Tokenizer(gguf: file)
         let formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)
         try formatter.validate(against: tokenizer)
-        let model = try LlamaModel(file: file, quantizedDecode: quantizedDecode)
+        let model = try LlamaModel(file: file, quantizedDecode: quantizedDecode, base: base)
         return BaseModel(url: url, digest: try Digest.sha256(fileAt: url), model: model, tokenizer: tokenizer,
                          formatter: formatter)
     }

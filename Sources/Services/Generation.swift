@@ -22,6 +22,8 @@ public enum Generation {
         /// Load and attach `adapter` this many times, timing each phase (scripts/bench/generate).
         public var swapRepeats = 1
         public var threads: Int?
+        /// `--base-weights`: the frozen matrices kept in the file's types (the default) or dequantized to f32.
+        public var baseWeights = BaseWeightStorage.quantized
         public var maxTokens = 256
         public var stopStrings: [String] = []
         public var enableThinking = true
@@ -79,7 +81,7 @@ public enum Generation {
             throw RequestError(message: "--lineage must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
 
-        let base = try BaseModel.load(request.model ?? state.defaultModel, chatFormat: request.chatFormat)
+        let base = try BaseModel.load(request.model ?? state.defaultModel, chatFormat: request.chatFormat, base: request.baseWeights)
         var catalog: RegistryAdapterCatalog?
         if request.lineage != nil {
             catalog = RegistryAdapterCatalog(registry: try AdapterRegistry(database: try database(), blobs: state.blobs))

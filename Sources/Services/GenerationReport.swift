@@ -1,9 +1,10 @@
 import Foundation
 import Inference
+import Model
 
 /// How `adapt generate` shows a `Generation.Outcome`: DESIGN.md's `--json` document and the statistics line.
 public enum GenerationReport {
-    /// DESIGN.md's `generate` document, exactly these fields.
+    /// DESIGN.md's `generate` document, plus how the base model's matrices were kept (`base_weights`).
     public struct ResultJSON: Encodable {
         let text: String
         let token_ids: [Int32]
@@ -13,8 +14,9 @@ public enum GenerationReport {
         let prompt_ms: Double
         let generation_ms: Double
         let tokens_per_second: Double
+        let base_weights: String
 
-        public init(_ r: GenerationResult) {
+        public init(_ r: GenerationResult, baseWeights: BaseWeightStorage) {
             text = r.text
             token_ids = r.tokenIDs
             prompt_tokens = r.promptTokens
@@ -23,6 +25,7 @@ public enum GenerationReport {
             prompt_ms = (r.promptMilliseconds * 1000).rounded() / 1000
             generation_ms = (r.generationMilliseconds * 1000).rounded() / 1000
             tokens_per_second = (r.tokensPerSecond * 1000).rounded() / 1000
+            base_weights = baseWeights.rawValue
         }
     }
 
@@ -31,9 +34,9 @@ public enum GenerationReport {
         let base: ResultJSON
         let adapter: ResultJSON
 
-        public init(base: GenerationResult, adapter: GenerationResult) {
-            self.base = ResultJSON(base)
-            self.adapter = ResultJSON(adapter)
+        public init(base: GenerationResult, adapter: GenerationResult, baseWeights: BaseWeightStorage) {
+            self.base = ResultJSON(base, baseWeights: baseWeights)
+            self.adapter = ResultJSON(adapter, baseWeights: baseWeights)
         }
     }
 

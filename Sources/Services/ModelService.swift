@@ -56,11 +56,13 @@ public enum ModelService {
     /// The `k` largest logits of the token after `prompt` (its ids in `prompt`), with `adapter` applied when given.
     /// `chatFormat` is the convention an adapter must have been trained under (the prompt is never formatted).
     public static func logits(prompt: String, parseSpecial: Bool, top k: Int, model url: URL, adapter: URL?,
-                              threads: Int?, chatFormat: ChatConvention? = nil) throws -> (prompt: Tokens, top: [(id: Int, logit: Float)]) {
+                              threads: Int?, chatFormat: ChatConvention? = nil,
+                              baseWeights: BaseWeightStorage = .quantized) throws -> (prompt: Tokens, top: [(id: Int, logit: Float)]) {
         if let threads { try BLAS.setThreads(threads) }
-        // In f32 throughout: these are the model's logits, compared with other implementations', not a decode
-        // step, whose 8-bit activations move them by up to about one unit.
-        let base = try load(url, chatFormat: chatFormat, formatsPrompt: false)
+        // In f32 arithmetic throughout (the weights dequantized, the activations not rounded): these are the
+        // model's logits, compared with other implementations', not a decode step, whose 8-bit activations move
+        // them by up to about one unit.
+        let base = try load(url, chatFormat: chatFormat, formatsPrompt: false, baseWeights: baseWeights)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
         // BOS as the model asks for it (`add_bos_token`), as llama.cpp tokenizes a prompt: Gemma's logits
         // without it are another model's (its NLL on plain English doubles).
@@ -87,10 +89,11 @@ public enum ModelService {
     /// `chat` formats the prompt as a user turn of the model's chat template (or of `chatFormat`, required for a
     /// model without a template), followed by the assistant opening.
     public static func score(prompt: String, completion: String, chat: Bool, parseSpecial: Bool, model url: URL,
-                             adapter: URL?, threads: Int?, chatFormat: ChatConvention? = nil) throws -> Score {
+                             adapter: URL?, threads: Int?, chatFormat: ChatConvention? = nil,
+                             baseWeights: BaseWeightStorage = .quantized) throws -> Score {
         if let threads { try BLAS.setThreads(threads) }
-        // In f32, as `logits`: a one-token completion would otherwise be scored by a decode step.
-        let base = try load(url, chatFormat: chatFormat, formatsPrompt: chat)
+        // In f32 arithmetic, as `logits`: a one-token completion would otherwise be scored by a decode step.
+        let base = try load(url, chatFormat: chatFormat, formatsPrompt: chat, baseWeights: baseWeights)
         let (model, tokenizer) = (base.model, base.tokenizer)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
         let promptText = chat ? try base.formatter.format([.user(prompt)], addGenerationPrompt: true) : prompt
@@ -105,14 +108,15 @@ public enum ModelService {
                      logprobs: logprobs)
     }
 
-    /// The model in f32 for `logits` and `score`. A prompt that is not formatted needs no chat format: a model
-    /// without a template then reads as `plain`, the convention its adapters were trained under by default.
-    static func load(_ url: URL, chatFormat: ChatConvention?, formatsPrompt: Bool) throws -> BaseModel {
+    /// The model for `logits` and `score`, every product in f32 arithmetic (no 8-bit activations), its matrices
+    /// kept as `baseWeights` says. A prompt that is not formatted needs no chat format: a model without a
+    /// template then reads as `plain`, the convention its adapters were trained under by default.
+    static func load(_ url: URL, chatFormat: ChatConvention?, formatsPrompt: Bool, baseWeights: BaseWeightStorage) throws -> BaseModel {
         var chatFormat = chatFormat
         if chatFormat == nil, !formatsPrompt, try GGUFFile(url: url).string("tokenizer.chat_template") == nil {
             chatFormat = .plain
         }
-        return try BaseModel.load(url, quantizedDecode: false, chatFormat: chatFormat)
+        return try BaseModel.load(url, quantizedDecode: false, chatFormat: chatFormat, base: baseWeights)
     }
 
     /// Throws unless `count` tokens fit in the model's context (what `generate` checks for its prompt).

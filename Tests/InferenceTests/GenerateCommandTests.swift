@@ -38,7 +38,7 @@ enum GenerateFixtures {
 }
 
 private let fields: Set<String> = ["text", "token_ids", "prompt_tokens", "cached_tokens", "generated_tokens", "prompt_ms",
-                                   "generation_ms", "tokens_per_second"]
+                                   "generation_ms", "tokens_per_second", "base_weights"]
 
 @Test func generateJSONHasExactlyTheDesignedFields() throws {
     let result = try GenerateFixtures.run(["--prompt", "hello world", "--greedy", "--max-tokens", "6", "--json"])
@@ -47,6 +47,19 @@ private let fields: Set<String> = ["text", "token_ids", "prompt_tokens", "cached
     #expect(Set(json.keys) == fields)
     #expect(json["generated_tokens"]?.intValue == json["token_ids"]?.arrayValue?.count)
     #expect((json["prompt_tokens"]?.intValue ?? 0) > 0)
+    #expect(json["base_weights"]?.stringValue == "quantized")
+}
+
+/// The base stays in the file's types unless asked: both storages answer, with the same greedy tokens on the
+/// tiny model, and say which they were.
+@Test func generateKeepsTheBaseQuantizedUnlessAskedForF32() throws {
+    let arguments = ["--prompt", "hello world", "--greedy", "--max-tokens", "8", "--json"]
+    let quantized = try GenerateFixtures.json(try GenerateFixtures.run(arguments))
+    let f32 = try GenerateFixtures.json(try GenerateFixtures.run(arguments + ["--base-weights", "f32"]))
+    #expect(quantized["base_weights"]?.stringValue == "quantized" && f32["base_weights"]?.stringValue == "f32")
+    #expect(quantized["token_ids"] == f32["token_ids"])
+    let refused = try GenerateFixtures.run(arguments + ["--base-weights", "f16"])
+    #expect(refused.status == 2 && refused.stderr.contains("must be quantized or f32"), "\(refused.stderr)")
 }
 
 @Test func generateStreamsTheSameTextItReportsAndTheSameSeedRepeatsIt() throws {

@@ -16,11 +16,12 @@ enum GenerateCommand {
             adapter from the registry; the base model when it has none). Sampling follows llama.cpp's default \
             chain: penalties, top-k, top-p, min-p, temperature, then a draw seeded by --seed. --compare answers \
             with the adapter first, then with the base model limited to as many tokens as the adapter used, and \
-            prints both side by side.
+            prints both side by side. The base model stays in its file's types unless --base-weights f32; --json \
+            adds "base_weights" to each answer.
             """,
         options: [model, lineage, adapter, prompt, system, maxTokens, temperature, topK, topP, minP, repeatPenalty,
                   presencePenalty, frequencyPenalty, seed, greedy, stop, enableThinking, ModelCommands.chatFormat, ModelCommands.threadsOption,
-                  swapRepeats, compare, .json]) { invocation in
+                  ModelCommands.baseWeights, swapRepeats, compare, .json]) { invocation in
             try await run(invocation)
         }
 
@@ -78,6 +79,7 @@ enum GenerateCommand {
         request.enableThinking = try args[enableThinking]
         request.chatFormat = try args[ModelCommands.chatFormat]
         request.threads = try ModelCommands.threads(args)
+        request.baseWeights = try args[ModelCommands.baseWeights]
         request.swapRepeats = try args[swapRepeats]
         let json = args[.json]
         let outcome: Generation.Outcome
@@ -92,14 +94,14 @@ enum GenerateCommand {
         switch outcome {
         case let .answer(result):
             if json {
-                Console.print(JSON.pretty(GenerationReport.ResultJSON(result)))
+                Console.print(JSON.pretty(GenerationReport.ResultJSON(result, baseWeights: request.baseWeights)))
             } else {
                 Console.write("\n")
                 Console.error(GenerationReport.statistics(result))
             }
         case let .comparison(base, adapted, name):
             if json {
-                Console.print(JSON.pretty(GenerationReport.ComparisonJSON(base: base, adapter: adapted)))
+                Console.print(JSON.pretty(GenerationReport.ComparisonJSON(base: base, adapter: adapted, baseWeights: request.baseWeights)))
                 return
             }
             let width = max(40, Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 100)

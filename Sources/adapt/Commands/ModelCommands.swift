@@ -23,6 +23,14 @@ enum ModelCommands {
         }
         return convention
     }
+    /// `--base-weights`, wherever the model answers or scores (train has its own, which follows a checkpoint).
+    static let baseWeights = Option(
+        "base-weights", value: "quantized|f32", default: BaseWeightStorage.quantized, defaultHelp: "quantized",
+        help: "keep the frozen model in its file's types (about the file's size in memory) or dequantized to f32 (4 bytes a weight; the last bits of the numbers differ)"
+    ) { text in
+        guard let storage = BaseWeightStorage(rawValue: text) else { throw UsageError("must be quantized or f32, got '\(text)'") }
+        return storage
+    }
     static var modelOption: OptionSpec { model.spec }
     static var threadsOption: OptionSpec { threadCount.spec }
 
@@ -76,20 +84,21 @@ enum ModelCommands {
         discussion: """
             The prompt is tokenized with BOS only when the model asks for it (tokenizer.ggml.add_bos_token, as \
             llama.cpp does: Gemma yes, SmolLM2 no); --special lets it carry control tokens such as <|im_start|>.
-            --json prints {"ids": [Int], "top": [{"id", "logit"}]} for the last position.
+            --json prints {"ids": [Int], "top": [{"id", "logit"}], "base_weights"} for the last position.
             """,
-        options: [model, Logits.prompt, Logits.top, Logits.adapter, Logits.special, chatFormat, threadCount, .json]
+        options: [model, Logits.prompt, Logits.top, Logits.adapter, Logits.special, chatFormat, threadCount, baseWeights, .json]
     ) { invocation in
         let arguments = invocation.arguments
         let k = try arguments[Logits.top]
         let prompt = try arguments.required(Logits.prompt)
         let threads = try threads(arguments)
+        let storage = try arguments[baseWeights]
         let (prompted, top): (ModelService.Tokens, [(id: Int, logit: Float)])
         do {
             (prompted, top) = try ModelService.logits(
                 prompt: prompt, parseSpecial: arguments[Logits.special], top: k, model: try modelURL(invocation),
                 adapter: try arguments[Logits.adapter].map { URL(fileURLWithPath: $0) }, threads: threads,
-                chatFormat: try arguments[chatFormat])
+                chatFormat: try arguments[chatFormat], baseWeights: storage)
         } catch is ModelService.EmptyPrompt {
             throw UsageError("--prompt must give at least one token; it is empty")
         }
@@ -98,6 +107,7 @@ enum ModelCommands {
             let document: JSONValue = .object([
                 "ids": .array(ids.map { .int($0) }),
                 "top": .array(top.map { .object(["id": .int($0.id), "logit": .double(Double($0.logit))]) }),
+                "base_weights": .string(storage.rawValue),
             ])
             Console.print(JSON.canonicalString(document))
             return
@@ -118,18 +128,20 @@ enum ModelCommands {
             Prompt and completion are tokenized separately and concatenated, the boundary training uses. --chat \
             formats the prompt as a user turn with the model's chat template, followed by the assistant opening. \
             With an empty prompt (and a model that adds no BOS) the first completion token has no context and is not scored.
-            --json prints {"prompt_ids", "completion_ids", "logprobs": [Double], "mean_nll"} (mean_nll is null \
-            when no token is scored).
+            --json prints {"prompt_ids", "completion_ids", "logprobs": [Double], "mean_nll", "base_weights"} (mean_nll \
+            is null when no token is scored).
             """,
-        options: [model, Score.prompt, Score.completion, Score.adapter, Score.chat, Score.special, chatFormat, threadCount, .json]
+        options: [model, Score.prompt, Score.completion, Score.adapter, Score.chat, Score.special, chatFormat, threadCount,
+                  baseWeights, .json]
     ) { invocation in
         let arguments = invocation.arguments
         let prompt = try arguments.required(Score.prompt)
         let completion = try arguments.required(Score.completion)
+        let storage = try arguments[baseWeights]
         let scored = try ModelService.score(
             prompt: prompt, completion: completion, chat: arguments[Score.chat], parseSpecial: arguments[Score.special],
             model: try modelURL(invocation), adapter: try arguments[Score.adapter].map { URL(fileURLWithPath: $0) },
-            threads: try threads(arguments), chatFormat: try arguments[chatFormat])
+            threads: try threads(arguments), chatFormat: try arguments[chatFormat], baseWeights: storage)
         let (promptIDs, completionIDs, logprobs, meanNLL) = (scored.prompt.ids, scored.completion.ids, scored.logprobs, scored.meanNLL)
         if arguments[.json] {
             let document: JSONValue = .object([
@@ -137,6 +149,7 @@ enum ModelCommands {
                 "completion_ids": .array(completionIDs.map { .int($0) }),
                 "logprobs": .array(logprobs.map { .double($0) }),
                 "mean_nll": meanNLL.map { .double($0) } ?? .null,
+                "base_weights": .string(storage.rawValue),
             ])
             Console.print(JSON.canonicalString(document))
             return
