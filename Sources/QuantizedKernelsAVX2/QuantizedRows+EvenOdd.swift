@@ -1,0 +1,1 @@
+../QuantizedKernels/QuantizedRows+EvenOdd.swift
