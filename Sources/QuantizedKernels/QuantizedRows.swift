@@ -3,13 +3,18 @@
 // one at run time from the CPU's flags. Both compilations perform the same operations in the same order on
 // the same values, so their results agree bit for bit; only the instructions differ (the AVX2 one also converts
 // halves with F16C, `QUANTIZED_KERNELS_F16C`, which is exact as the portable conversion is).
+// Every kernel lives in this one file: debug builds compile each file on its own, and a helper defined in
+// another file would be called rather than inlined in every group.
 
 /// 8-bit activations in the layout the row kernels read, one entry per 32-value group of the input.
 ///
-/// `values` holds, per group, its 32 values in order as Int16 (64 bytes): the width at which one `pmaddwd`
-/// multiplies sixteen weights by sixteen values and adds neighbouring products. `scales` holds each group's step
-/// (value = step · q) and `halfSums` the sums of q over each group's first and second 16 values (the types with
-/// minimums subtract minimum · Σ x).
+/// `values` holds, per group, its 32 values in order as Int16, then sixteen Int16 ones (96 bytes a group). The
+/// ones are the multiplier of the widening of 16-bit pair sums to 32 bits: read through a pointer that moves
+/// with the group, they are a value LLVM can neither fold away nor hoist out of the loop, so the widening stays
+/// the multiply-add it selects `pmaddwd` for (with a constant 1 it became three shifts and an addition; with one
+/// copy of the ones, hoisted, it became 32-bit multiplies once a loop body held two groups). `scales` holds each
+/// group's step (value = step · q) and `halfSums` the sums of q over each group's first and second 16 values
+/// (the types with minimums subtract minimum · Σ x).
 public struct QuantizedActivations: @unchecked Sendable {
     public let values: UnsafeRawPointer
     public let scales: UnsafePointer<Float>
@@ -17,6 +22,9 @@ public struct QuantizedActivations: @unchecked Sendable {
     /// Per group, Σ x̂ as llama.cpp's Q8_1 blocks store it (an f16 of the unrounded step · Σ q), for the
     /// legacy types with a minimum, so that they read the values llama.cpp reads.
     public let sums: UnsafePointer<Float>
+
+    /// Bytes a group takes in `values`.
+    public static let groupBytes = 96
 
     public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>) {
         self.values = values
@@ -45,11 +53,15 @@ public struct QuantizedMatrix: @unchecked Sendable {
 /// rows stored in GGML's quantized blocks, with integer products.
 ///
 /// Every weight type is unpacked into the same form, two vectors of sixteen 16-bit integers per group (its
-/// first and its last sixteen elements, in order), so one integer dot product serves them all: two `pmaddwd`
-/// (sixteen 16-bit products, neighbours added in 32 bits: |q_w · s| ≤ 4064 for the types whose sub-block scales
-/// are folded into the weights, |q_x| ≤ 127, so a pair stays inside Int32 by far) and one 32-bit addition. The
-/// group's float scale is applied to the eight partial sums as a vector, so a row costs one horizontal sum, at
-/// its end. Each type's function runs over a range of rows, several rows per pass where that shares work.
+/// first and its last sixteen elements, in order), so one integer dot product serves them all: 16-bit
+/// multiplies and adds, whose sums of two products stay inside Int16 for every type (|q_w| ≤ 128, |q_x| ≤ 127:
+/// 2 · 128 · 127 = 32512), then one widening of the pairs to 32 bits by a multiply-add with ones (`pmaddwd`,
+/// `QuantizedActivations`).
+/// The group's float scale is applied to the eight partial sums as a vector, so a row costs one horizontal
+/// sum, at its end. Each type's function runs over a range of rows, several rows per pass where that shares work.
+///
+/// Multiplying the weights and the activations with `pmaddwd` directly (one instruction fewer) was tried again
+/// with the activations in order: LLVM sees the weights are bytes, widens them to 32 bits and the pattern is lost.
 public enum QuantizedRows {
     /// The GGML type numbers this file reads.
     public static let types: Set<UInt32> = [2, 3, 6, 7, 8, 20, 10, 11, 12, 13, 14, 23]
@@ -78,12 +90,32 @@ public enum QuantizedRows {
     typealias Lanes = SIMD16<UInt16>
     typealias Words = SIMD16<Int16>
 
-    /// Σ over the group's 32 elements of w · x, in eight 32-bit partial sums (lane k: elements 2k, 2k + 1,
-    /// 16 + 2k and 17 + 2k): exact, since |sum| ≤ 32 · 4064 · 127 < 2²⁴, so its conversion to float is too.
+    /// Σ over the group's 32 elements of w · x, in eight partial sums (lane k: elements 2k, 2k + 1, 16 + 2k
+    /// and 17 + 2k), as floats: exact, since |sum| ≤ 32 · 128 · 127 < 2²⁴.
     @inline(__always)
     static func dot(_ low: Words, _ high: Words, _ a: QuantizedActivations, _ g: Int) -> SIMD8<Float> {
-        let x = a.values + 64 * g
-        return SIMD8<Float>(pairSums(low, x.load(as: Words.self)) &+ pairSums(high, x.load(fromByteOffset: 32, as: Words.self)))
+        let x = a.values + QuantizedActivations.groupBytes &* g
+        let products = low &* x.load(as: Words.self) &+ high &* x.load(fromByteOffset: 32, as: Words.self)
+        return SIMD8<Float>(pairSums(products, x.load(fromByteOffset: 64, as: Words.self)))
+    }
+
+    /// As `dot`, for types with a scale per 16 values (|q_w| ≤ 32): the first sixteen products folded to eight
+    /// in 16 bits (|sum| ≤ 2 · 32 · 127), the last sixteen likewise, then one widening, so lanes 0–3 hold the
+    /// first sixteen values' sums and lanes 4–7 the last's, times `s0` and `s1`. The scales are applied in float:
+    /// as integer multipliers LLVM factors them out of the widening and loses `pmaddwd`.
+    @inline(__always)
+    static func dot(_ low: Words, _ high: Words, scales s0: Float, _ s1: Float, _ a: QuantizedActivations, _ g: Int) -> SIMD8<Float> {
+        let x = a.values + QuantizedActivations.groupBytes &* g
+        let first = low &* x.load(as: Words.self), last = high &* x.load(fromByteOffset: 32, as: Words.self)
+        let folded = Words(lowHalf: first.lowHalf &+ first.highHalf, highHalf: last.lowHalf &+ last.highHalf)
+        let halves = SIMD8<Float>(lowHalf: SIMD4(repeating: s0), highHalf: SIMD4(repeating: s1))
+        return SIMD8<Float>(pairSums(folded, x.load(fromByteOffset: 64, as: Words.self))) * halves
+    }
+
+    /// Calls `body` for the eight groups of a super-block, written out, so that each call sees its group as a
+    /// constant (its shifts, its lane of a vector of factors, its chain of sums).
+    @inline(__always) static func forEachGroup(_ body: (Int) -> Void) {
+        body(0); body(1); body(2); body(3); body(4); body(5); body(6); body(7)
     }
 
     /// Lane k = w[2k] · x[2k] + w[2k+1] · x[2k+1] in 32 bits: the widened even products plus the widened odd
@@ -96,9 +128,17 @@ public enum QuantizedRows {
 
     @inline(__always) static func signed(_ v: Lanes) -> Words { unsafeBitCast(v, to: Words.self) }
 
-    /// Sixteen bytes zero-extended to 16 bits (`vpmovzxbw`).
+    /// Sixteen bytes zero-extended to 16 bits (`vpmovzxbw`), converted by halves: the 16-lane conversion is
+    /// not inlined and costs a call.
     @inline(__always) static func bytes(_ p: UnsafeRawPointer, _ offset: Int) -> Lanes {
-        Lanes(truncatingIfNeeded: p.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self))
+        let v = p.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+        return Lanes(lowHalf: SIMD8(truncatingIfNeeded: v.lowHalf), highHalf: SIMD8(truncatingIfNeeded: v.highHalf))
+    }
+
+    /// Sixteen signed bytes sign-extended to 16 bits.
+    @inline(__always) static func signedBytes(_ p: UnsafeRawPointer, _ offset: Int) -> Words {
+        let v = p.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int8>.self)
+        return Words(lowHalf: SIMD8(truncatingIfNeeded: v.lowHalf), highHalf: SIMD8(truncatingIfNeeded: v.highHalf))
     }
 
     /// The 32 nibbles of 16 bytes in the legacy order (element j in byte j's low nibble, element 16 + j in its
@@ -155,5 +195,281 @@ extension QuantizedRows {
         let magnitude = (h & 0x7C00) == 0x7C00 ? special : scaled
         return Float(bitPattern: magnitude.bitPattern | (h & 0x8000) << 16)
         #endif
+    }
+}
+
+/// The types of 32-value blocks (ggml-common.h): Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL, each a half scale,
+/// perhaps a half minimum, then the values.
+extension QuantizedRows {
+    @inline(never) static func q8_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        legacy(m, rows, a, y, blockBytes: 34, minimum: false) { block in
+            (signedBytes(block, 2), signedBytes(block, 18))
+        }
+    }
+
+    @inline(never) static func q4_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        let eight = Words(repeating: 8)
+        legacy(m, rows, a, y, blockBytes: 18, minimum: false) { block in
+            let (low, high) = nibbles(block, 2)
+            return (signed(low) &- eight, signed(high) &- eight)
+        }
+    }
+
+    @inline(never) static func q4_1(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        legacy(m, rows, a, y, blockBytes: 20, minimum: true) { block in
+            let (low, high) = nibbles(block, 4)
+            return (signed(low), signed(high))
+        }
+    }
+
+    @inline(never) static func q5_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        let sixteen = Words(repeating: 16)
+        legacy(m, rows, a, y, blockBytes: 22, minimum: false) { block in
+            let (low, high) = fifthBitsAndNibbles(block, 2)
+            return (signed(low) &- sixteen, signed(high) &- sixteen)
+        }
+    }
+
+    @inline(never) static func q5_1(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        legacy(m, rows, a, y, blockBytes: 24, minimum: true) { block in
+            let (low, high) = fifthBitsAndNibbles(block, 4)
+            return (signed(low), signed(high))
+        }
+    }
+
+    @inline(never) static func iq4_nl(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        codebook.withUnsafeBufferPointer { table in
+            legacy(m, rows, a, y, blockBytes: 18, minimum: false) { block in iq4(block + 2, table.baseAddress!) }
+        }
+    }
+
+    /// Q5's five-bit values: `qh` (bit e for element e) at `offset`, the nibbles after it.
+    @inline(__always) static func fifthBitsAndNibbles(_ block: UnsafeRawPointer, _ offset: Int) -> (Lanes, Lanes) {
+        let (low, high) = nibbles(block, offset + 4)
+        return (low | fifthBits(UInt16(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: UInt16.self))),
+                high | fifthBits(UInt16(littleEndian: block.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))))
+    }
+
+    /// IQ4's codebook (ggml-common.h, `kvalues_iq4nl`).
+    static let codebook: [Int16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
+
+    /// 16 bytes of IQ4 indices in the legacy nibble order, looked up one by one: SSE2 and AVX2 have no
+    /// 16-bit table lookup the compiler reaches from Swift's SIMD types.
+    @inline(__always) static func iq4(_ p: UnsafeRawPointer, _ table: UnsafePointer<Int16>) -> (Words, Words) {
+        var low = Words(), high = Words()
+        for i in 0..<16 {
+            let byte = Int(p.load(fromByteOffset: i, as: UInt8.self))
+            low[i] = table[byte & 15]
+            high[i] = table[byte >> 4]
+        }
+        return (low, high)
+    }
+
+    /// Rows of blocks of `blockBytes`: a half scale d at 0, with `minimum` a half m at 2 (value = d·q + m), and
+    /// values `unpack` reads. Groups are taken two at a time, the even one into the first chain of sums and the
+    /// odd one into the second, so no branch chooses the chain.
+    ///
+    /// Two rows per pass (sharing the activations' loads) were tried: LLVM then hoists the ones' widening out of
+    /// the loop, loses the `pmaddwd` pattern and multiplies in 32 bits, more instructions than it saves.
+    @inline(__always)
+    static func legacy(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>,
+                       blockBytes: Int, minimum: Bool, _ unpack: (UnsafeRawPointer) -> (Words, Words)) {
+        @inline(__always) func accumulate(_ w: UnsafeRawPointer, _ g: Int, _ products: inout SIMD8<Float>, _ minimums: inout Float) {
+            let block = w + blockBytes &* g
+            let (low, high) = unpack(block)
+            products += dot(low, high, a, g) * (half(block, 0) * a.scales[g])
+            if minimum { minimums += half(block, 2) * a.sums[g] }
+        }
+        for r in rows {
+            let w = m.row(r)
+            var sums = RowSums()
+            var g = 0
+            while g &+ 1 < m.groups {
+                accumulate(w, g, &sums.products.0, &sums.minimums.0)
+                accumulate(w, g &+ 1, &sums.products.1, &sums.minimums.1)
+                g &+= 2
+            }
+            if g < m.groups { accumulate(w, g, &sums.products.0, &sums.minimums.0) }
+            y[r] = sums.total(minimum)
+        }
+    }
+
+    /// A row's running sums: the scaled products and the minimum terms, each in two chains (`add`).
+    struct RowSums {
+        var products = (SIMD8<Float>(), SIMD8<Float>())
+        var minimums: (Float, Float) = (0, 0)
+
+        @inline(__always) func total(_ minimum: Bool) -> Float {
+            let sum = (products.0 + products.1).sum()
+            return minimum ? sum + (minimums.0 + minimums.1) : sum
+        }
+    }
+}
+
+/// The types of 256-value super-blocks (ggml-common.h): Q2_K…Q6_K and IQ4_XS, eight 32-value groups each with
+/// its own sub-block scales. A super-block's scales are unpacked once, into a vector of the eight groups'
+/// float factors (super-block scale · sub-block scale · activation step), so a group costs its integer dot
+/// product, one conversion and one multiply-add.
+extension QuantizedRows {
+    @inline(never) static func q4_K(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        for r in rows { y[r] = q45_K(m.row(r), m.groups, a, highBits: false) }
+    }
+
+    @inline(never) static func q5_K(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        for r in rows { y[r] = q45_K(m.row(r), m.groups, a, highBits: true) }
+    }
+
+    @inline(never) static func q6_K(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        for r in rows { y[r] = q6_K(m.row(r), m.groups, a) }
+    }
+
+    @inline(never) static func q3_K(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        for r in rows { y[r] = q3_K(m.row(r), m.groups, a) }
+    }
+
+    @inline(never) static func q2_K(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        for r in rows { y[r] = q2_K(m.row(r), m.groups, a) }
+    }
+
+    @inline(never) static func iq4_xs(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
+        codebook.withUnsafeBufferPointer { table in
+            for r in rows { y[r] = iq4_xs(m.row(r), m.groups, a, table.baseAddress!) }
+        }
+    }
+
+    /// Q4_K's and Q5_K's eight 6-bit scales and eight 6-bit minimums from their 12 packed bytes, as bytes
+    /// (ggml-quants.c, `get_scale_min_k4`): sub-blocks 0–3 keep the low six bits of bytes 0–3 (scales) and
+    /// 4–7 (minimums); sub-blocks 4–7 take the nibbles of bytes 8–11 as low bits and the top two bits of bytes
+    /// 0–3 (scales) or 4–7 (minimums) as high bits. Four sub-blocks per 32-bit word, all at once.
+    @inline(__always) static func scalesAndMinimums(_ p: UnsafeRawPointer) -> (scales: SIMD8<Float>, minimums: SIMD8<Float>) {
+        let w0 = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))
+        let w1 = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        let w2 = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        let six: UInt32 = 0x3F3F_3F3F, nibble: UInt32 = 0x0F0F_0F0F, two: UInt32 = 0x0303_0303
+        let scales = SIMD2<UInt32>(w0 & six, (w2 & nibble) | ((w0 >> 6) & two) << 4)
+        let minimums = SIMD2<UInt32>(w1 & six, ((w2 >> 4) & nibble) | ((w1 >> 6) & two) << 4)
+        @inline(__always) func floats(_ v: SIMD2<UInt32>) -> SIMD8<Float> { SIMD8<Float>(unsafeBitCast(v, to: SIMD8<UInt8>.self)) }
+        return (floats(scales), floats(minimums))
+    }
+
+    /// Bit `j` of each lane as 16 or 0 (Q5_K's fifth bits of group j).
+    @inline(__always) static func bitAsSixteen(_ v: Lanes, _ j: Int) -> Lanes {
+        (j <= 4 ? v &<< UInt16(4 - j) : v &>> UInt16(j - 4)) & Lanes(repeating: 16)
+    }
+
+    /// Bits 2k and 2k + 1 of each lane as a multiple of 16 (Q6_K's high bits of group k).
+    @inline(__always) static func twoBitsAsHigh(_ v: Lanes, _ k: Int) -> Lanes {
+        (k <= 2 ? v &<< UInt16(4 - 2 * k) : v &>> UInt16(2 * k - 4)) & Lanes(repeating: 0x30)
+    }
+
+    @inline(__always) static func q45_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, highBits: Bool) -> Float {
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
+        var minimums = SIMD8<Float>()
+        let size = highBits ? 176 : 144, qs = highBits ? 48 : 16
+        for s in 0..<(groups / 8) {
+            let block = w + size * s
+            let steps = eight(a.scales + 8 * s)
+            let (scales, mins) = scalesAndMinimums(block + 4)
+            let factors = scales * half(block, 0) * steps
+            minimums += mins * half(block, 2) * steps * groupSums(a, 8 * s)
+            let (fifthLow, fifthHigh) = highBits ? (bytes(block, 16), bytes(block, 32)) : (Lanes(), Lanes())
+            @inline(__always) func group(_ j: Int) {
+                // Group j in the low (j even) or high nibbles of 32 bytes.
+                let shift = UInt16(4 * (j % 2)), offset = qs + 32 * (j / 2)
+                var l = (bytes(block, offset) &>> shift) & Lanes(repeating: 0x0F)
+                var h = (bytes(block, offset + 16) &>> shift) & Lanes(repeating: 0x0F)
+                if highBits {
+                    l |= bitAsSixteen(fifthLow, j)
+                    h |= bitAsSixteen(fifthHigh, j)
+                }
+                add(&acc, j, dot(signed(l), signed(h), a, 8 * s + j) * factors[j])
+            }
+            forEachGroup(group)
+        }
+        return (acc.0 + acc.1).sum() - minimums.sum()
+    }
+
+    static func q6_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
+        let bias = Words(repeating: 32)
+        for s in 0..<(groups / 8) {
+            let block = w + 210 * s
+            let factors = half(block, 208) * eight(a.scales + 8 * s)
+            let scales = block + 192
+            @inline(__always) func group(_ j: Int) {
+                let h = j / 4, k = j % 4
+                let offset = 64 * h + 32 * (k % 2), shift = UInt16(k < 2 ? 0 : 4)
+                let l = (bytes(block, offset) &>> shift) & Lanes(repeating: 0x0F) | twoBitsAsHigh(bytes(block, 128 + 32 * h), k)
+                let u = (bytes(block, offset + 16) &>> shift) & Lanes(repeating: 0x0F) | twoBitsAsHigh(bytes(block, 144 + 32 * h), k)
+                let s0 = Float(scales.load(fromByteOffset: 2 * j, as: Int8.self))
+                let s1 = Float(scales.load(fromByteOffset: 2 * j + 1, as: Int8.self))
+                add(&acc, j, dot(signed(l) &- bias, signed(u) &- bias, scales: s0 * factors[j], s1 * factors[j], a, 8 * s + j))
+            }
+            forEachGroup(group)
+        }
+        return (acc.0 + acc.1).sum()
+    }
+
+    static func q3_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
+        let four = Words(repeating: 4), three = Lanes(repeating: 3), one = Lanes(repeating: 1)
+        for s in 0..<(groups / 8) {
+            let block = w + 110 * s
+            let factors = half(block, 108) * eight(a.scales + 8 * s)
+            let packed = block + 96
+            @inline(__always) func scale(_ k: Int) -> Float {
+                let low = k < 8 ? packed.load(fromByteOffset: k, as: UInt8.self) & 0x0F : packed.load(fromByteOffset: k - 8, as: UInt8.self) >> 4
+                let high = (packed.load(fromByteOffset: 8 + k % 4, as: UInt8.self) >> UInt8(2 * (k / 4))) & 3
+                return Float(Int16(low | high << 4) - 32)
+            }
+            let maskLow = bytes(block, 0), maskHigh = bytes(block, 16)
+            @inline(__always) func group(_ j: Int) {
+                let shift = UInt16(2 * (j % 4)), low = bytes(block, 32 + 32 * (j / 4)), high = bytes(block, 48 + 32 * (j / 4))
+                let l = signed((low &>> shift) & three | ((maskLow &>> UInt16(j)) & one) &<< 2) &- four
+                let u = signed((high &>> shift) & three | ((maskHigh &>> UInt16(j)) & one) &<< 2) &- four
+                add(&acc, j, dot(l, u, scales: scale(2 * j) * factors[j], scale(2 * j + 1) * factors[j], a, 8 * s + j))
+            }
+            forEachGroup(group)
+        }
+        return (acc.0 + acc.1).sum()
+    }
+
+    static func q2_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
+        var offset: Float = 0
+        let three = Lanes(repeating: 3)
+        for s in 0..<(groups / 8) {
+            let block = w + 84 * s
+            let d = half(block, 80), dmin = half(block, 82)
+            @inline(__always) func group(_ j: Int) {
+                let g = 8 * s + j, shift = UInt16(2 * (j % 4))
+                let low = bytes(block, 16 + 32 * (j / 4)), high = bytes(block, 32 + 32 * (j / 4))
+                let b0 = block.load(fromByteOffset: 2 * j, as: UInt8.self), b1 = block.load(fromByteOffset: 2 * j + 1, as: UInt8.self)
+                let l = signed((low &>> shift) & three), u = signed((high &>> shift) & three)
+                let factor = d * a.scales[g]
+                add(&acc, j, dot(l, u, scales: Float(b0 & 0x0F) * factor, Float(b1 & 0x0F) * factor, a, g))
+                offset -= dmin * a.scales[g] * (Float(b0 >> 4) * Float(a.halfSums[2 * g]) + Float(b1 >> 4) * Float(a.halfSums[2 * g + 1]))
+            }
+            forEachGroup(group)
+        }
+        return (acc.0 + acc.1).sum() + offset
+    }
+
+    static func iq4_xs(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, _ table: UnsafePointer<Int16>) -> Float {
+        var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
+        for s in 0..<(groups / 8) {
+            let block = w + 136 * s
+            let d = half(block, 0)
+            let high = UInt16(littleEndian: block.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+            @inline(__always) func group(_ j: Int) {
+                let g = 8 * s + j
+                let low = (block.load(fromByteOffset: 4 + j / 2, as: UInt8.self) >> UInt8(4 * (j % 2))) & 0x0F
+                let scale = Int(low | UInt8((high >> UInt16(2 * j)) & 3) << 4) - 32
+                let (l, u) = iq4(block + 8 + 16 * j, table)
+                add(&acc, j, dot(l, u, a, g) * (d * Float(scale) * a.scales[g]))
+            }
+            forEachGroup(group)
+        }
+        return (acc.0 + acc.1).sum()
     }
 }

@@ -53,7 +53,7 @@ enum QuantizedMatVec {
         precondition(columns % type.blockSize == 0 && supports(type))
         let groups = columns / 32
         let matrix = QuantizedKernels.QuantizedMatrix(blocks: blocks, rowBytes: columns / type.blockSize * type.blockBytes, groups: groups)
-        withUnsafeTemporaryAllocation(byteCount: 64 * groups, alignment: 64) { values in
+        withUnsafeTemporaryAllocation(byteCount: QuantizedKernels.QuantizedActivations.groupBytes * groups, alignment: 64) { values in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
                   withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
@@ -113,7 +113,9 @@ enum QuantizedMatVec {
                 largest = max(largest, abs(xg[i]))
                 finite = finite && xg[i].isFinite
             }
-            let out = (values + 64 * g).assumingMemoryBound(to: Int16.self)
+            let out = (values + QuantizedKernels.QuantizedActivations.groupBytes * g).assumingMemoryBound(to: Int16.self)
+            // The ones the kernels widen with (`QuantizedActivations`).
+            (out + 32).initialize(repeating: 1, count: 16)
             guard finite else {
                 // A NaN step makes the group's products NaN, as the f32 product would be; no value can be rounded.
                 for i in 0..<32 { out[i] = 0 }
