@@ -8,7 +8,9 @@
 
 /// 8-bit activations in the layout the row kernels read, one entry per 32-value group of the input.
 ///
-/// `values` holds, per group, its 32 values in order as Int16, then sixteen Int16 ones (96 bytes a group). The
+/// `values` holds, per group, its 16 even-indexed values then its 16 odd-indexed ones as Int16, then sixteen
+/// Int16 ones (96 bytes a group). In that layout a 32-byte run of weights, read as sixteen 16-bit lanes, lines up
+/// with the values lane for lane (a lane's low byte is an even element, its high byte the odd one after it). The
 /// ones are the multiplier of the widening of 16-bit pair sums to 32 bits: read through a pointer that moves
 /// with the group, they are a value LLVM can neither fold away nor hoist out of the loop, so the widening stays
 /// the multiply-add it selects `pmaddwd` for (with a constant 1 it became three shifts and an addition; with one
@@ -52,16 +54,19 @@ public struct QuantizedMatrix: @unchecked Sendable {
 /// y[r] = Σ over the row's groups of (weight scale · activation step) · Σ q_w · q_x (+ the minimum terms), for
 /// rows stored in GGML's quantized blocks, with integer products.
 ///
-/// Every weight type is unpacked into the same form, two vectors of sixteen 16-bit integers per group (its
-/// first and its last sixteen elements, in order), so one integer dot product serves them all: 16-bit
-/// multiplies and adds, whose sums of two products stay inside Int16 for every type (|q_w| ≤ 128, |q_x| ≤ 127:
-/// 2 · 128 · 127 = 32512), then one widening of the pairs to 32 bits by a multiply-add with ones (`pmaddwd`,
-/// `QuantizedActivations`).
-/// The group's float scale is applied to the eight partial sums as a vector, so a row costs one horizontal
-/// sum, at its end. Each type's function runs over a range of rows, several rows per pass where that shares work.
+/// Every weight type is unpacked into the same form, two vectors of sixteen 16-bit integers per group (the even
+/// and the odd elements), so one integer dot product serves them all: 16-bit multiplies and adds, whose sums of
+/// two products stay inside Int16 for every type (|q_w| ≤ 128, |q_x| ≤ 127: 2 · 128 · 127 = 32512), then one
+/// widening of the pairs to 32 bits by a multiply-add with ones (`pmaddwd`, `QuantizedActivations`). With AVX2
+/// each step is one 256-bit instruction; the group's float scale is applied to the eight partial sums as a
+/// vector, so a row costs one horizontal sum, at its end.
 ///
-/// Multiplying the weights and the activations with `pmaddwd` directly (one instruction fewer) was tried again
-/// with the activations in order: LLVM sees the weights are bytes, widens them to 32 bits and the pattern is lost.
+/// Tried and dropped: reading the activations in order (sixteen bytes widened with `vpmovzxbw` cost one
+/// instruction more per sixteen values than the even/odd lanes, read as they lie); multiplying the weights and the
+/// activations with `pmaddwd` directly (LLVM sees byte-wide weights, widens them to 32 bits and loses the
+/// pattern); `pmaddubsw` (formed only from a saturating pattern LLVM simplifies away once the weights' range is
+/// known); two rows per pass sharing the activations' loads (the ones' widening is then hoisted and `pmaddwd`
+/// lost again).
 public enum QuantizedRows {
     /// The GGML type numbers this file reads.
     public static let types: Set<UInt32> = [2, 3, 6, 7, 8, 20, 10, 11, 12, 13, 14, 23]
@@ -90,26 +95,20 @@ public enum QuantizedRows {
     typealias Lanes = SIMD16<UInt16>
     typealias Words = SIMD16<Int16>
 
-    /// Σ over the group's 32 elements of w · x, in eight partial sums (lane k: elements 2k, 2k + 1, 16 + 2k
-    /// and 17 + 2k), as floats: exact, since |sum| ≤ 32 · 128 · 127 < 2²⁴.
+    /// Σ over the group's 32 elements of w · x, in eight partial sums (lanes 0–3 from elements 0–15, 4–7 from
+    /// 16–31), as floats: exact, since |sum| ≤ 32 · 128 · 127 < 2²⁴.
     @inline(__always)
-    static func dot(_ low: Words, _ high: Words, _ a: QuantizedActivations, _ g: Int) -> SIMD8<Float> {
+    static func dot(_ even: Words, _ odd: Words, _ a: QuantizedActivations, _ g: Int) -> SIMD8<Float> {
         let x = a.values + QuantizedActivations.groupBytes &* g
-        let products = low &* x.load(as: Words.self) &+ high &* x.load(fromByteOffset: 32, as: Words.self)
+        let products = even &* x.load(as: Words.self) &+ odd &* x.load(fromByteOffset: 32, as: Words.self)
         return SIMD8<Float>(pairSums(products, x.load(fromByteOffset: 64, as: Words.self)))
     }
 
-    /// As `dot`, for types with a scale per 16 values (|q_w| ≤ 32): the first sixteen products folded to eight
-    /// in 16 bits (|sum| ≤ 2 · 32 · 127), the last sixteen likewise, then one widening, so lanes 0–3 hold the
-    /// first sixteen values' sums and lanes 4–7 the last's, times `s0` and `s1`. The scales are applied in float:
-    /// as integer multipliers LLVM factors them out of the widening and loses `pmaddwd`.
-    @inline(__always)
-    static func dot(_ low: Words, _ high: Words, scales s0: Float, _ s1: Float, _ a: QuantizedActivations, _ g: Int) -> SIMD8<Float> {
-        let x = a.values + QuantizedActivations.groupBytes &* g
-        let first = low &* x.load(as: Words.self), last = high &* x.load(fromByteOffset: 32, as: Words.self)
-        let folded = Words(lowHalf: first.lowHalf &+ first.highHalf, highHalf: last.lowHalf &+ last.highHalf)
-        let halves = SIMD8<Float>(lowHalf: SIMD4(repeating: s0), highHalf: SIMD4(repeating: s1))
-        return SIMD8<Float>(pairSums(folded, x.load(fromByteOffset: 64, as: Words.self))) * halves
+    /// Eight lanes of `s0` then eight of `s1`: the scales of a group's two halves of 16 values, for the types
+    /// with a scale per 16 (applied in float: as integer multipliers LLVM factors them out of the widening and
+    /// loses `pmaddwd`).
+    @inline(__always) static func halves(_ s0: Float, _ s1: Float) -> SIMD8<Float> {
+        SIMD8(lowHalf: SIMD4(repeating: s0), highHalf: SIMD4(repeating: s1))
     }
 
     /// Calls `body` for the eight groups of a super-block, written out, so that each call sees its group as a
@@ -128,33 +127,53 @@ public enum QuantizedRows {
 
     @inline(__always) static func signed(_ v: Lanes) -> Words { unsafeBitCast(v, to: Words.self) }
 
-    /// Sixteen bytes zero-extended to 16 bits (`vpmovzxbw`), converted by halves: the 16-lane conversion is
-    /// not inlined and costs a call.
-    @inline(__always) static func bytes(_ p: UnsafeRawPointer, _ offset: Int) -> Lanes {
-        let v = p.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
-        return Lanes(lowHalf: SIMD8(truncatingIfNeeded: v.lowHalf), highHalf: SIMD8(truncatingIfNeeded: v.highHalf))
-    }
-
-    /// Sixteen signed bytes sign-extended to 16 bits.
-    @inline(__always) static func signedBytes(_ p: UnsafeRawPointer, _ offset: Int) -> Words {
-        let v = p.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int8>.self)
-        return Words(lowHalf: SIMD8(truncatingIfNeeded: v.lowHalf), highHalf: SIMD8(truncatingIfNeeded: v.highHalf))
+    @inline(__always) static func lanes(_ p: UnsafeRawPointer, _ offset: Int) -> Lanes {
+        p.loadUnaligned(fromByteOffset: offset, as: Lanes.self)
     }
 
     /// The 32 nibbles of 16 bytes in the legacy order (element j in byte j's low nibble, element 16 + j in its
-    /// high one), as (elements 0–15, elements 16–31).
-    @inline(__always) static func nibbles(_ p: UnsafeRawPointer, _ offset: Int) -> (Lanes, Lanes) {
-        let v = bytes(p, offset)
-        return (v & Lanes(repeating: 0x0F), v &>> 4)
+    /// high one), as (even elements, odd elements).
+    @inline(__always) static func legacyNibbles(_ p: UnsafeRawPointer, _ offset: Int) -> (Lanes, Lanes) {
+        // The 16 bytes in both halves, the low half shifted left by 4: then one shift right by 4 (and a mask)
+        // gives the even elements and one by 12 the odd ones.
+        let v = p.loadUnaligned(fromByteOffset: offset, as: SIMD8<UInt16>.self)
+        let t = Lanes(lowHalf: v, highHalf: v) &* Lanes(16, 16, 16, 16, 16, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1)
+        return ((t &>> 4) & Lanes(repeating: 0x0F), t &>> 12)
     }
 
-    /// 16 where bit i of `bits` is set, else 0, in lane i: a legacy Q5 half-group's fifth bits. AVX2 has no
-    /// per-lane shift of 16-bit lanes, so each lane tests its own bit.
-    @inline(__always) static func fifthBits(_ bits: UInt16) -> Lanes {
-        let each = Lanes(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
-        return Lanes(repeating: 0).replacing(with: 16, where: Lanes(repeating: bits) & each .== each)
+    /// Bits `shift ..< shift + width` of each of 32 bytes (element l in byte l), as (even, odd).
+    @inline(__always) static func field(_ v: Lanes, _ shift: UInt16, _ mask: UInt16) -> (Lanes, Lanes) {
+        let m = Lanes(repeating: mask)
+        return ((v &>> shift) & m, (v &>> (shift + 8)) & m)
     }
 
+    /// Legacy Q5's fifth bits (bit e of `qh` for element e) as 16 or 0 per element, as (even, odd): a multiply
+    /// moves the wanted bit to bit 15, so one shift by 11 gives 16 or 0.
+    @inline(__always) static func fifthBits(_ qh: UInt32) -> (Lanes, Lanes) {
+        let h = Lanes(lowHalf: SIMD8(repeating: UInt16(truncatingIfNeeded: qh)), highHalf: SIMD8(repeating: UInt16(truncatingIfNeeded: qh >> 16)))
+        let evenMask = Lanes(1, 4, 16, 64, 256, 1024, 4096, 16384, 1, 4, 16, 64, 256, 1024, 4096, 16384)
+        let evenMul = Lanes(32768, 8192, 2048, 512, 128, 32, 8, 2, 32768, 8192, 2048, 512, 128, 32, 8, 2)
+        let oddMask = evenMask &<< 1, oddMul = evenMul &>> 1
+        return (((h & evenMask) &* evenMul) &>> 11, ((h & oddMask) &* oddMul) &>> 11)
+    }
+
+    /// 16 bytes of IQ4 indices in the legacy nibble order, looked up one by one, as (even, odd).
+    @inline(__always) static func iq4Lanes(_ p: UnsafeRawPointer, _ table: UnsafePointer<Int16>) -> (SIMD16<Int16>, SIMD16<Int16>) {
+        var e = SIMD16<Int16>(), o = SIMD16<Int16>()
+        for i in 0..<8 {
+            let b0 = Int(p.load(fromByteOffset: 2 * i, as: UInt8.self)), b1 = Int(p.load(fromByteOffset: 2 * i + 1, as: UInt8.self))
+            e[i] = table[b0 & 15]; e[8 + i] = table[b0 >> 4]
+            o[i] = table[b1 & 15]; o[8 + i] = table[b1 >> 4]
+        }
+        return (e, o)
+    }
+
+    /// Scale and minimum of sub-block j from Q4_K's and Q5_K's 12 packed bytes (ggml-quants.c, `get_scale_min_k4`).
+    @inline(__always) static func scaleAndMin(_ p: UnsafeRawPointer, _ j: Int) -> (Float, Float) {
+        @inline(__always) func byte(_ i: Int) -> UInt8 { p.load(fromByteOffset: i, as: UInt8.self) }
+        if j < 4 { return (Float(byte(j) & 63), Float(byte(j + 4) & 63)) }
+        return (Float((byte(j + 4) & 0x0F) | (byte(j - 4) >> 6) << 4), Float((byte(j + 4) >> 4) | (byte(j) >> 6) << 4))
+    }
     /// Adds a group's term to the chain of its parity: one chain of dependent float additions would cost
     /// their latency per group; two let consecutive groups overlap.
     @inline(__always) static func add(_ acc: inout (SIMD8<Float>, SIMD8<Float>), _ g: Int, _ term: SIMD8<Float>) {
@@ -203,81 +222,67 @@ extension QuantizedRows {
 extension QuantizedRows {
     @inline(never) static func q8_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
         legacy(m, rows, a, y, blockBytes: 34, minimum: false) { block in
-            (signedBytes(block, 2), signedBytes(block, 18))
+            let v = signed(lanes(block, 2))
+            return ((v &<< 8) &>> 8, v &>> 8)
         }
     }
 
     @inline(never) static func q4_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
         let eight = Words(repeating: 8)
         legacy(m, rows, a, y, blockBytes: 18, minimum: false) { block in
-            let (low, high) = nibbles(block, 2)
-            return (signed(low) &- eight, signed(high) &- eight)
+            let (even, odd) = legacyNibbles(block, 2)
+            return (signed(even) &- eight, signed(odd) &- eight)
         }
     }
 
     @inline(never) static func q4_1(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
         legacy(m, rows, a, y, blockBytes: 20, minimum: true) { block in
-            let (low, high) = nibbles(block, 4)
-            return (signed(low), signed(high))
+            let (even, odd) = legacyNibbles(block, 4)
+            return (signed(even), signed(odd))
         }
     }
 
     @inline(never) static func q5_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
         let sixteen = Words(repeating: 16)
         legacy(m, rows, a, y, blockBytes: 22, minimum: false) { block in
-            let (low, high) = fifthBitsAndNibbles(block, 2)
-            return (signed(low) &- sixteen, signed(high) &- sixteen)
+            let (even, odd) = fifthBitsAndNibbles(block, 2)
+            return (signed(even) &- sixteen, signed(odd) &- sixteen)
         }
     }
 
     @inline(never) static func q5_1(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
         legacy(m, rows, a, y, blockBytes: 24, minimum: true) { block in
-            let (low, high) = fifthBitsAndNibbles(block, 4)
-            return (signed(low), signed(high))
+            let (even, odd) = fifthBitsAndNibbles(block, 4)
+            return (signed(even), signed(odd))
         }
     }
 
     @inline(never) static func iq4_nl(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
         codebook.withUnsafeBufferPointer { table in
-            legacy(m, rows, a, y, blockBytes: 18, minimum: false) { block in iq4(block + 2, table.baseAddress!) }
+            legacy(m, rows, a, y, blockBytes: 18, minimum: false) { block in iq4Lanes(block + 2, table.baseAddress!) }
         }
     }
 
-    /// Q5's five-bit values: `qh` (bit e for element e) at `offset`, the nibbles after it.
+    /// Q5's five-bit values: `qh` (bit e for element e) at `offset`, the nibbles after it, as (even, odd).
     @inline(__always) static func fifthBitsAndNibbles(_ block: UnsafeRawPointer, _ offset: Int) -> (Lanes, Lanes) {
-        let (low, high) = nibbles(block, offset + 4)
-        return (low | fifthBits(UInt16(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: UInt16.self))),
-                high | fifthBits(UInt16(littleEndian: block.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))))
+        let (even, odd) = legacyNibbles(block, offset + 4)
+        let (fifthEven, fifthOdd) = fifthBits(UInt32(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        return (even | fifthEven, odd | fifthOdd)
     }
 
     /// IQ4's codebook (ggml-common.h, `kvalues_iq4nl`).
     static let codebook: [Int16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
 
-    /// 16 bytes of IQ4 indices in the legacy nibble order, looked up one by one: SSE2 and AVX2 have no
-    /// 16-bit table lookup the compiler reaches from Swift's SIMD types.
-    @inline(__always) static func iq4(_ p: UnsafeRawPointer, _ table: UnsafePointer<Int16>) -> (Words, Words) {
-        var low = Words(), high = Words()
-        for i in 0..<16 {
-            let byte = Int(p.load(fromByteOffset: i, as: UInt8.self))
-            low[i] = table[byte & 15]
-            high[i] = table[byte >> 4]
-        }
-        return (low, high)
-    }
-
     /// Rows of blocks of `blockBytes`: a half scale d at 0, with `minimum` a half m at 2 (value = d·q + m), and
     /// values `unpack` reads. Groups are taken two at a time, the even one into the first chain of sums and the
     /// odd one into the second, so no branch chooses the chain.
-    ///
-    /// Two rows per pass (sharing the activations' loads) were tried: LLVM then hoists the ones' widening out of
-    /// the loop, loses the `pmaddwd` pattern and multiplies in 32 bits, more instructions than it saves.
     @inline(__always)
     static func legacy(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>,
                        blockBytes: Int, minimum: Bool, _ unpack: (UnsafeRawPointer) -> (Words, Words)) {
         @inline(__always) func accumulate(_ w: UnsafeRawPointer, _ g: Int, _ products: inout SIMD8<Float>, _ minimums: inout Float) {
             let block = w + blockBytes &* g
-            let (low, high) = unpack(block)
-            products += dot(low, high, a, g) * (half(block, 0) * a.scales[g])
+            let (even, odd) = unpack(block)
+            products += dot(even, odd, a, g) * (half(block, 0) * a.scales[g])
             if minimum { minimums += half(block, 2) * a.sums[g] }
         }
         for r in rows {
@@ -352,16 +357,6 @@ extension QuantizedRows {
         return (floats(scales), floats(minimums))
     }
 
-    /// Bit `j` of each lane as 16 or 0 (Q5_K's fifth bits of group j).
-    @inline(__always) static func bitAsSixteen(_ v: Lanes, _ j: Int) -> Lanes {
-        (j <= 4 ? v &<< UInt16(4 - j) : v &>> UInt16(j - 4)) & Lanes(repeating: 16)
-    }
-
-    /// Bits 2k and 2k + 1 of each lane as a multiple of 16 (Q6_K's high bits of group k).
-    @inline(__always) static func twoBitsAsHigh(_ v: Lanes, _ k: Int) -> Lanes {
-        (k <= 2 ? v &<< UInt16(4 - 2 * k) : v &>> UInt16(2 * k - 4)) & Lanes(repeating: 0x30)
-    }
-
     @inline(__always) static func q45_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, highBits: Bool) -> Float {
         var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
         var minimums = SIMD8<Float>()
@@ -372,17 +367,15 @@ extension QuantizedRows {
             let (scales, mins) = scalesAndMinimums(block + 4)
             let factors = scales * half(block, 0) * steps
             minimums += mins * half(block, 2) * steps * groupSums(a, 8 * s)
-            let (fifthLow, fifthHigh) = highBits ? (bytes(block, 16), bytes(block, 32)) : (Lanes(), Lanes())
             @inline(__always) func group(_ j: Int) {
                 // Group j in the low (j even) or high nibbles of 32 bytes.
-                let shift = UInt16(4 * (j % 2)), offset = qs + 32 * (j / 2)
-                var l = (bytes(block, offset) &>> shift) & Lanes(repeating: 0x0F)
-                var h = (bytes(block, offset + 16) &>> shift) & Lanes(repeating: 0x0F)
+                var (even, odd) = field(lanes(block, qs + 32 * (j / 2)), UInt16(4 * (j % 2)), 0x0F)
                 if highBits {
-                    l |= bitAsSixteen(fifthLow, j)
-                    h |= bitAsSixteen(fifthHigh, j)
+                    let (fifthEven, fifthOdd) = field(lanes(block, 16), UInt16(j), 1)
+                    even |= fifthEven &<< 4
+                    odd |= fifthOdd &<< 4
                 }
-                add(&acc, j, dot(signed(l), signed(h), a, 8 * s + j) * factors[j])
+                add(&acc, j, dot(signed(even), signed(odd), a, 8 * s + j) * factors[j])
             }
             forEachGroup(group)
         }
@@ -398,12 +391,12 @@ extension QuantizedRows {
             let scales = block + 192
             @inline(__always) func group(_ j: Int) {
                 let h = j / 4, k = j % 4
-                let offset = 64 * h + 32 * (k % 2), shift = UInt16(k < 2 ? 0 : 4)
-                let l = (bytes(block, offset) &>> shift) & Lanes(repeating: 0x0F) | twoBitsAsHigh(bytes(block, 128 + 32 * h), k)
-                let u = (bytes(block, offset + 16) &>> shift) & Lanes(repeating: 0x0F) | twoBitsAsHigh(bytes(block, 144 + 32 * h), k)
+                let (even, odd) = field(lanes(block, 64 * h + 32 * (k % 2)), k < 2 ? 0 : 4, 0x0F)
+                let (highEven, highOdd) = field(lanes(block, 128 + 32 * h), UInt16(2 * k), 3)
                 let s0 = Float(scales.load(fromByteOffset: 2 * j, as: Int8.self))
                 let s1 = Float(scales.load(fromByteOffset: 2 * j + 1, as: Int8.self))
-                add(&acc, j, dot(signed(l) &- bias, signed(u) &- bias, scales: s0 * factors[j], s1 * factors[j], a, 8 * s + j))
+                add(&acc, j, dot(signed(even | highEven &<< 4) &- bias, signed(odd | highOdd &<< 4) &- bias, a, 8 * s + j)
+                    * (halves(s0, s1) * factors[j]))
             }
             forEachGroup(group)
         }
@@ -412,7 +405,7 @@ extension QuantizedRows {
 
     static func q3_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
         var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
-        let four = Words(repeating: 4), three = Lanes(repeating: 3), one = Lanes(repeating: 1)
+        let four = Words(repeating: 4)
         for s in 0..<(groups / 8) {
             let block = w + 110 * s
             let factors = half(block, 108) * eight(a.scales + 8 * s)
@@ -422,12 +415,12 @@ extension QuantizedRows {
                 let high = (packed.load(fromByteOffset: 8 + k % 4, as: UInt8.self) >> UInt8(2 * (k / 4))) & 3
                 return Float(Int16(low | high << 4) - 32)
             }
-            let maskLow = bytes(block, 0), maskHigh = bytes(block, 16)
+            let mask = lanes(block, 0)
             @inline(__always) func group(_ j: Int) {
-                let shift = UInt16(2 * (j % 4)), low = bytes(block, 32 + 32 * (j / 4)), high = bytes(block, 48 + 32 * (j / 4))
-                let l = signed((low &>> shift) & three | ((maskLow &>> UInt16(j)) & one) &<< 2) &- four
-                let u = signed((high &>> shift) & three | ((maskHigh &>> UInt16(j)) & one) &<< 2) &- four
-                add(&acc, j, dot(l, u, scales: scale(2 * j) * factors[j], scale(2 * j + 1) * factors[j], a, 8 * s + j))
+                let (even, odd) = field(lanes(block, 32 + 32 * (j / 4)), UInt16(2 * (j % 4)), 3)
+                let (highEven, highOdd) = field(mask, UInt16(j), 1)
+                add(&acc, j, dot(signed(even | highEven &<< 2) &- four, signed(odd | highOdd &<< 2) &- four, a, 8 * s + j)
+                    * (halves(scale(2 * j), scale(2 * j + 1)) * factors[j]))
             }
             forEachGroup(group)
         }
@@ -437,17 +430,14 @@ extension QuantizedRows {
     static func q2_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
         var acc = (SIMD8<Float>(), SIMD8<Float>())   // even and odd groups: two chains of additions
         var offset: Float = 0
-        let three = Lanes(repeating: 3)
         for s in 0..<(groups / 8) {
             let block = w + 84 * s
             let d = half(block, 80), dmin = half(block, 82)
             @inline(__always) func group(_ j: Int) {
-                let g = 8 * s + j, shift = UInt16(2 * (j % 4))
-                let low = bytes(block, 16 + 32 * (j / 4)), high = bytes(block, 32 + 32 * (j / 4))
+                let g = 8 * s + j
+                let (even, odd) = field(lanes(block, 16 + 32 * (j / 4)), UInt16(2 * (j % 4)), 3)
                 let b0 = block.load(fromByteOffset: 2 * j, as: UInt8.self), b1 = block.load(fromByteOffset: 2 * j + 1, as: UInt8.self)
-                let l = signed((low &>> shift) & three), u = signed((high &>> shift) & three)
-                let factor = d * a.scales[g]
-                add(&acc, j, dot(l, u, scales: Float(b0 & 0x0F) * factor, Float(b1 & 0x0F) * factor, a, g))
+                add(&acc, j, dot(signed(even), signed(odd), a, g) * (halves(Float(b0 & 0x0F), Float(b1 & 0x0F)) * (d * a.scales[g])))
                 offset -= dmin * a.scales[g] * (Float(b0 >> 4) * Float(a.halfSums[2 * g]) + Float(b1 >> 4) * Float(a.halfSums[2 * g + 1]))
             }
             forEachGroup(group)
@@ -465,8 +455,8 @@ extension QuantizedRows {
                 let g = 8 * s + j
                 let low = (block.load(fromByteOffset: 4 + j / 2, as: UInt8.self) >> UInt8(4 * (j % 2))) & 0x0F
                 let scale = Int(low | UInt8((high >> UInt16(2 * j)) & 3) << 4) - 32
-                let (l, u) = iq4(block + 8 + 16 * j, table)
-                add(&acc, j, dot(l, u, a, g) * (d * Float(scale) * a.scales[g]))
+                let (even, odd) = iq4Lanes(block + 8 + 16 * j, table)
+                add(&acc, j, dot(even, odd, a, g) * (d * Float(scale) * a.scales[g]))
             }
             forEachGroup(group)
         }

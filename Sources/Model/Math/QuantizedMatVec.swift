@@ -126,7 +126,7 @@ enum QuantizedMatVec {
             var low: Int32 = 0, high: Int32 = 0
             for i in 0..<32 {
                 let q = Int16((xg[i] * inverse).rounded(.toNearestOrEven))
-                out[i] = q
+                out[(i % 2) * 16 + i / 2] = q
                 if i < 16 { low += Int32(q) } else { high += Int32(q) }
             }
             let step = largest / 127

@@ -1,1 +1,0 @@
-../QuantizedKernels/QuantizedRows+EvenOdd.swift
