@@ -221,10 +221,8 @@ extension QuantizedRows {
 /// perhaps a half minimum, then the values.
 extension QuantizedRows {
     @inline(never) static func q8_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
-        legacy(m, rows, a, y, blockBytes: 34, minimum: false) { block in
-            let v = signed(lanes(block, 2))
-            return ((v &<< 8) &>> 8, v &>> 8)
-        }
+        // The unpacking in a helper, not in the closure: written in the closure, it stayed a call per group.
+        legacy(m, rows, a, y, blockBytes: 34, minimum: false) { block in signedBytes(block, 2) }
     }
 
     @inline(never) static func q4_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
@@ -261,6 +259,13 @@ extension QuantizedRows {
         codebook.withUnsafeBufferPointer { table in
             legacy(m, rows, a, y, blockBytes: 18, minimum: false) { block in iq4Lanes(block + 2, table.baseAddress!) }
         }
+    }
+
+    /// 32 signed bytes as (even elements, odd elements): each 16-bit lane's low byte shifted up and back
+    /// (sign-extending it), and its high byte shifted down.
+    @inline(__always) static func signedBytes(_ p: UnsafeRawPointer, _ offset: Int) -> (Words, Words) {
+        let v = signed(lanes(p, offset))
+        return ((v &<< 8) &>> 8, v &>> 8)
     }
 
     /// Q5's five-bit values: `qh` (bit e for element e) at `offset`, the nibbles after it, as (even, odd).
