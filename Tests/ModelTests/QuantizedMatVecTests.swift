@@ -91,6 +91,17 @@ struct QuantizedMatVecTests {
         _ = bytes.withUnsafeBytes { Self.check(type, blocks: $0, rows: rows, columns: columns, x: x, label: type.name) }
     }
 
+    /// The 32-value types are summed two groups at a time: a row of an odd number of groups ends with a lone
+    /// one, which must count too (a dropped or doubled group is far outside the bound).
+    @Test(arguments: [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .iq4_nl])
+    func aRowOfAnOddNumberOfGroupsIsSummedWhole(type: GGMLType) {
+        let rows = 5, columns = 96
+        let bytes = Self.blocks(type, rows: rows, columns: columns, seed: 6)
+        let rng = CounterRNG(seed: 8)
+        let x = (0..<columns).map { Float(rng.normal(.test, step: 2, index: UInt32($0))) * ($0 >= 64 ? 30 : 1) }
+        _ = bytes.withUnsafeBytes { Self.check(type, blocks: $0, rows: rows, columns: columns, x: x, label: type.name) }
+    }
+
     /// The projections and output matrix of the default model, and every tensor type of its Q4_K_M
     /// requantization when that file is in the cache (RequantizedModelTests).
     @Test(.enabled(if: RealModel.isPresent, RealModel.absentReason))

@@ -52,20 +52,17 @@ enum QuantizedMatVec {
                          path: Path = path) {
         precondition(columns % type.blockSize == 0 && supports(type))
         let groups = columns / 32
-        let rowBytes = columns / type.blockSize * type.blockBytes
-        // The sixteen Int16 ones `QuantizedActivations.ones` reads sit after the groups' values.
-        withUnsafeTemporaryAllocation(byteCount: 64 * groups + 32, alignment: 64) { values in
+        let matrix = QuantizedKernels.QuantizedMatrix(blocks: blocks, rowBytes: columns / type.blockSize * type.blockBytes, groups: groups)
+        withUnsafeTemporaryAllocation(byteCount: QuantizedKernels.QuantizedActivations.groupBytes * groups, alignment: 64) { values in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
                   withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
                     quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!,
                              halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
-                    let ones = values.baseAddress! + 64 * groups
-                    ones.initializeMemory(as: Int16.self, repeating: 1, count: 16)
-                    let job = Job(type: type.rawValue, blocks: blocks, rowBytes: rowBytes, groups: groups, path: path, y: y,
+                    let job = Job(type: type.rawValue, matrix: matrix, path: path, y: y,
                                   activations: QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!),
                                                                     scales: scales.baseAddress!, halfSums: halfSums.baseAddress!,
-                                                                    sums: sums.baseAddress!, ones: UnsafeRawPointer(ones)))
+                                                                    sums: sums.baseAddress!))
                     // Small matrices are not worth waking a thread for.
                     let workers = requested ?? (rows * columns >= 1 << 16 ? BLAS.threads : 1)
                     let tasks = (rows + rowsPerTask - 1) / rowsPerTask
@@ -83,9 +80,7 @@ enum QuantizedMatVec {
     /// task writes only its own rows of `y`.
     struct Job: @unchecked Sendable {
         let type: UInt32
-        let blocks: UnsafeRawPointer
-        let rowBytes: Int
-        let groups: Int
+        let matrix: QuantizedKernels.QuantizedMatrix
         let path: Path
         let y: UnsafeMutablePointer<Float>
         let activations: QuantizedKernels.QuantizedActivations
@@ -93,15 +88,14 @@ enum QuantizedMatVec {
         func compute(_ rows: Range<Int>) {
             switch path {
             case .avx2:
-                QuantizedKernelsAVX2.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
-                                                           activations: QuantizedKernelsAVX2.QuantizedActivations(
-                                                               values: activations.values, scales: activations.scales,
-                                                               halfSums: activations.halfSums, sums: activations.sums,
-                                                               ones: activations.ones),
-                                                           into: y)
+                QuantizedKernelsAVX2.QuantizedRows.compute(
+                    type: type, matrix: QuantizedKernelsAVX2.QuantizedMatrix(blocks: matrix.blocks, rowBytes: matrix.rowBytes, groups: matrix.groups),
+                    rows: rows,
+                    activations: QuantizedKernelsAVX2.QuantizedActivations(values: activations.values, scales: activations.scales,
+                                                                           halfSums: activations.halfSums, sums: activations.sums),
+                    into: y)
             case .portable:
-                QuantizedKernels.QuantizedRows.compute(type: type, blocks: blocks, rowBytes: rowBytes, groups: groups, rows: rows,
-                                                       activations: activations, into: y)
+                QuantizedKernels.QuantizedRows.compute(type: type, matrix: matrix, rows: rows, activations: activations, into: y)
             }
         }
     }
@@ -119,7 +113,9 @@ enum QuantizedMatVec {
                 largest = max(largest, abs(xg[i]))
                 finite = finite && xg[i].isFinite
             }
-            let out = (values + 64 * g).assumingMemoryBound(to: Int16.self)
+            let out = (values + QuantizedKernels.QuantizedActivations.groupBytes * g).assumingMemoryBound(to: Int16.self)
+            // The ones the kernels widen with (`QuantizedActivations`).
+            (out + 32).initialize(repeating: 1, count: 16)
             guard finite else {
                 // A NaN step makes the group's products NaN, as the f32 product would be; no value can be rounded.
                 for i in 0..<32 { out[i] = 0 }
