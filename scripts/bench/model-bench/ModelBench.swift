@@ -14,6 +14,13 @@ enum ModelBench {
     static let promptTokens = Option("prompt-tokens", default: 256, in: 1...100_000, help: "prompt length")
     static let decodeTokens = Option("decode-tokens", default: 64, in: 1...100_000, help: "tokens to decode")
     static let repeatCount = Option("repeat", default: 3, in: 1...100, help: "repetitions; the fastest counts")
+    static let baseWeights = Option(
+        "base-weights", value: "quantized|f32", default: BaseWeightStorage.quantized, defaultHelp: "quantized",
+        help: "batched passes on the base kept in its file's types or on an f32 copy made at load"
+    ) { text in
+        guard let storage = BaseWeightStorage(rawValue: text) else { throw UsageError("must be quantized or f32, got '\(text)'") }
+        return storage
+    }
     static let f32Decode = Flag("f32-decode", help: "decode from the f32 weights (sgemv) instead of the quantized blocks")
     static let trainTokenCount = Option<Int?>(
         "train-tokens", value: "N", default: nil, help: "also time one LoRA loss-and-gradients pass (rank 8, q/k/v/o) over N tokens"
@@ -29,7 +36,7 @@ enum ModelBench {
     }
 
     static let options: [any OptionDeclaration] = [
-        model, threads, promptTokens, decodeTokens, repeatCount, f32Decode, trainTokenCount, trainDropout, .json,
+        model, threads, promptTokens, decodeTokens, repeatCount, baseWeights, f32Decode, trainTokenCount, trainDropout, .json,
     ]
 
     static let tool = CommandLineTool(
@@ -43,7 +50,7 @@ enum ModelBench {
                        time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
                        --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
                        "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes", "decode_bytes_per_token" (the weights a \
-                       decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), \
+                       decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), "base_weights", \
                        "read_bytes_per_second" (the best rate --threads threads read a 512 MB buffer)}; with --train-tokens also "train_tokens", \
                        "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
                        each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
@@ -70,7 +77,8 @@ enum ModelBench {
             throw UsageError("--train-tokens is \(trainTokens) but the model's context holds \(context); lower it")
         }
         let start = DispatchTime.now().uptimeNanoseconds
-        let model = try LlamaModel(file: file, quantizedDecode: !arguments[f32Decode])
+        let storage = try arguments[baseWeights]
+        let model = try LlamaModel(file: file, quantizedDecode: !arguments[f32Decode], base: storage)
         let loadMS = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
         let V = model.hyperparameters.vocabularySize
         let prompt = (0..<promptCount).map { ($0 * 7919 + 13) % V }
@@ -89,6 +97,7 @@ enum ModelBench {
             bestDecode = min(bestDecode, Double(t2 - t1) / 1e9)
         }
         var result: [String: JSONValue] = [
+            "base_weights": .string(storage.rawValue),
             "threads": .int(BLAS.threads),
             "load_ms": .double(loadMS),
             "prompt_tokens": .int(promptCount),
