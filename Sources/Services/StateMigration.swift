@@ -144,6 +144,11 @@ public enum StateMigration {
             let blobs = try BlobCopy.copy(state.blobs.all(), read: state.blobs.get, to: store) {
                 try target.query("SELECT digest FROM blobs ORDER BY digest", arguments: []).compactMap { $0.digest("digest") }
             }
+            // The copied jobs' notify trigger was off: wake the idle workers of every kind with work waiting (NOTIFY
+            // is delivered at the commit).
+            try target.run("""
+                SELECT pg_notify(?, kind) FROM (SELECT DISTINCT kind FROM jobs WHERE state IN ('ready','failed')) waiting
+                """, PostgresJobSchema.channel)
             return Report(from: source.path, to: display, components: components, blobs: blobs)
         }
     }

@@ -8,13 +8,13 @@ import TestSupport
 
 /// A state directory holding some of everything `adapt migrate` copies: a finished run (jobs, dependencies,
 /// events), registry versions with a promotion and a rollback, replay examples in both splits, and blobs (the
-/// adapters and one more).
+/// adapters and one more); with `waitingRun`, also a run whose first step is ready to claim.
 struct MigrationFixture {
     let directory = TemporaryDirectory("migrate-test")
     var state: StateDirectory { directory.state }
     static let lineage = ShortIdentifier("mail")!
 
-    init() throws {
+    init(waitingRun: Bool = false) throws {
         try directory.state.create()
         let database = try Database(path: state.database.path, durability: .normal)
         let clock = ManualClock()
@@ -27,6 +27,10 @@ struct MigrationFixture {
         while let claim = try queue.claim(kinds: ["prune", "train"], owner: "host-a", leaseMilliseconds: 60_000) {
             clock.advance(milliseconds: 250)
             try queue.complete(claim, output: .object(["steps": .int(3), "loss": .double(0.125)]))
+        }
+
+        if waitingRun {
+            _ = try queue.enqueue(RunDescription(kind: "nightly", steps: [.init(name: "sample", kind: "sample")]))
         }
 
         let replay = try ReplayStore(database: database, clock: clock)

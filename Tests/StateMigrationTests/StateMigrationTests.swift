@@ -59,8 +59,25 @@ import TestSupport
         let active = try #require(try local.active(lineage: MigrationFixture.lineage))
         #expect(active.number == 1)
         #expect(try local.adapterData(active) == Data("adapter 0".utf8) + Data(repeating: 0, count: 300))
-        let localQueue = try JobQueue(database: try Database(path: state.database.path))
+        let localDatabase = try Database(path: state.database.path)
+        let localQueue = try JobQueue(database: localDatabase)
         #expect(try localQueue.jobs().allSatisfy { $0.state == .succeeded })
+        #expect(throws: StorageError.self) { try localDatabase.run("UPDATE job_events SET message = 'rewritten'") }
+    }
+
+    @Test func idleWorkersOnPostgresAreWokenForCopiedReadyJobs() throws {
+        let fixture = try MigrationFixture(waitingRun: true)
+        let database = try PostgresCluster.shared().makeDatabase()
+        let listener = try PostgresConnection(database)
+        try listener.listen(PostgresJobSchema.channel)
+
+        _ = try StateMigration.run(from: .directory(fixture.state.root), to: .postgres(database))
+
+        let woken = try listener.waitForNotifications(timeoutMilliseconds: 5_000)
+        #expect(woken.map(\.payload) == ["sample"])
+        let queue = try PostgresJobQueue(connectionString: database)
+        let claim = try #require(try queue.claim(kinds: ["sample"], owner: "host-b", leaseMilliseconds: 60_000))
+        try queue.complete(claim, output: .object([:]))
     }
 
     @Test func aTargetHoldingAdaptDataIsRefusedAndLeftAsItWas() throws {
