@@ -11,18 +11,21 @@ public enum BlobCopy {
         /// SHA-256 over the sorted `digest size` lines of each side's blobs.
         public let sourceDigest: String
         public let targetDigest: String
-        public var matched: Bool { sourceDigest == targetDigest }
+        public let matched: Bool
+
+        init(count: Int, bytes: Int, sourceLines: [String], targetLines: [String]) {
+            self.count = count
+            self.bytes = bytes
+            sourceDigest = Self.digest(sourceLines)
+            targetDigest = Self.digest(targetLines)
+            matched = sourceDigest == targetDigest
+        }
+
+        private static func digest(_ lines: [String]) -> String {
+            Digest.sha256(Data(lines.sorted().joined(separator: "\n").utf8)).hex
+        }
 
         enum CodingKeys: String, CodingKey { case count, bytes, sourceDigest = "source_digest", targetDigest = "target_digest", matched }
-
-        public func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(count, forKey: .count)
-            try container.encode(bytes, forKey: .bytes)
-            try container.encode(sourceDigest, forKey: .sourceDigest)
-            try container.encode(targetDigest, forKey: .targetDigest)
-            try container.encode(matched, forKey: .matched)
-        }
     }
 
     /// Copies `digests`, each read (and rehashed) by `read`, into `target`, then lists the target again (`targetDigests`) and rereads
@@ -38,14 +41,10 @@ public enum BlobCopy {
             bytes += data.count
         }
         let targetLines = try targetDigests().map { "\($0.hex) \(try target.get($0).count)" }
-        let report = Report(count: digests.count, bytes: bytes, sourceDigest: listDigest(sourceLines), targetDigest: listDigest(targetLines))
+        let report = Report(count: digests.count, bytes: bytes, sourceLines: sourceLines, targetLines: targetLines)
         if !report.matched {
             throw MigrationError.digestMismatch(component: "blobs", table: "blobs", sourceRows: digests.count, targetRows: targetLines.count)
         }
         return report
-    }
-
-    private static func listDigest(_ lines: [String]) -> String {
-        Digest.sha256(Data(lines.sorted().joined(separator: "\n").utf8)).hex
     }
 }

@@ -12,7 +12,7 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
         case let .sameKindOfEndpoint(from, to):
             return "cannot migrate from \(from) to \(to): one side must be a state directory and the other a postgres:// URL"
         case let .noSourceState(path):
-            return "\(path) holds no adapt state (no adapt.sqlite); name the state directory to copy with --from"
+            return "\(path) holds no adapt state; name the state directory or the database to copy with --from"
         case let .targetNotEmpty(target, holds):
             return "\(target) already holds adapt data (\(holds.joined(separator: ", "))); migrate only into a new "
                 + "database or a new or empty state directory; nothing was written"

@@ -103,8 +103,7 @@ enum MigrationTables {
         var tables: [String: [StateMigration.TableReport]] = [:]
         for (table, columns, sourceDigest) in read {
             let copied = TableDigest(rows: try target.query(select(table, columns), arguments: []), columns: columns)
-            let report = StateMigration.TableReport(table: table.name, sourceRows: sourceDigest.rows, targetRows: copied.rows,
-                                                    sourceDigest: sourceDigest.digest.hex, targetDigest: copied.digest.hex)
+            let report = StateMigration.TableReport(table: table.name, source: sourceDigest, target: copied)
             if !report.matched {
                 throw MigrationError.digestMismatch(component: table.component, table: table.name,
                                                     sourceRows: report.sourceRows, targetRows: report.targetRows)

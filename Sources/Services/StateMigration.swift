@@ -41,51 +41,50 @@ public enum StateMigration {
         }
     }
 
+    /// One table on both sides. Fields are set once, so what `--json` prints is what was compared.
     public struct TableReport: Sendable, Encodable {
         public let table: String
         public let sourceRows: Int
         public let targetRows: Int
         public let sourceDigest: String
         public let targetDigest: String
-        public var matched: Bool { sourceRows == targetRows && sourceDigest == targetDigest }
+        public let matched: Bool
+
+        init(table: String, source: TableDigest, target: TableDigest) {
+            self.table = table
+            sourceRows = source.rows
+            targetRows = target.rows
+            sourceDigest = source.digest.hex
+            targetDigest = target.digest.hex
+            matched = source.rows == target.rows && source.digest == target.digest
+        }
 
         enum CodingKeys: String, CodingKey {
             case table, sourceRows = "source_rows", targetRows = "target_rows"
             case sourceDigest = "source_digest", targetDigest = "target_digest", matched
-        }
-
-        public func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(table, forKey: .table)
-            try container.encode(sourceRows, forKey: .sourceRows)
-            try container.encode(targetRows, forKey: .targetRows)
-            try container.encode(sourceDigest, forKey: .sourceDigest)
-            try container.encode(targetDigest, forKey: .targetDigest)
-            try container.encode(matched, forKey: .matched)
         }
     }
 
     /// A component's tables; its digests hash its tables' digests in order.
     public struct ComponentReport: Sendable, Encodable {
         public let component: String
+        public let rows: Int
+        public let sourceDigest: String
+        public let targetDigest: String
+        public let matched: Bool
         public let tables: [TableReport]
-        public var rows: Int { tables.reduce(0) { $0 + $1.sourceRows } }
-        public var sourceDigest: String { Digest.sha256(Data(tables.map(\.sourceDigest).joined(separator: "\n").utf8)).hex }
-        public var targetDigest: String { Digest.sha256(Data(tables.map(\.targetDigest).joined(separator: "\n").utf8)).hex }
-        public var matched: Bool { tables.allSatisfy(\.matched) }
+
+        init(component: String, tables: [TableReport]) {
+            self.component = component
+            self.tables = tables
+            rows = tables.reduce(0) { $0 + $1.sourceRows }
+            sourceDigest = Digest.sha256(Data(tables.map(\.sourceDigest).joined(separator: "\n").utf8)).hex
+            targetDigest = Digest.sha256(Data(tables.map(\.targetDigest).joined(separator: "\n").utf8)).hex
+            matched = tables.allSatisfy(\.matched)
+        }
 
         enum CodingKeys: String, CodingKey {
             case component, rows, sourceDigest = "source_digest", targetDigest = "target_digest", matched, tables
-        }
-
-        public func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(component, forKey: .component)
-            try container.encode(rows, forKey: .rows)
-            try container.encode(sourceDigest, forKey: .sourceDigest)
-            try container.encode(targetDigest, forKey: .targetDigest)
-            try container.encode(matched, forKey: .matched)
-            try container.encode(tables, forKey: .tables)
         }
     }
 
@@ -94,17 +93,14 @@ public enum StateMigration {
         public let to: String
         public let components: [ComponentReport]
         public let blobs: BlobCopy.Report
-        public var matched: Bool { components.allSatisfy(\.matched) && blobs.matched }
+        public let matched: Bool
 
-        enum CodingKeys: String, CodingKey { case from, to, components, blobs, matched }
-
-        public func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(from, forKey: .from)
-            try container.encode(to, forKey: .to)
-            try container.encode(components, forKey: .components)
-            try container.encode(blobs, forKey: .blobs)
-            try container.encode(matched, forKey: .matched)
+        init(from: String, to: String, components: [ComponentReport], blobs: BlobCopy.Report) {
+            self.from = from
+            self.to = to
+            self.components = components
+            self.blobs = blobs
+            matched = components.allSatisfy(\.matched) && blobs.matched
         }
     }
 
@@ -158,6 +154,9 @@ public enum StateMigration {
         try requireEmptyDirectory(target)
         let source = try PostgresConnection(sourceURL)
         try MigrationTables.requireCurrent(source, schemas: MigrationTables.postgresSchemas, name: display)
+        guard try source.schemaVersion(of: PostgresJobSchema.schema.component) > 0 else {
+            throw MigrationError.noSourceState(path: display)
+        }
         try MigrationTables.requireKnown(source, side: display)
         // Opened before the read transaction: on a database without blobs nothing is created, and on one with
         // them the store's migration has nothing to do.

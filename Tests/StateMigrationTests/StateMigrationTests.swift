@@ -11,7 +11,8 @@ import TestSupport
     @Test func aStateCopiedToPostgresAndBackHasTheSameTableDigests() throws {
         let fixture = try MigrationFixture()
         let database = try PostgresCluster.shared().makeDatabase()
-        let back = TemporaryDirectory("migrate-back").url.appendingPathComponent("state")
+        let backDirectory = TemporaryDirectory("migrate-back")
+        let back = backDirectory.state.root
 
         let there = try StateMigration.run(from: .directory(fixture.state.root), to: .postgres(database))
         let again = try StateMigration.run(from: .postgres(database), to: .directory(back))
@@ -34,7 +35,8 @@ import TestSupport
     @Test func theCopiedStatesWorkOnEitherBackend() throws {
         let fixture = try MigrationFixture()
         let database = try PostgresCluster.shared().makeDatabase()
-        let back = TemporaryDirectory("migrate-back").url.appendingPathComponent("state")
+        let backDirectory = TemporaryDirectory("migrate-back")
+        let back = backDirectory.state.root
         _ = try StateMigration.run(from: .directory(fixture.state.root), to: .postgres(database))
         _ = try StateMigration.run(from: .postgres(database), to: .directory(back))
 
@@ -124,7 +126,8 @@ import TestSupport
 
     @Test func twoDirectoriesOrAMissingSideAreRefused() throws {
         let fixture = try MigrationFixture()
-        let other = TemporaryDirectory("migrate-other").url.path
+        let otherDirectory = TemporaryDirectory("migrate-other")
+        let other = otherDirectory.path
         let both = try Executables.run("adapt", ["migrate", "--from", fixture.state.root.path, "--to", other])
         #expect(both.status == 1)
         #expect(both.stderr.contains("one side must be a state directory and the other a postgres:// URL"))
@@ -133,6 +136,17 @@ import TestSupport
         let noState = try Executables.run("adapt", ["migrate", "--from", other, "--to", "postgres://127.0.0.1:1/x"])
         #expect(noState.status == 1)
         #expect(noState.stderr.contains("holds no adapt state"))
+    }
+
+    @Test func aDatabaseWithoutAdaptDataIsNoStateToCopy() throws {
+        let database = try PostgresCluster.shared().makeDatabase()
+        let targetDirectory = TemporaryDirectory("migrate-empty")
+        let target = targetDirectory.state.root
+        #expect(throws: MigrationError.noSourceState(path: database)) {
+            try StateMigration.run(from: .postgres(database), to: .directory(target))
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.deletingLastPathComponent().path).isEmpty)
     }
 
     @Test func jsonPrintsRowCountsAndDigestsPerComponent() throws {
