@@ -165,7 +165,12 @@ public enum StateMigration {
 
         let parent = target.deletingLastPathComponent()
         try PrivateFiles.createDirectory(parent)
-        let building = StateDirectory(root: parent.appendingPathComponent(".\(target.lastPathComponent).migrating-\(UUID().uuidString)"))
+        let prefix = ".\(target.lastPathComponent).migrating-"
+        // A migrate killed before its cleanup left its half-built state here, user text included: it is no one's now.
+        for stale in (try? FileManager.default.contentsOfDirectory(atPath: parent.path)) ?? [] where stale.hasPrefix(prefix) {
+            try FileManager.default.removeItem(at: parent.appendingPathComponent(stale))
+        }
+        let building = StateDirectory(root: parent.appendingPathComponent(prefix + UUID().uuidString))
         try building.create()
         defer { try? FileManager.default.removeItem(at: building.root) }
 

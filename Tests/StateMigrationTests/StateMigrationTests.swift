@@ -15,7 +15,11 @@ import TestSupport
         let back = backDirectory.state.root
 
         let there = try StateMigration.run(from: .directory(fixture.state.root), to: .postgres(database))
+        // What a migrate killed halfway would have left beside the target.
+        let stale = backDirectory.file(".state.migrating-killed")
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: false)
         let again = try StateMigration.run(from: .postgres(database), to: .directory(back))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: backDirectory.path) == ["state"])
 
         #expect(there.matched && again.matched)
         let rows = Dictionary(uniqueKeysWithValues: there.components.flatMap(\.tables).map { ($0.table, $0.sourceRows) })
