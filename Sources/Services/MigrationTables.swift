@@ -93,8 +93,7 @@ enum MigrationTables {
                                                    tables: [table.name])
             }
             let rows = try source.query(select(table, columns), arguments: [])
-            let insert = insertStatement(table.name, columns, dialect: target.dialect)
-            for row in rows { try target.run(insert, arguments: columns.map { row[$0] }) }
+            try insert(rows, into: table.name, columns: columns, on: target)
             read.append((table, columns, TableDigest(rows: rows, columns: columns)))
         }
         try restoreRules(target, rules)
@@ -163,11 +162,23 @@ enum MigrationTables {
             + (table.order.map { " ORDER BY \(quoted($0))" } ?? "")
     }
 
-    private static func insertStatement(_ table: String, _ columns: [String], dialect: SQLDialect) -> String {
+    /// Inserts `rows` several to a statement: one round trip to the server per batch instead of per row. Rows of
+    /// a batch are checked against foreign keys at the end of their statement, so a registry version may name a
+    /// parent inserted in the same batch.
+    private static func insert(_ rows: [Row], into table: String, columns: [String], on target: any SQLConnection) throws {
+        // Well under SQLite's 32,766 and PostgreSQL's 65,535 parameters per statement.
+        let perStatement = max(1, min(200, 4_000 / max(1, columns.count)))
         // Ids are copied as they are, including into columns PostgreSQL generates ALWAYS (events).
-        let overriding = dialect == .postgres ? " OVERRIDING SYSTEM VALUE" : ""
-        return "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))\(overriding) VALUES ("
-            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let overriding = target.dialect == .postgres ? " OVERRIDING SYSTEM VALUE" : ""
+        let head = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", ")))\(overriding) VALUES "
+        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        var start = 0
+        while start < rows.count {
+            let batch = rows[start..<min(start + perStatement, rows.count)]
+            try target.run(head + Array(repeating: tuple, count: batch.count).joined(separator: ", "),
+                           arguments: batch.flatMap { row in columns.map { row[$0] } })
+            start += batch.count
+        }
     }
 
     private static func tableNames(_ connection: any SQLConnection) throws -> [String] {
