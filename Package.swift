@@ -136,6 +136,10 @@ let package = Package(
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         // What the commands do, checked through the built `adapt` (doctor on broken setups).
         .testTarget(name: "ServicesTests", dependencies: ["AdaptCore", "TestSupport"]),
+        // `adapt migrate` on states built with the libraries, through the service and the built `adapt`.
+        .testTarget(name: "StateMigrationTests", dependencies: [
+            "Services", "JobQueue", "Registry", "ReplayBuffer", "Storage", "AdaptCore", "TestSupport",
+        ]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "Adapters", "Model", "Training", "Registry", "Storage",
                                                            "TestSupport"],
                     exclude: ["Fixtures"]),

@@ -14,5 +14,6 @@ enum AllCommands {
         + ModelCommands.all
         + TokenizeCommands.all
         + DoctorCommand.all
+        + MigrateCommand.all
         + DocumentationCommands.all
 }
