@@ -74,10 +74,38 @@ extension PostgresJobQueue {
     public func complete(_ claim: Claim, output: JSONValue,
                          alsoInTransaction: (@Sendable (PostgresConnection) throws -> Void)?,
                          thenClaim next: ClaimRequest) throws -> Claim? {
+        let finished = JobCompletion(claim: claim, output: output, claimNext: true, alsoInTransaction: alsoInTransaction)
+        return try complete([finished], thenClaim: next)[0].get()
+    }
+
+    /// Group commit, as `JobQueue.complete(_:thenClaim:)`: every completion of `batch` (one with a hook in a
+    /// savepoint of its own, so a refusing hook fails alone; a lost lease writes nothing), then one claim statement taking a job for each
+    /// completion that asked (in a savepoint too: a failed claim must not abort the completions).
+    public func complete(_ batch: [JobCompletion<PostgresConnection>], thenClaim next: ClaimRequest) throws -> [Result<Claim?, any Error>] {
         let now = self.now
         return try connection.transaction {
-            try completeInTransaction(claim, output: output, now: now, also: alsoInTransaction)
-            return (try? connection.transaction { try claimStatement(next, now: now, limit: 1) })?.first
+            var results: [Result<Claim?, any Error>] = try batch.map { finished in
+                do {
+                    // Without a hook no savepoint is needed: a lost lease is found before anything is written.
+                    if let also = finished.alsoInTransaction {
+                        try connection.transaction { try completeInTransaction(finished.claim, output: finished.output, now: now, also: also) }
+                    } else {
+                        try completeInTransaction(finished.claim, output: finished.output, now: now, also: nil)
+                    }
+                    return .success(nil)
+                } catch JobQueueError.leaseLost(let job, let token) {
+                    return .failure(JobQueueError.leaseLost(job, token: token))
+                } catch where finished.alsoInTransaction != nil && connection.isConnected {
+                    return .failure(error)
+                }
+            }
+            let askers = batch.indices.filter { index in
+                if case .success = results[index] { return batch[index].claimNext }
+                return false
+            }
+            let claims = (try? connection.transaction { try claimStatement(next, now: now, limit: askers.count) }) ?? []
+            for (index, claim) in zip(askers, claims) { results[index] = .success(claim) }
+            return results
         }
     }
 

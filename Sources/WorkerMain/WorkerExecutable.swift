@@ -120,8 +120,8 @@ public enum WorkerExecutable {
 /// A step's request to execute the worker again with other OpenBLAS kernels (`StepContext.reexecute`).
 final class RepinRequest: Sendable {
     private let value = Locked<(asked: Bool, coreType: String?)>((false, nil))
-    private let workerBox = Locked<Worker?>(nil)
-    var worker: Worker? {
+    private let workerBox = Locked<Worker<JobQueue>?>(nil)
+    var worker: Worker<JobQueue>? {
         get { workerBox.withLock { $0 } }
         set { workerBox.withLock { $0 = newValue } }
     }
