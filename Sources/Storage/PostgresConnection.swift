@@ -272,7 +272,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     }
 
     /// `connectionString` without its password, in either form libpq accepts.
-    static func redacted(_ connectionString: String) -> String {
+    public static func redacted(_ connectionString: String) -> String {
         if let scheme = connectionString.range(of: "://") {
             var text = connectionString
             // postgres://user:password@host → postgres://user:***@host
