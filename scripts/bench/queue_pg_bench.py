@@ -114,10 +114,10 @@ class PlainPg(Postgres):
 
 async def pgqueuer_worker(dsn, drain, starts):
     import psycopg
-    from pgqueuer import PsycopgDriver, QueueManager
+    from pgqueuer import PsycopgDriver, Queries, QueueManager
     from pgqueuer.types import QueueExecutionMode
     connection = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
-    manager = QueueManager(PsycopgDriver(connection))
+    manager = QueueManager(Queries(PsycopgDriver(connection)))
     out = open(starts, "a", buffering=1)
 
     @manager.entrypoint("noop")
