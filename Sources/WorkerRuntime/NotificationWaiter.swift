@@ -5,8 +5,11 @@ import JobQueue
 /// Where an idle worker's slots wait on PostgreSQL: one thread listens for the engine's notifications
 /// (`PostgresJobQueue.waitForWork`, LISTEN/NOTIFY) while any slot waits, and sleeps on a condition when none does.
 ///
-/// A notification of one of the worker's kinds counts as a change and wakes every waiting slot; so does a failed
-/// wait (the server gone), after a pause, so the slots meet the error and wait the outage out themselves. The
+/// A notification of one of the worker's kinds wakes one waiting slot, and so does a write of this process (a
+/// claim, a completion): the slots share one connection, so waking all of them for one new job would queue their
+/// looks one behind the other, the one that finds the job perhaps last. A slot that claims a job wakes the next
+/// (its claim is a local write), so a backlog brings every slot in within a few round trips. A failed wait (the
+/// server gone) wakes every slot, after a pause, so they meet the error and wait the outage out themselves. The
 /// listening thread looks up at least every `sliceMilliseconds`, so a stop or a nearer deadline is noticed soon.
 /// The listening connection is the engine's own second connection: waiting holds it.
 ///
@@ -53,7 +56,7 @@ final class NotificationWaiter: WorkSignal, @unchecked Sendable {
     func noteLocalWrite() {
         let due = condition.withLock { () -> [Waiter] in
             localVersion += 1
-            return takeReady(now: nil)
+            return waiters.isEmpty ? [] : [waiters.removeFirst()]
         }
         resume(due)
     }
@@ -74,13 +77,15 @@ final class NotificationWaiter: WorkSignal, @unchecked Sendable {
 
     private var mark: WorkSignalMark { WorkSignalMark(others: version, local: localVersion) }
 
-    /// Removes and returns the waiters whose mark is stale or (given `now`) whose deadline passed. Call locked.
-    private func takeReady(now: Int64?) -> [Waiter] {
-        let versions = mark
+    /// Removes and returns the first waiter when `wakeOne`, every waiter when `wakeAll`, and those whose deadline
+    /// passed by `now`. Call locked.
+    private func takeReady(now: Int64, wakeOne: Bool, wakeAll: Bool) -> [Waiter] {
         var due: [Waiter] = []
+        var woken = false
         waiters.removeAll { waiter in
-            let ready = waiter.seen != versions || (now.flatMap { now in waiter.deadline.map { now >= $0 } } ?? false)
+            let ready = wakeAll || (wakeOne && !woken) || waiter.deadline.map { now >= $0 } ?? false
             if ready { due.append(waiter) }
+            woken = woken || ready
             return ready
         }
         return due
@@ -106,16 +111,16 @@ final class NotificationWaiter: WorkSignal, @unchecked Sendable {
             condition.unlock()
             let now = queue.clock.nowMilliseconds()
             let timeout = min(Self.sliceMilliseconds, max(0, (nearest ?? .max) - now))
-            var changed: Bool
+            var notified = false, failed = false
             do {
-                changed = try queue.waitForWork(kinds: kinds, timeoutMilliseconds: Int(timeout))
+                notified = try queue.waitForWork(kinds: kinds, timeoutMilliseconds: Int(timeout))
             } catch {
                 usleep(Self.failurePauseMicroseconds)
-                changed = true
+                failed = true
             }
             let due = condition.withLock { () -> [Waiter] in
-                if changed { version &+= 1 }
-                return takeReady(now: queue.clock.nowMilliseconds())
+                if notified || failed { version &+= 1 }
+                return takeReady(now: queue.clock.nowMilliseconds(), wakeOne: notified, wakeAll: failed)
             }
             resume(due)
         }
