@@ -82,16 +82,17 @@ import WorkerRuntime
         #expect(job.error?.contains("not on PostgreSQL yet") == true, "\(job.error ?? "")")
     }
 
-    /// The server stops (`-m immediate`) while a job runs and comes back before its lease ends: the worker says
-    /// it is retrying, reconnects, and records the job once.
-    @Test func aWorkerProcessRidesOutAServerRestartAndCompletesItsJobOnce() async throws {
-        let cluster = try PostgresCluster()
-        defer { try? cluster.stop() }
+    /// Starts an `adapt worker` process on a cluster of its own with one noop job of `sleep` ms, stops the server
+    /// (`-m immediate`) once the job runs, starts it again 3 s later, and returns once the worker exited. The
+    /// caller stops the cluster.
+    func workerThroughARestart(_ cluster: PostgresCluster, leaseMilliseconds: Int,
+                               sleep: Int) async throws -> (worker: RunningProcess, queue: PostgresJobQueue, job: JobID) {
         let target = try cluster.makeDatabase()
         let queue = try PostgresJobQueue(connectionString: target)
-        let run = try queue.enqueue(noops(1, sleep: 1_500))
-        let worker = try Executables.start("adapt", ["--database", target, "worker", "--kinds", "noop", "--lease-ms", "30000",
-                                                     "--exit-when-idle", "--json"], outputIn: directory.url)
+        let run = try queue.enqueue(noops(1, sleep: sleep))
+        let worker = try Executables.start("adapt", ["--database", target, "worker", "--kinds", "noop", "--lease-ms",
+                                                     String(leaseMilliseconds), "--exit-when-idle", "--json"],
+                                           outputIn: directory.url)
         try await waitUntil("the job runs") { try queue.job(run.jobIDs[0]).state == .running }
         try cluster.stopServer()
         try await Task.sleep(for: .seconds(3))
@@ -99,7 +100,16 @@ import WorkerRuntime
         let status = await worker.exited()
         #expect(status == 0, "\(worker.stderr)")
         try queue.connection.reconnect()
-        let job = try queue.job(run.jobIDs[0])
+        return (worker, queue, run.jobIDs[0])
+    }
+
+    /// The server is away for less than the job's lease: the worker says it is retrying, reconnects, and records
+    /// the job once.
+    @Test func aWorkerProcessRidesOutAServerRestartAndCompletesItsJobOnce() async throws {
+        let cluster = try PostgresCluster()
+        defer { try? cluster.stop() }
+        let (worker, queue, id) = try await workerThroughARestart(cluster, leaseMilliseconds: 30_000, sleep: 1_500)
+        let job = try queue.job(id)
         #expect(job.state == .succeeded && job.attempt == 1, "\(job.state) attempt \(job.attempt)")
         #expect(try count(queue, "SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 1)
         let stderr = worker.stderr
@@ -112,21 +122,10 @@ import WorkerRuntime
     @Test func aResultWhoseLeaseRanOutDuringTheOutageIsNotRecorded() async throws {
         let cluster = try PostgresCluster()
         defer { try? cluster.stop() }
-        let target = try cluster.makeDatabase()
-        let queue = try PostgresJobQueue(connectionString: target)
-        let run = try queue.enqueue(noops(1, sleep: 1_000))
-        let worker = try Executables.start("adapt", ["--database", target, "worker", "--kinds", "noop", "--lease-ms", "900",
-                                                     "--exit-when-idle", "--json"], outputIn: directory.url)
-        try await waitUntil("the job runs") { try queue.job(run.jobIDs[0]).state == .running }
-        try cluster.stopServer()
-        try await Task.sleep(for: .seconds(3))
-        try cluster.startServer()
-        let status = await worker.exited()
-        #expect(status == 0, "\(worker.stderr)")
-        try queue.connection.reconnect()
+        let (worker, queue, id) = try await workerThroughARestart(cluster, leaseMilliseconds: 900, sleep: 1_000)
         let summary = try JSON.decode(JSONValue.self, from: worker.stdout, context: "worker stdout")
         #expect(summary["lease_lost"]?.intValue == 1, "\(worker.stdout)\n\(worker.stderr)")
-        let job = try queue.job(run.jobIDs[0])
+        let job = try queue.job(id)
         #expect(job.state == .succeeded && job.attempt == 2, "\(job.state) attempt \(job.attempt)")
         #expect(try count(queue, "SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 1)
     }
