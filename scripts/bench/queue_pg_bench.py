@@ -26,7 +26,7 @@ import tempfile
 import time
 
 import history
-from queue_bench import Postgres, load, percentile, pg_connect, wait_for
+from queue_bench import Adapt, Postgres, load, percentile, pg_connect, wait_for
 
 TITLE = "Job queue on PostgreSQL"
 WORKERS = (1, 2, 4, 8)
@@ -56,10 +56,13 @@ class Databases:
 
 # ---------------------------------------------------------------------------------------------- adapt
 
-class AdaptPg:
+class AdaptPg(Adapt):
+    """queue_bench.Adapt with `--database postgres://…` instead of a state directory: the same drain and latency."""
+    LATENCY_SQL = "SELECT (output::jsonb ->> 'start_latency_us')::bigint FROM jobs"
+
     def __init__(self, binary, databases, concurrency):
-        self.binary, self.databases, self.concurrency = binary, databases, concurrency
-        self.name = "adapt" if concurrency > 1 else "adapt, 1 at a time"
+        super().__init__(binary, None, concurrency)
+        self.databases = databases
 
     def fresh(self):
         name = self.databases.fresh("adapt")
@@ -69,31 +72,8 @@ class AdaptPg:
     def cmd(self, *args):
         return [self.binary, "--database", self.url, *args]
 
-    def worker(self, *args):
-        return self.cmd("worker", "--kinds", "noop", "--concurrency", str(self.concurrency), *args)
-
-    def drain(self, n, workers):
-        subprocess.run(self.cmd("enqueue", "noop", "--count", str(n)), check=True, stdout=subprocess.DEVNULL)
-        procs = [subprocess.Popen(self.worker("--exit-when-idle"), stderr=subprocess.DEVNULL) for _ in range(workers)]
-        for p in procs:
-            p.wait()
-        first, last, done = self.conn.execute(
-            "SELECT min(at) FILTER (WHERE to_state = 'running'), max(at) FILTER (WHERE to_state = 'succeeded'), "
-            "count(*) FILTER (WHERE to_state = 'succeeded') FROM job_events").fetchone()
-        assert done == n, f"adapt finished {done} of {n}"
-        return n / max((last - first) / 1000, 1e-3)
-
-    def latency(self, count, interval_ms):
-        worker = subprocess.Popen(self.worker(), stderr=subprocess.DEVNULL)
-        time.sleep(0.5)
-        subprocess.run(self.cmd("enqueue", "noop", "--count", str(count), "--separate-runs", "--interval-ms",
-                                str(interval_ms)), check=True, stdout=subprocess.DEVNULL)
-        wait_for(lambda: self.conn.execute("SELECT count(*) FROM jobs WHERE state = 'succeeded'").fetchone()[0] == count,
-                 30, "adapt latency jobs")
-        worker.send_signal(signal.SIGTERM)
-        worker.wait()
-        rows = self.conn.execute("SELECT (output::jsonb ->> 'start_latency_us')::bigint FROM jobs").fetchall()
-        return [r[0] / 1000 for r in rows]
+    def db(self):
+        return self.conn
 
 
 # ---------------------------------------------------------------------------------------- plain Python
