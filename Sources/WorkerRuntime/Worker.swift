@@ -216,7 +216,11 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
                 case let .idle(nextWakeAt):
                     if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return false }
                     outage.answered()
-                    _ = await waiter.wait(since: seen, until: nextWakeAt)
+                    var deadline = nextWakeAt
+                    if options.exitWhenIdle, let look = queue.finishedWorkLookMilliseconds {
+                        deadline = min(nextWakeAt ?? .max, queue.clock.nowMilliseconds() + look)
+                    }
+                    _ = await waiter.wait(since: seen, until: deadline)
                     failures = 0
                 }
             } catch where queue.isUnreachable(error) {

@@ -14,6 +14,9 @@ public protocol WorkerEngine: JobEngine {
     func isUnreachable(_ error: any Error) -> Bool
     /// Opens the broken connections again; throws while the database is still unreachable.
     func reconnect() throws
+    /// How long an idle worker that exits when idle waits at most before it looks again whether the jobs still
+    /// running elsewhere have finished; nil when every commit wakes it anyway.
+    var finishedWorkLookMilliseconds: Int64? { get }
 }
 
 /// Where a worker's idle slots wait: `current` is read before looking for work, and `wait(since:until:)` returns
@@ -60,6 +63,9 @@ extension JobQueue: WorkerEngine {
     public func isUnreachable(_ error: any Error) -> Bool { false }
 
     public func reconnect() throws {}
+
+    /// Every commit moves `PRAGMA data_version`, which wakes the idle slots.
+    public var finishedWorkLookMilliseconds: Int64? { nil }
 }
 
 extension PostgresJobQueue: WorkerEngine {
@@ -81,4 +87,8 @@ extension PostgresJobQueue: WorkerEngine {
     public func reconnect() throws {
         if !connection.isConnected { try connection.reconnect() }
     }
+
+    /// Only jobs becoming claimable are notified, not jobs finishing: without a look now and then, a worker told to
+    /// exit when idle would wait for the next lease expiry after the last job elsewhere finished.
+    public var finishedWorkLookMilliseconds: Int64? { 50 }
 }

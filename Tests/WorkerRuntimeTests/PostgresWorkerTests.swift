@@ -68,6 +68,24 @@ import WorkerRuntime
         #expect(median < 100, "woken by the notification, not by a timeout: \(waits)")
     }
 
+    /// Finishing jobs are not notified on PostgreSQL; a worker told to exit when idle still notices that the job
+    /// another host ran has finished, rather than waiting for that job's lease to run out.
+    @Test func aWorkerExitingWhenIdleLeavesSoonAfterTheLastJobElsewhereFinishes() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let other = try PostgresJobQueue(connectionString: target)
+        try queue.enqueue(noops(1))
+        let held = try #require(try other.claim(kinds: ["noop"], owner: "elsewhere", leaseMilliseconds: 600_000))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], exitWhenIdle: true), body: NoopJob.body)
+        let running = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(300))
+        try other.complete(held, output: .null)
+        let finished = ContinuousClock.now
+        _ = try await running.value
+        let waited = ContinuousClock.now - finished
+        #expect(waited < Slowdown.scaled(.seconds(5)), "left \(waited) after the last job finished")
+    }
+
     @Test func aCompletionHookWrittenForSQLiteFailsTheJobWithAClearError() async throws {
         let target = try PostgresCluster.shared().makeDatabase()
         let queue = try PostgresJobQueue(connectionString: target)
