@@ -29,7 +29,7 @@ public typealias JobBody = @Sendable (Claim, JobContext) async throws -> JobResu
 /// the worker must stop at once, so `Task.sleep` and `Task.checkCancellation()` end the body promptly.
 public final class JobContext: Sendable {
     public let claim: Claim
-    let queue: JobQueue
+    let queue: any JobEngine
     private let flags = Locked(Flags())
 
     package struct Flags {
@@ -38,7 +38,7 @@ public final class JobContext: Sendable {
         package var stopNow = false
     }
 
-    package init(claim: Claim, queue: JobQueue) {
+    package init(claim: Claim, queue: any JobEngine) {
         self.claim = claim
         self.queue = queue
     }

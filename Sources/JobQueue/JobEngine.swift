@@ -35,6 +35,9 @@ public protocol JobEngine: AnyObject, Sendable {
     func complete(_ claim: Claim, output: JSONValue, alsoInTransaction: ((Connection) throws -> Void)?) throws
     func complete(_ claim: Claim, output: JSONValue, alsoInTransaction: (@Sendable (Connection) throws -> Void)?,
                   thenClaim next: ClaimRequest) throws -> Claim?
+    /// Group commit: every completion of `batch` and a next claim for each that asks, in one transaction; per
+    /// completion, its next claim or why it was not recorded (see `JobQueue.complete(_:thenClaim:)`).
+    func complete(_ batch: [JobCompletion<Connection>], thenClaim next: ClaimRequest) throws -> [Result<Claim?, any Error>]
     @discardableResult
     func fail(_ claim: Claim, error: String, retryable: Bool, retryAfter: Int64?) throws -> JobState
     func release(_ claim: Claim, reason: String) throws

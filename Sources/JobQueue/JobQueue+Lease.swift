@@ -83,21 +83,7 @@ extension JobQueue {
     }
 
     /// One finished job for `complete(_:thenClaim:)`.
-    public struct Completion: Sendable {
-        public let claim: Claim
-        public let output: JSONValue
-        /// Whether the slot that ran it wants the next job.
-        public let claimNext: Bool
-        public let alsoInTransaction: (@Sendable (Database) throws -> Void)?
-
-        public init(claim: Claim, output: JSONValue, claimNext: Bool,
-                    alsoInTransaction: (@Sendable (Database) throws -> Void)? = nil) {
-            self.claim = claim
-            self.output = output
-            self.claimNext = claimNext
-            self.alsoInTransaction = alsoInTransaction
-        }
-    }
+    public typealias Completion = JobCompletion<Database>
 
     /// Group commit: records every completion in `batch` and claims one job for each that asked for one, all in
     /// one transaction, so a worker running several jobs at once pays one commit for all that finished

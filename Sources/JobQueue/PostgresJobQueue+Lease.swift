@@ -74,11 +74,67 @@ extension PostgresJobQueue {
     public func complete(_ claim: Claim, output: JSONValue,
                          alsoInTransaction: (@Sendable (PostgresConnection) throws -> Void)?,
                          thenClaim next: ClaimRequest) throws -> Claim? {
+        let finished = JobCompletion(claim: claim, output: output, claimNext: true, alsoInTransaction: alsoInTransaction)
+        return try complete([finished], thenClaim: next)[0].get()
+    }
+
+    /// Group commit, as `JobQueue.complete(_:thenClaim:)`: every completion of `batch`, then one claim statement
+    /// taking a job for each completion that asked (in a savepoint: a failed claim must not abort the completions).
+    /// The completions without a hook are one statement together (a round trip per job would cost more than the
+    /// job); one with a hook runs in a savepoint of its own, so a refusing hook fails alone. A lost lease writes
+    /// nothing and fails alone.
+    public func complete(_ batch: [JobCompletion<PostgresConnection>], thenClaim next: ClaimRequest) throws -> [Result<Claim?, any Error>] {
         let now = self.now
         return try connection.transaction {
-            try completeInTransaction(claim, output: output, now: now, also: alsoInTransaction)
-            return (try? connection.transaction { try claimStatement(next, now: now, limit: 1) })?.first
+            var results = Array(repeating: Result<Claim?, any Error>.success(nil), count: batch.count)
+            let plain = batch.indices.filter { batch[$0].alsoInTransaction == nil }
+            let recorded = try completeTogether(plain.map { batch[$0].claim }, outputs: plain.map { batch[$0].output }, now: now)
+            for index in plain {
+                let claim = batch[index].claim
+                guard recorded.contains(claim.jobID.value) else {
+                    results[index] = .failure(JobQueueError.leaseLost(claim.jobID, token: claim.token))
+                    continue
+                }
+                if claim.hasDependents { try readyDependents(of: claim, now: now) }
+            }
+            for index in batch.indices where batch[index].alsoInTransaction != nil {
+                let finished = batch[index]
+                do {
+                    try connection.transaction {
+                        try completeInTransaction(finished.claim, output: finished.output, now: now, also: finished.alsoInTransaction)
+                    }
+                } catch JobQueueError.leaseLost(let job, let token) {
+                    results[index] = .failure(JobQueueError.leaseLost(job, token: token))
+                } catch where connection.isConnected {
+                    results[index] = .failure(error)
+                }
+            }
+            let askers = batch.indices.filter { index in
+                if case .success = results[index] { return batch[index].claimNext }
+                return false
+            }
+            let claims = (try? connection.transaction { try claimStatement(next, now: now, limit: askers.count) }) ?? []
+            for (index, claim) in zip(askers, claims) { results[index] = .success(claim) }
+            return results
         }
+    }
+
+    /// Records the success of every claim whose lease still holds, in one statement (each row fenced as `fence`
+    /// says); returns the ids it recorded.
+    private func completeTogether(_ claims: [Claim], outputs: [JSONValue], now: Int64) throws -> Set<Int64> {
+        guard !claims.isEmpty else { return [] }
+        let rows = zip(claims, outputs).map { claim, output in
+            JSONValue.object(["id": .int(Int(claim.jobID.value)), "attempt": .int(claim.attempt),
+                              "output": .string(JobJSON.canonicalString(output)), "note": .string("completed by \(claim.owner)")])
+        }
+        let changed = try connection.query("""
+            UPDATE jobs SET state = 'succeeded', output = v.output, error = NULL, lease_owner = NULL,
+                            lease_expires_at = NULL, finished_at = $2, updated_at = $2, transition_note = v.note
+            FROM jsonb_to_recordset($1::jsonb) AS v(id bigint, attempt int, output text, note text)
+            WHERE jobs.id = v.id AND jobs.attempt = v.attempt AND jobs.state = 'running' AND jobs.lease_expires_at >= $2
+            RETURNING jobs.id
+            """, JobJSON.canonicalString(.array(rows)), now)
+        return Set(changed.compactMap { $0.int64("id") })
     }
 
     private func completeInTransaction(_ claim: Claim, output: JSONValue, now: Int64,
@@ -89,16 +145,19 @@ extension PostgresJobQueue {
             WHERE \(Self.fence(from: 1))
             """, claim.jobID, claim.token, now, JobJSON.canonicalString(output), "completed by \(claim.owner)")
         guard changed == 1 else { throw JobQueueError.leaseLost(claim.jobID, token: claim.token) }
-        if claim.hasDependents {
-            try connection.run("""
-                UPDATE jobs SET waiting_on = waiting_on - 1,
-                                state = CASE WHEN waiting_on = 1 THEN 'ready' ELSE state END,
-                                run_at = CASE WHEN waiting_on = 1 THEN greatest(run_at, $1) ELSE run_at END,
-                                updated_at = $1, transition_note = $2
-                WHERE state = 'pending' AND id IN (SELECT job_id FROM job_dependencies WHERE depends_on = $3)
-                """, now, "parents succeeded (last: \(claim.jobID))", claim.jobID)
-        }
+        if claim.hasDependents { try readyDependents(of: claim, now: now) }
         try also?(connection)
+    }
+
+    /// Counts the succeeded job off its dependents' waits; a dependent whose last parent it was becomes ready.
+    private func readyDependents(of claim: Claim, now: Int64) throws {
+        try connection.run("""
+            UPDATE jobs SET waiting_on = waiting_on - 1,
+                            state = CASE WHEN waiting_on = 1 THEN 'ready' ELSE state END,
+                            run_at = CASE WHEN waiting_on = 1 THEN greatest(run_at, $1) ELSE run_at END,
+                            updated_at = $1, transition_note = $2
+            WHERE state = 'pending' AND id IN (SELECT job_id FROM job_dependencies WHERE depends_on = $3)
+            """, now, "parents succeeded (last: \(claim.jobID))", claim.jobID)
     }
 
     /// Records a failure: `failed` and claimable again after the backoff (or `retryAfter` ms) while attempts

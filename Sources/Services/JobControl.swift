@@ -6,13 +6,19 @@ import Storage
 import WorkerRuntime
 
 /// What the commands that change the job table do: enqueue, cancel, retry, rescue, prune the history, and run
-/// the built-in `noop` jobs in this process (`adapt worker`).
+/// the built-in `noop` jobs in this process (`adapt worker`), on the state directory's SQLite database or on a
+/// PostgreSQL server.
 public struct JobControl: Sendable {
-    let queue: JobQueue
+    let queue: any WorkerEngine
 
     /// Changes the job table of `database` (created and migrated on first use).
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
+    }
+
+    /// Changes the job tables of the PostgreSQL database `connectionString` names (created on first use).
+    public init(postgres connectionString: String) throws {
+        queue = try PostgresJobQueue(connectionString: connectionString)
     }
 
     public func enqueue(_ description: RunDescription) throws -> EnqueueResult {
@@ -84,8 +90,12 @@ public struct JobControl: Sendable {
     /// Deletes the finished runs older than `days`, then collects the blobs they alone owned (snapshots,
     /// adapters, checkpoints) from `blobs`.
     public func pruneHistory(olderThanDays days: Double, blobs: BlobStore) throws -> (JobQueue.PruneOutcome, GarbageCollection.Report) {
-        let outcome = try queue.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
-        return (outcome, try BlobCollector(database: queue.database, blobs: blobs).collect())
+        // The blobs the pruned runs owned are found through the state directory's tables.
+        guard let sqlite = queue as? JobQueue else {
+            throw NotOnPostgresError(needs: "the blob store", target: (queue as? PostgresJobQueue)?.displayTarget ?? "?")
+        }
+        let outcome = try sqlite.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
+        return (outcome, try BlobCollector(database: sqlite.database, blobs: blobs).collect())
     }
 
     // MARK: adapt worker
@@ -114,6 +124,11 @@ public struct JobControl: Sendable {
     /// Claims and runs jobs of `request.kinds` (each in `workerKinds`) until SIGINT/SIGTERM, or idle when asked;
     /// returns the lease owner it used and what it did.
     public func work(_ request: WorkerRequest, log: @escaping @Sendable (String) -> Void) async throws -> (owner: String, summary: WorkerSummary) {
+        try await Self.work(request, on: queue, log: log)
+    }
+
+    private static func work<Engine: WorkerEngine>(_ request: WorkerRequest, on queue: Engine,
+                                                   log: @escaping @Sendable (String) -> Void) async throws -> (owner: String, summary: WorkerSummary) {
         let options = WorkerOptions(
             kinds: request.kinds, leaseMilliseconds: request.leaseMilliseconds, leaseOverridesJobs: request.leaseOverridesJobs,
             concurrency: request.concurrency, exitWhenIdle: request.exitWhenIdle, pollMicroseconds: request.pollMicroseconds,

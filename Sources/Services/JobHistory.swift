@@ -7,11 +7,21 @@ import Storage
 /// What `runs`, `jobs`, `show` and `events` read of the job table: records, a run or a job with what explains it,
 /// and the event stream `events --follow` prints as it grows.
 public struct JobHistory: Sendable {
-    let queue: JobQueue
+    let queue: any JobEngine
+    /// The state directory's database, where erased inputs are looked up; nil on PostgreSQL, which holds no data
+    /// yet (so no input of a job there can have been erased).
+    let database: Database?
 
     /// Reads the job table of `database` (opened read-only by a listing).
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
+        self.database = database
+    }
+
+    /// Reads the job tables of the PostgreSQL database `connectionString` names.
+    public init(postgres connectionString: String) throws {
+        queue = try PostgresJobQueue(connectionString: connectionString)
+        database = nil
     }
 
     /// The newest `limit` runs, newest first.
@@ -63,15 +73,20 @@ public struct JobHistory: Sendable {
     public func run(_ id: RunID) throws -> RunDetail {
         let run = try queue.run(id)
         let jobs = try queue.jobs(matching: .init(run: id, limit: Int.max))
-        let erased = try jobs.sorted { $0.id < $1.id }.flatMap { try ErasedInput.of($0, in: queue.database) }
+        let erased = try jobs.sorted { $0.id < $1.id }.flatMap { try erasedInputs(of: $0) }
         return RunDetail(run: run, jobs: jobs, erased: erased)
     }
 
     public func job(_ id: JobID) throws -> JobDetail {
         let job = try queue.job(id)
         let parents = try queue.parents(of: id)
-        let events = try queue.events(job: id)
-        return JobDetail(job: job, parents: parents, events: events, erased: try ErasedInput.of(job, in: queue.database))
+        let events = try queue.events(run: nil, job: id, afterID: 0, limit: 10_000)
+        return JobDetail(job: job, parents: parents, events: events, erased: try erasedInputs(of: job))
+    }
+
+    private func erasedInputs(of job: JobRecord) throws -> [ErasedInput] {
+        guard let database else { return [] }
+        return try ErasedInput.of(job, in: database)
     }
 
     /// Throws `unknownRun` or `unknownJob` for a filter that names nothing.
@@ -86,17 +101,24 @@ public struct JobHistory: Sendable {
     }
 
     /// Hands `print` every event as it is recorded, in batches of at most `limit`; returns once `run` (when
-    /// given) has finished, else runs until the process is stopped. Wakes on each commit to the database.
+    /// given) has finished, else runs until the process is stopped. Wakes on each commit to the SQLite database;
+    /// on PostgreSQL it looks every `postgresPollMilliseconds`.
     public func follow(run: RunID?, job: JobID?, limit: Int, _ print: ([EventRecord]) -> Void) async throws {
         var last: Int64 = 0
         while true {
-            let version = try queue.database.dataVersion()
+            let version = try database?.dataVersion()
             let events = try queue.events(run: run, job: job, afterID: last, limit: limit)
             print(events)
             last = events.last?.id ?? last
             if events.count == limit { continue }
             if let run, try queue.run(run).isFinished { return }
-            while try queue.database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
+            guard let database else {
+                try await Task.sleep(for: .milliseconds(Self.postgresPollMilliseconds))
+                continue
+            }
+            while try database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
+
+    static let postgresPollMilliseconds = 50
 }

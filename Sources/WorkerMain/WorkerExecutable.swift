@@ -55,6 +55,12 @@ public enum WorkerExecutable {
     }
 
     static func run(kind: String, _ a: ParsedArguments) async throws {
+        // Steps read and write the registry, replay buffer and blobs, which are not on PostgreSQL yet: a worker
+        // told to use PostgreSQL must not quietly use the state directory instead.
+        if let database = ProcessInfo.processInfo.environment["ADAPT_DATABASE"], !database.isEmpty {
+            throw UsageError("ADAPT_DATABASE names a PostgreSQL database (\(PostgresConnection.redacted(database))), but the "
+                             + "\(kind) steps are not on PostgreSQL yet; unset ADAPT_DATABASE to run them on the state directory")
+        }
         let state = try StateOptions.stateDirectory(a)
         let durability = try StateOptions.durability(a)
         let leaseLength = try a[lease(kind)]
@@ -120,8 +126,8 @@ public enum WorkerExecutable {
 /// A step's request to execute the worker again with other OpenBLAS kernels (`StepContext.reexecute`).
 final class RepinRequest: Sendable {
     private let value = Locked<(asked: Bool, coreType: String?)>((false, nil))
-    private let workerBox = Locked<Worker?>(nil)
-    var worker: Worker? {
+    private let workerBox = Locked<Worker<JobQueue>?>(nil)
+    var worker: Worker<JobQueue>? {
         get { workerBox.withLock { $0 } }
         set { workerBox.withLock { $0 = newValue } }
     }

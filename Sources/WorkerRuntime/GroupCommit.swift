@@ -12,13 +12,13 @@ import Synchronization
 /// (`JobQueue.complete(_:thenClaim:)`). A worker with one slot, or whose other slots are idle, commits at
 /// once, so a lone job's latency does not change; under load batches form by themselves (the "group commit"
 /// of database logs).
-final class GroupCommit: Sendable {
+final class GroupCommit<Engine: JobEngine>: Sendable {
     typealias Outcome = Result<Claim?, any Error>
 
     /// The longest a finished job waits for its siblings.
-    static let lingerMilliseconds = 1
+    static var lingerMilliseconds: Int { 1 }
 
-    private let queue: JobQueue
+    private let queue: Engine
     private let request: ClaimRequest
     /// How many slots hold a job now (running it or recording it).
     private let busy = Atomic(0)
@@ -26,7 +26,7 @@ final class GroupCommit: Sendable {
     private let state = Locked(State())
 
     private struct Waiting: Sendable {
-        let completion: JobQueue.Completion
+        let completion: JobCompletion<Engine.Connection>
         let continuation: CheckedContinuation<Outcome, Never>
     }
 
@@ -38,7 +38,7 @@ final class GroupCommit: Sendable {
 
     private enum Next { case nothing, commit, linger }
 
-    init(queue: JobQueue, request: ClaimRequest) {
+    init(queue: Engine, request: ClaimRequest) {
         self.queue = queue
         self.request = request
     }
@@ -56,7 +56,7 @@ final class GroupCommit: Sendable {
 
     /// Records `completion` (and claims the slot's next job when it asks for one); returns that claim, or the
     /// error that kept the completion from being recorded.
-    func submit(_ completion: JobQueue.Completion) async -> Outcome {
+    func submit(_ completion: JobCompletion<Engine.Connection>) async -> Outcome {
         // Alone, commit here without suspending the task: a suspension costs a trip through the scheduler.
         let alone = state.withLock { state -> Bool in
             guard !state.committing, state.waiting.isEmpty, busySlots() <= 1 else { return false }
@@ -134,7 +134,7 @@ final class GroupCommit: Sendable {
         }
     }
 
-    private func commit(_ completions: [JobQueue.Completion]) -> [Outcome] {
+    private func commit(_ completions: [JobCompletion<Engine.Connection>]) -> [Outcome] {
         commits.add(1, ordering: .relaxed)
         do {
             return try queue.complete(completions, thenClaim: request)

@@ -9,7 +9,7 @@ import JobQueue
 ///
 /// `@unchecked Sendable`: `entries` and `stopped` are only touched with `condition` locked.
 final class HeartbeatMonitor: @unchecked Sendable {
-    private let queue: JobQueue
+    private let queue: any JobEngine
     private let condition = NSCondition()
     private var entries: [JobID: Entry] = [:]
     private var stopped = false
@@ -24,7 +24,7 @@ final class HeartbeatMonitor: @unchecked Sendable {
         var due: Int64
     }
 
-    init(queue: JobQueue) {
+    init(queue: any JobEngine) {
         self.queue = queue
     }
 

@@ -16,7 +16,7 @@ import Storage
 ///
 /// `@unchecked Sendable`: `waiters`, `stopped`, `version` and `localVersion` are only touched with
 /// `condition` locked.
-final class WorkWaiter: @unchecked Sendable {
+final class WorkWaiter: WorkSignal, @unchecked Sendable {
     private let database: Database
     private let clock: any AdaptCore.Clock
     private let pollMicroseconds: UInt32
@@ -33,9 +33,9 @@ final class WorkWaiter: @unchecked Sendable {
     static let fallbackMicroseconds = 10_000
 
     struct Waiter {
-        let seen: (Int64, Int)
+        let seen: WorkSignalMark
         let deadline: Int64?
-        let continuation: CheckedContinuation<(Int64, Int), Never>
+        let continuation: CheckedContinuation<WorkSignalMark, Never>
     }
 
     init(database: Database, clock: any AdaptCore.Clock, pollMicroseconds: Int) {
@@ -72,10 +72,10 @@ final class WorkWaiter: @unchecked Sendable {
     }
 
     /// The versions now, to pass to `wait` later.
-    var current: (Int64, Int) { condition.withLock { (version, localVersion) } }
+    var current: WorkSignalMark { condition.withLock { WorkSignalMark(others: version, local: localVersion) } }
 
     /// Returns once the versions differ from `seen`, `deadline` (clock milliseconds) has passed, or `stop`.
-    func wait(since seen: (Int64, Int), until deadline: Int64?) async -> (Int64, Int) {
+    func wait(since seen: WorkSignalMark, until deadline: Int64?) async -> WorkSignalMark {
         await withCheckedContinuation { continuation in
             let stoppedAlready = condition.withLock {
                 if !stopped {
@@ -101,7 +101,7 @@ final class WorkWaiter: @unchecked Sendable {
             if stopped {
                 let all = waiters
                 waiters.removeAll()
-                let now = (version, localVersion)
+                let now = WorkSignalMark(others: version, local: localVersion)
                 condition.unlock()
                 for waiter in all { waiter.continuation.resume(returning: now) }
                 return
@@ -114,7 +114,7 @@ final class WorkWaiter: @unchecked Sendable {
             let now = clock.nowMilliseconds()
             condition.lock()
             if observed != -1 { version = observed }
-            let versions = (observed == -1 ? version &+ 1 : version, localVersion)
+            let versions = WorkSignalMark(others: observed == -1 ? version &+ 1 : version, local: localVersion)
             var due: [Waiter] = []
             waiters.removeAll { waiter in
                 let ready = waiter.seen != versions || waiter.deadline.map { now >= $0 } ?? false

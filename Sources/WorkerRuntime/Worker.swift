@@ -100,13 +100,14 @@ public enum JobOutcome: Sendable, Equatable {
 /// cancels their bodies. Either way no job is lost. Idle, the worker waits in `WorkWaiter` for another
 /// process's commit (seen through `PRAGMA data_version`, woken by inotify or by polling), with a timer for the
 /// next scheduled `run_at` or lease expiry, so new work starts within a millisecond or so without spinning.
-public final class Worker: Sendable {
-    public let queue: JobQueue
+public final class Worker<Engine: WorkerEngine>: Sendable {
+    public let queue: Engine
     public let options: WorkerOptions
     private let body: JobBody
     private let monitor: HeartbeatMonitor
-    private let waiter: WorkWaiter
-    private let commits: GroupCommit
+    private let waiter: any WorkSignal
+    private let commits: GroupCommit<Engine>
+    private let outage: OutageBackoff
     private let state = Locked(State())
 
     struct State {
@@ -115,13 +116,14 @@ public final class Worker: Sendable {
         var interrupters: [JobID: Interrupter] = [:]
     }
 
-    public init(queue: JobQueue, options: WorkerOptions, body: @escaping JobBody) {
+    public init(queue: Engine, options: WorkerOptions, body: @escaping JobBody) {
         self.queue = queue
         self.options = options
         self.body = body
         monitor = HeartbeatMonitor(queue: queue)
-        waiter = WorkWaiter(database: queue.database, clock: queue.clock, pollMicroseconds: options.pollMicroseconds)
+        waiter = queue.workSignal(kinds: options.kinds, pollMicroseconds: options.pollMicroseconds)
         commits = GroupCommit(queue: queue, request: options.claimRequest)
+        outage = OutageBackoff(log: options.log)
     }
 
     /// Runs until stopped (or idle, with `exitWhenIdle`); returns what it did.
@@ -213,9 +215,18 @@ public final class Worker: Sendable {
                     return false
                 case let .idle(nextWakeAt):
                     if options.exitWhenIdle, try !queue.hasUnfinishedWork(kinds: options.kinds) { return false }
-                    _ = await waiter.wait(since: seen, until: nextWakeAt)
+                    outage.answered()
+                    var deadline = nextWakeAt
+                    if options.exitWhenIdle, let look = queue.finishedWorkLookMilliseconds {
+                        deadline = min(nextWakeAt ?? .max, queue.clock.nowMilliseconds() + look)
+                    }
+                    _ = await waiter.wait(since: seen, until: deadline)
                     failures = 0
                 }
+            } catch where queue.isUnreachable(error) {
+                // The server is down or the network cut: wait it out, however long (a claim in hand was already
+                // given up by `process`; its lease runs out and another worker rescues it).
+                await outage.waitOut(error) { try queue.reconnect() }
             } catch {
                 // A database error (busy past its timeout, a full disk): say so and try again with backoff. A job
                 // whose result could not be written keeps its lease until it expires, and is then rescued.
@@ -295,13 +306,20 @@ public final class Worker: Sendable {
         monitor.forget(claim.jobID)
         state.withLock { _ = $0.interrupters.removeValue(forKey: claim.jobID) }
         defer { waiter.noteLocalWrite() }
-        do {
-            let (outcome, next) = try await record(result, of: claim, context: context, mayClaimNext: mayClaimNext && !interrupted)
-            return (outcome, next, interrupted)
-        } catch JobQueueError.leaseLost {
-            count { $0.leaseLost += 1 }
-            options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
-            return (.leaseLost, nil, interrupted)
+        while true {
+            do {
+                let (outcome, next) = try await record(result, of: claim, context: context, mayClaimNext: mayClaimNext && !interrupted)
+                outage.answered()
+                return (outcome, next, interrupted)
+            } catch JobQueueError.leaseLost {
+                count { $0.leaseLost += 1 }
+                options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
+                return (.leaseLost, nil, interrupted)
+            } catch where queue.isUnreachable(error) && state.withLock({ $0.stopRequests < 2 }) {
+                // Keep the result and try to record it again once the database answers: the fence refuses it
+                // then if the lease ran out meanwhile (another worker may have the job), and it is `leaseLost`.
+                await outage.waitOut(error) { try queue.reconnect() }
+            }
         }
     }
 
@@ -313,10 +331,14 @@ public final class Worker: Sendable {
         if case let .success(.completed(output, hook, afterCommit)) = result {
             // Finished work is recorded even when a stop or a cancellation arrived meanwhile.
             let refusal = Locked<(any Error)?>(nil)
-            var fencedHook: (@Sendable (Database) throws -> Void)?
+            var fencedHook: (@Sendable (Engine.Connection) throws -> Void)?
             if let hook {
-                fencedHook = { db in
-                    do { try hook(db) } catch {
+                let engineHook: @Sendable (Engine.Connection) throws -> Void
+                do { engineHook = try queue.completionHook(hook) } catch {
+                    return (try failed(claim, error: "\(error)", retryable: false, after: nil), nil)
+                }
+                fencedHook = { connection in
+                    do { try engineHook(connection) } catch {
                         refusal.withLock { $0 = error }
                         throw error
                     }
@@ -324,9 +346,9 @@ public final class Worker: Sendable {
             }
             let next: Claim?
             do {
-                next = try await commits.submit(JobQueue.Completion(
+                next = try await commits.submit(JobCompletion(
                     claim: claim, output: output, claimNext: mayClaimNext && !isStopping, alsoInTransaction: fencedHook)).get()
-            } catch {
+            } catch where !queue.isUnreachable(error) {
                 // The body's own writes refused the completion (its inputs changed meanwhile): a failed attempt,
                 // retried after the backoff, rather than a job left running until its lease runs out.
                 guard let reason = refusal.withLock({ $0 }) else { throw error }

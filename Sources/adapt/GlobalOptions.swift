@@ -1,13 +1,43 @@
 import AdaptCore
 import CommandLineKit
+import Foundation
 import Services
 
 /// Options every `adapt` command accepts, and what they resolve to.
 enum GlobalOptions {
-    static let specs: [OptionSpec] = StateOptions.all
+    static let specs: [OptionSpec] = StateOptions.all + [postgres.spec]
 
+    /// `--database postgres://…`: the job engine on a PostgreSQL server instead of the state directory's file.
+    static let postgres = Option<String?>(
+        "database", value: "URL", default: nil,
+        help: "the job commands' PostgreSQL database, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
+    ) { text in try postgresURL(text) }
+
+    static func postgresURL(_ text: String) throws -> String {
+        guard text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") else {
+            throw UsageError("expects a postgres://USER@HOST[:PORT]/DATABASE URL (the SQLite database is the state directory's, "
+                             + "--state), got '\(text.prefix(20))…'")
+        }
+        return text
+    }
+
+    /// The PostgreSQL database named by `--database`, else by `ADAPT_DATABASE` (an empty one is unset); nil for
+    /// the state directory's.
+    static func postgresDatabase(_ invocation: Invocation,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        if let given = try invocation.global[postgres] { return given }
+        guard let text = environment["ADAPT_DATABASE"], !text.isEmpty else { return nil }
+        do { return try postgresURL(text) } catch let error as UsageError { throw UsageError("ADAPT_DATABASE: \(error.message)") }
+    }
+
+    /// The state directory. A command that reaches for it while a PostgreSQL database is named needs what is not
+    /// on PostgreSQL yet: it is refused, rather than silently using the state directory.
     static func stateDirectory(_ invocation: Invocation) throws -> StateDirectory {
-        try StateOptions.stateDirectory(invocation.global)
+        if let url = try postgresDatabase(invocation) {
+            throw NotOnPostgresError(needs: "the state directory (registry, replay buffer, blobs, nightly steps)",
+                                     connectionString: url)
+        }
+        return try StateOptions.stateDirectory(invocation.global)
     }
 
     /// The database of a command that only reads (`StateAccess.reading`).

@@ -49,6 +49,8 @@ def wait_for(condition, timeout, what):
 # ---------------------------------------------------------------------------------------------- adapt
 
 class Adapt:
+    LATENCY_SQL = "SELECT json_extract(output, '$.start_latency_us') FROM jobs"
+
     def __init__(self, binary, work, concurrency):
         self.binary, self.work, self.concurrency = binary, work, concurrency
         self.name = "adapt" if concurrency > 1 else "adapt, 1 at a time"
@@ -100,7 +102,7 @@ class Adapt:
                  30, "adapt latency jobs")
         worker.send_signal(signal.SIGTERM)
         worker.wait()
-        rows = db.execute("SELECT json_extract(output, '$.start_latency_us') FROM jobs").fetchall()
+        rows = db.execute(self.LATENCY_SQL).fetchall()
         return [r[0] / 1000 for r in rows]
 
     def kill_recovery(self, lease_ms):

@@ -8,14 +8,18 @@ import Services
 enum JobCommands {
     static let all: [Command] = [enqueueNoop, enqueueRun, worker, runs, jobs, show, events, cancel, retry, rescue, prune]
 
-    /// The job table of the state directory's database (created and migrated on first use).
+    /// The job tables of `--database postgres://…` (or `ADAPT_DATABASE`), else of the state directory's database
+    /// (created and migrated on first use).
     static func control(_ invocation: Invocation) throws -> JobControl {
-        try JobControl(database: try GlobalOptions.database(invocation))
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try JobControl(postgres: url) }
+        return try JobControl(database: try GlobalOptions.database(invocation))
     }
 
-    /// The job table of a command that only reads: read-only, and an error if the state does not exist.
+    /// The job tables of a command that only reads: on PostgreSQL, or the state directory's database read-only
+    /// (an error if the state does not exist).
     static func history(_ invocation: Invocation) throws -> JobHistory {
-        try JobHistory(database: try GlobalOptions.readOnlyDatabase(invocation))
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try JobHistory(postgres: url) }
+        return try JobHistory(database: try GlobalOptions.readOnlyDatabase(invocation))
     }
 
     static let enqueueNoop = Command(
@@ -176,8 +180,9 @@ enum JobCommands {
         let days = try invocation.arguments.required(olderThan)
         // The pruned runs owned blobs (snapshots, adapters, checkpoints): what nothing owns now is collected. Its
         // report goes to stderr, so the command's own output keeps its shape.
-        let (outcome, collected) = try control(invocation).pruneHistory(
-            olderThanDays: days, blobs: try GlobalOptions.stateDirectory(invocation).blobs)
+        // The blobs are the state directory's: on PostgreSQL this refuses before connecting.
+        let blobs = try GlobalOptions.stateDirectory(invocation).blobs
+        let (outcome, collected) = try control(invocation).pruneHistory(olderThanDays: days, blobs: blobs)
         Console.error("gc: " + GCCommand.describe(collected))
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s)")

@@ -1,0 +1,94 @@
+import JobQueue
+import Storage
+
+/// What a `Worker` needs of a job engine beyond `JobEngine`: how an idle slot learns of new work, how a body's
+/// completion hook reaches the engine's connection, and how an unreachable database is told apart from other
+/// errors and reconnected to. `JobQueue` (SQLite) and `PostgresJobQueue` conform.
+public protocol WorkerEngine: JobEngine {
+    /// Where idle slots of a worker claiming `kinds` wait for work.
+    func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal
+    /// A body's completion hook (`JobResult.completed`), written against the state directory's SQLite database,
+    /// as this engine runs it inside the completion's transaction; throws when the engine cannot.
+    func completionHook(_ hook: @escaping @Sendable (Database) throws -> Void) throws -> @Sendable (Connection) throws -> Void
+    /// True when `error` says the database cannot be reached now (worth waiting out), not that a statement failed.
+    func isUnreachable(_ error: any Error) -> Bool
+    /// Opens the broken connections again; throws while the database is still unreachable.
+    func reconnect() throws
+    /// How long an idle worker that exits when idle waits at most before it looks again whether the jobs still
+    /// running elsewhere have finished; nil when every commit wakes it anyway.
+    var finishedWorkLookMilliseconds: Int64? { get }
+}
+
+/// Where a worker's idle slots wait: `current` is read before looking for work, and `wait(since:until:)` returns
+/// once something may have changed since (another process committed, a sibling slot wrote) or `deadline` passed.
+public protocol WorkSignal: Sendable {
+    func start() throws
+    /// Ends every wait now.
+    func stop()
+    /// A write of this process, which wakes its waiting slots.
+    func noteLocalWrite()
+    var current: WorkSignalMark { get }
+    func wait(since seen: WorkSignalMark, until deadline: Int64?) async -> WorkSignalMark
+}
+
+/// What a slot saw of the database's changes (others' commits, this process's writes) before it looked for work.
+public struct WorkSignalMark: Sendable, Equatable {
+    public var others: Int64
+    public var local: Int
+}
+
+/// Why a job's end could not be recorded by this engine.
+public enum WorkerEngineError: Error, CustomStringConvertible {
+    case hookNeedsSQLite(database: String)
+
+    public var description: String {
+        switch self {
+        case let .hookNeedsSQLite(database):
+            return "this job's completion also writes the state directory's tables (registry or replay buffer), "
+                + "which are not on PostgreSQL yet (\(database)); run this kind of job on a state directory's database"
+        }
+    }
+}
+
+extension JobQueue: WorkerEngine {
+    public func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal {
+        WorkWaiter(database: database, clock: clock, pollMicroseconds: pollMicroseconds)
+    }
+
+    public func completionHook(_ hook: @escaping @Sendable (Database) throws -> Void) throws -> @Sendable (Database) throws -> Void {
+        hook
+    }
+
+    /// A local file is always there: busy or full is an error of the moment, handled as before.
+    public func isUnreachable(_ error: any Error) -> Bool { false }
+
+    public func reconnect() throws {}
+
+    /// Every commit moves `PRAGMA data_version`, which wakes the idle slots.
+    public var finishedWorkLookMilliseconds: Int64? { nil }
+}
+
+extension PostgresJobQueue: WorkerEngine {
+    public func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal {
+        NotificationWaiter(queue: self, kinds: kinds)
+    }
+
+    public func completionHook(_ hook: @escaping @Sendable (Database) throws -> Void) throws -> @Sendable (PostgresConnection) throws -> Void {
+        throw WorkerEngineError.hookNeedsSQLite(database: displayTarget)
+    }
+
+    public func isUnreachable(_ error: any Error) -> Bool {
+        switch error as? StorageError {
+        case .postgresConnectionLost?, .postgresConnection?: return true
+        default: return !connection.isConnected
+        }
+    }
+
+    public func reconnect() throws {
+        if !connection.isConnected { try connection.reconnect() }
+    }
+
+    /// Only jobs becoming claimable are notified, not jobs finishing: without a look now and then, a worker told to
+    /// exit when idle would wait for the next lease expiry after the last job elsewhere finished.
+    public var finishedWorkLookMilliseconds: Int64? { 50 }
+}

@@ -1,0 +1,150 @@
+import AdaptCore
+import Foundation
+import JobQueue
+import Storage
+import Testing
+import TestSupport
+import WorkerRuntime
+
+/// The worker loop on PostgreSQL: group commit and the LISTEN/NOTIFY idle wait in this process, and a real
+/// `adapt worker --database postgres://…` process riding out a server restart. Each test has a cluster of its own
+/// where it stops the server; serialized, since a cluster start costs a few seconds of both cores.
+@Suite(.serialized, .timeLimit(.minutes(Slowdown.minutes(3)))) struct PostgresWorkerTests {
+    let directory = TemporaryDirectory("pg-worker-test")
+
+    func noops(_ count: Int, sleep: Int = 0) -> RunDescription {
+        RunDescription(kind: "noop", steps: (1...count).map {
+            .init(name: "n\($0)", kind: "noop", input: NoopJob.input(sleepMilliseconds: sleep))
+        })
+    }
+
+    func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + Slowdown.scaled(timeout)
+        while (try? condition()) != true {
+            guard ContinuousClock.now < deadline else { Issue.record("timed out waiting until \(what)"); return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    func count(_ engine: PostgresJobQueue, _ sql: String) throws -> Int {
+        Int(try engine.connection.scalar(sql).integerValue ?? -1)
+    }
+
+    @Test func slotsSharingCommitsDrainEveryJobExactlyOnce() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        try queue.enqueue(noops(300, sleep: 1))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 4, exitWhenIdle: true),
+                            body: NoopJob.body)
+        let summary = try await worker.run()
+        #expect(summary.succeeded == 300)
+        #expect(summary.commits <= 300)
+        #expect(try count(queue, "SELECT count(*) FROM jobs WHERE state = 'succeeded' AND attempt = 1") == 300)
+        #expect(try count(queue, "SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 300)
+    }
+
+    @Test func anIdleWorkerStartsAJobEnqueuedByAnotherHostWithinMilliseconds() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let other = try PostgresJobQueue(connectionString: target)
+        let started = LockedBox<[Int]>([])
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"])) { claim, _ in
+            started.update { $0.append(Int(claim.jobID.value)) }
+            return .completed(.null)
+        }
+        let running = Task { try await worker.run() }
+        var waits: [Double] = []
+        for round in 1...10 {
+            try await Task.sleep(for: .milliseconds(30))
+            let enqueued = DispatchTime.now().uptimeNanoseconds
+            try other.enqueue(RunDescription(kind: "noop", steps: [.init(name: "n", kind: "noop")]))
+            try await waitUntil("job \(round) started", timeout: .seconds(5)) { started.get().count == round }
+            waits.append(Double(DispatchTime.now().uptimeNanoseconds - enqueued) / 1e6)
+        }
+        worker.requestStop()
+        _ = try await running.value
+        let median = waits.sorted()[waits.count / 2]
+        print("PostgreSQL worker: enqueue on another connection → start, median \(String(format: "%.2f", median)) ms")
+        #expect(median < 100, "woken by the notification, not by a timeout: \(waits)")
+    }
+
+    /// Finishing jobs are not notified on PostgreSQL; a worker told to exit when idle still notices that the job
+    /// another host ran has finished, rather than waiting for that job's lease to run out.
+    @Test func aWorkerExitingWhenIdleLeavesSoonAfterTheLastJobElsewhereFinishes() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let other = try PostgresJobQueue(connectionString: target)
+        try queue.enqueue(noops(1))
+        let held = try #require(try other.claim(kinds: ["noop"], owner: "elsewhere", leaseMilliseconds: 600_000))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], exitWhenIdle: true), body: NoopJob.body)
+        let running = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(300))
+        try other.complete(held, output: .null)
+        let finished = ContinuousClock.now
+        _ = try await running.value
+        let waited = ContinuousClock.now - finished
+        #expect(waited < Slowdown.scaled(.seconds(5)), "left \(waited) after the last job finished")
+    }
+
+    @Test func aCompletionHookWrittenForSQLiteFailsTheJobWithAClearError() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let run = try queue.enqueue(noops(1))
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], exitWhenIdle: true)) { _, _ in
+            .completed(.null, alsoInTransaction: { _ in })
+        }
+        let summary = try await worker.run()
+        #expect(summary.discarded == 1 && summary.succeeded == 0)
+        let job = try queue.job(run.jobIDs[0])
+        #expect(job.state == .discarded)
+        #expect(job.error?.contains("not on PostgreSQL yet") == true, "\(job.error ?? "")")
+    }
+
+    /// Starts an `adapt worker` process on a cluster of its own with one noop job of `sleep` ms, stops the server
+    /// (`-m immediate`) once the job runs, starts it again 3 s later, and returns once the worker exited. The
+    /// caller stops the cluster.
+    func workerThroughARestart(_ cluster: PostgresCluster, leaseMilliseconds: Int,
+                               sleep: Int) async throws -> (worker: RunningProcess, queue: PostgresJobQueue, job: JobID) {
+        let target = try cluster.makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let run = try queue.enqueue(noops(1, sleep: sleep))
+        let worker = try Executables.start("adapt", ["--database", target, "worker", "--kinds", "noop", "--lease-ms",
+                                                     String(leaseMilliseconds), "--exit-when-idle", "--json"],
+                                           outputIn: directory.url)
+        try await waitUntil("the job runs") { try queue.job(run.jobIDs[0]).state == .running }
+        try cluster.stopServer()
+        try await Task.sleep(for: .seconds(3))
+        try cluster.startServer()
+        let status = await worker.exited()
+        #expect(status == 0, "\(worker.stderr)")
+        try queue.connection.reconnect()
+        return (worker, queue, run.jobIDs[0])
+    }
+
+    /// The server is away for less than the job's lease: the worker says it is retrying, reconnects, and records
+    /// the job once.
+    @Test func aWorkerProcessRidesOutAServerRestartAndCompletesItsJobOnce() async throws {
+        let cluster = try PostgresCluster()
+        defer { try? cluster.stop() }
+        let (worker, queue, id) = try await workerThroughARestart(cluster, leaseMilliseconds: 30_000, sleep: 1_500)
+        let job = try queue.job(id)
+        #expect(job.state == .succeeded && job.attempt == 1, "\(job.state) attempt \(job.attempt)")
+        #expect(try count(queue, "SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 1)
+        let stderr = worker.stderr
+        #expect(stderr.components(separatedBy: "database unreachable").count == 2, "said once per outage: \(stderr)")
+        #expect(stderr.contains("database reachable again"), "\(stderr)")
+    }
+
+    /// The server is away past the job's lease: when it is back, the job is rescued and the worker's late
+    /// result is refused by the fence (`lease_lost`); the job then runs again and succeeds once.
+    @Test func aResultWhoseLeaseRanOutDuringTheOutageIsNotRecorded() async throws {
+        let cluster = try PostgresCluster()
+        defer { try? cluster.stop() }
+        let (worker, queue, id) = try await workerThroughARestart(cluster, leaseMilliseconds: 900, sleep: 1_000)
+        let summary = try JSON.decode(JSONValue.self, from: worker.stdout, context: "worker stdout")
+        #expect(summary["lease_lost"]?.intValue == 1, "\(worker.stdout)\n\(worker.stderr)")
+        let job = try queue.job(id)
+        #expect(job.state == .succeeded && job.attempt == 2, "\(job.state) attempt \(job.attempt)")
+        #expect(try count(queue, "SELECT count(*) FROM job_events WHERE to_state = 'succeeded'") == 1)
+    }
+}
