@@ -18,6 +18,8 @@ public final class PostgresCluster: @unchecked Sendable {
     public let port: Int
     public let directory: TemporaryDirectory
     private let binaries: URL
+    /// The addresses the server listens on: loopback, and those asked for at `init`.
+    private let listenAddresses: String
     /// The cluster's data directory (`initdb -D`): tests read the database's files there.
     public var dataDirectory: String { directory.path + "/data" }
 
@@ -38,9 +40,13 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Starts a new cluster; call `stop()` when done (`shared` stops itself when the test process exits).
-    public init() throws {
+    /// Besides loopback, the server listens on `alsoListeningOn` (addresses this machine has, such as the near
+    /// end of a `NetworkNamespace`) and trusts connections from `trusting` (CIDR subnets, such as the
+    /// namespace's), so that programs on other hosts of the test reach it.
+    public init(alsoListeningOn extraAddresses: [String] = [], trusting subnets: [String] = []) throws {
         guard let binaries = Self.serverBinaries() else { throw Problem.missingServer }
         self.binaries = binaries
+        listenAddresses = (["127.0.0.1"] + extraAddresses).joined(separator: ",")
         directory = TemporaryDirectory("adapt-pg")
         if getuid() == 0 {
             _ = chown(directory.path, Self.nobody, Self.nogroup)
@@ -49,13 +55,20 @@ public final class PostgresCluster: @unchecked Sendable {
         try Self.runAsServerUser(binaries.appendingPathComponent("initdb"), [
             "-D", directory.path + "/data", "-U", "adapt", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
         ], in: directory.path)
+        if !subnets.isEmpty {
+            let rules = subnets.map { "host all adapt \($0) trust\n" }.joined()
+            let access = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.path + "/data/pg_hba.conf"))
+            defer { try? access.close() }
+            try access.seekToEnd()
+            try access.write(contentsOf: Data(rules.utf8))
+        }
         var lastError: Error = Problem.missingServer
         for _ in 0..<5 {
             let candidate = Self.freePort()
             do {
                 try Self.runAsServerUser(binaries.appendingPathComponent("pg_ctl"), [
                     "-D", directory.path + "/data", "-l", directory.path + "/server.log", "-w", "-t", "60", "start",
-                    "-o", "-p \(candidate) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off "
+                    "-o", "-p \(candidate) -k \(directory.path) -c listen_addresses=\(listenAddresses) -c fsync=off "
                         + "-c full_page_writes=off -c max_connections=200",
                 ], in: directory.path)
                 port = candidate
@@ -81,9 +94,10 @@ public final class PostgresCluster: @unchecked Sendable {
 
     private static let sharedCluster = Locked<PostgresCluster?>(nil)
 
-    /// The libpq connection string of `database` as the superuser.
-    public func connectionString(database: String = "postgres") -> String {
-        "postgresql://adapt@127.0.0.1:\(port)/\(database)?connect_timeout=10"
+    /// The libpq connection string of `database` as the superuser, reaching the server at `host` (loopback
+    /// unless one of the addresses given at `init`).
+    public func connectionString(database: String = "postgres", host: String = "127.0.0.1") -> String {
+        "postgresql://adapt@\(host):\(port)/\(database)?connect_timeout=10"
     }
 
     /// Creates a fresh, empty database (a test's own) and returns its connection string.
@@ -104,7 +118,7 @@ public final class PostgresCluster: @unchecked Sendable {
     public func startServer() throws {
         try Self.runAsServerUser(binaries.appendingPathComponent("pg_ctl"), [
             "-D", dataDirectory, "-l", directory.path + "/server.log", "-w", "-t", "60", "start",
-            "-o", "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-o", "-p \(port) -k \(directory.path) -c listen_addresses=\(listenAddresses) -c fsync=off "
                 + "-c full_page_writes=off -c max_connections=200",
         ], in: directory.path)
     }

@@ -42,10 +42,19 @@ extension Executables {
     /// Starts `name` with `arguments` without waiting; output goes to files under `directory`.
     public static func start(_ name: String, _ arguments: [String], environment: [String: String] = [:],
                              outputIn directory: URL) throws -> RunningProcess {
+        try start(executableAt: url(name), arguments, environment: environment, outputIn: directory)
+    }
+
+    /// Starts the program at `executable` (`ip netns exec`, say, that starts one of ours) as `start` does, in
+    /// `workingDirectory` when one is given.
+    public static func start(executableAt executable: URL, _ arguments: [String], environment: [String: String] = [:],
+                             workingDirectory: URL? = nil, outputIn directory: URL) throws -> RunningProcess {
         let process = Process()
-        process.executableURL = url(name)
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
+        let name = executable.lastPathComponent
         let tag = UUID().uuidString.prefix(8)
         let out = directory.appendingPathComponent("\(name)-\(tag).out")
         let err = directory.appendingPathComponent("\(name)-\(tag).err")

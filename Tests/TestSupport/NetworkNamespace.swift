@@ -1,0 +1,144 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A host of its own for a test: a network namespace joined to this machine's root namespace by a veth pair,
+/// on a private /30 (`10.213.N.0/30`: this side `.1`, the namespace `.2`). Programs started with `start` run in
+/// the namespace and reach this side only over the pair, so `cut()` (this side's link down) is a network
+/// partition and `restore()` ends it.
+///
+/// The namespace is named after its subnet (`adapt-net-N`): `ip netns add` refusing a name already taken is
+/// what keeps two namespaces, of this process or another, off the same subnet. It is deleted (and the veth pair
+/// with it) when the value is released, and by a watchdog left behind when the test process is SIGKILLed.
+///
+/// Needs root and iproute2's `ip`.
+///
+/// `@unchecked Sendable`: every stored property is set once in `init`.
+public final class NetworkNamespace: @unchecked Sendable {
+    public let name: String
+    /// This side's address, where a server for the namespace listens.
+    public let hostAddress: String
+    /// The namespace's address.
+    public let address: String
+    /// The pair's subnet in CIDR notation (for a server's access rules).
+    public let subnet: String
+    private let hostLink: String
+
+    /// What stops a namespace from being made.
+    public enum Problem: Error, CustomStringConvertible {
+        case missingTool
+        case noFreeSubnet
+        case commandFailed(command: String, status: Int32, output: String)
+
+        public var description: String {
+            switch self {
+            case .missingTool:
+                return "iproute2's ip was not found at /usr/sbin/ip or /sbin/ip; install Debian's iproute2"
+            case .noFreeSubnet:
+                return "every 10.213.N.0/30 namespace (adapt-net-0 … adapt-net-255) is taken; "
+                    + "delete stale ones with `ip netns del adapt-net-N`"
+            case let .commandFailed(command, status, output):
+                return "\(command) exited with status \(status): \(output.suffix(600))"
+            }
+        }
+    }
+
+    public init() throws {
+        guard let tool = Self.ipTool else { throw Problem.missingTool }
+        var taken: Int?
+        for candidate in Self.candidateSubnets() {
+            if (try? Self.ip(tool, ["netns", "add", "adapt-net-\(candidate)"])) != nil {
+                taken = candidate
+                break
+            }
+        }
+        guard let number = taken else { throw Problem.noFreeSubnet }
+        name = "adapt-net-\(number)"
+        hostLink = "adnet\(number)h"
+        hostAddress = "10.213.\(number).1"
+        address = "10.213.\(number).2"
+        subnet = "10.213.\(number).0/30"
+        Self.startWatchdog(namespace: name, tool: tool)
+        let peer = "adnet\(number)n"
+        do {
+            // A veth left by a namespace deleted while a process still held it would block the new pair.
+            _ = try? Self.ip(tool, ["link", "del", hostLink])
+            try Self.ip(tool, ["link", "add", hostLink, "type", "veth", "peer", "name", peer])
+            try Self.ip(tool, ["link", "set", peer, "netns", name])
+            try Self.ip(tool, ["addr", "add", hostAddress + "/30", "dev", hostLink])
+            try Self.ip(tool, ["link", "set", hostLink, "up"])
+            try Self.ip(tool, ["-n", name, "addr", "add", address + "/30", "dev", peer])
+            try Self.ip(tool, ["-n", name, "link", "set", peer, "up"])
+            try Self.ip(tool, ["-n", name, "link", "set", "lo", "up"])
+        } catch {
+            _ = try? Self.ip(tool, ["link", "del", hostLink])
+            _ = try? Self.ip(tool, ["netns", "del", name])
+            throw error
+        }
+    }
+
+    deinit {
+        guard let tool = Self.ipTool else { return }
+        _ = try? Self.ip(tool, ["link", "del", hostLink])
+        _ = try? Self.ip(tool, ["netns", "del", name])
+    }
+
+    /// Takes this side's link down: packets between the namespace and this side are dropped, connections stay
+    /// open without an answer, as when a cable is pulled.
+    public func cut() throws { try Self.ip(Self.requiredTool(), ["link", "set", hostLink, "down"]) }
+
+    /// Brings the link up again.
+    public func restore() throws { try Self.ip(Self.requiredTool(), ["link", "set", hostLink, "up"]) }
+
+    /// Starts `executable` in the namespace (`ip netns exec`, which execs it: the process's pid is the program's),
+    /// in `workingDirectory`, its output into files there.
+    public func start(_ executable: URL, _ arguments: [String], in workingDirectory: URL) throws -> RunningProcess {
+        try Executables.start(executableAt: Self.requiredTool(), ["netns", "exec", name, executable.path] + arguments,
+                              workingDirectory: workingDirectory, outputIn: workingDirectory)
+    }
+
+    // MARK: Internals
+
+    private static let ipTool: URL? = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+        .map { URL(fileURLWithPath: $0) }
+
+    private static func requiredTool() throws -> URL {
+        guard let ipTool else { throw Problem.missingTool }
+        return ipTool
+    }
+
+    /// Subnet numbers from a random start, so namespaces made at once by several processes rarely race for one.
+    private static func candidateSubnets() -> [Int] {
+        let start = Int.random(in: 0..<256)
+        return (0..<256).map { (start + $0) % 256 }
+    }
+
+    @discardableResult
+    private static func ip(_ tool: URL, _ arguments: [String]) throws -> String {
+        let result = try Executables.run(executableAt: tool, arguments)
+        guard result.status == 0 else {
+            throw Problem.commandFailed(command: "ip " + arguments.joined(separator: " "), status: result.status,
+                                        output: result.stderr)
+        }
+        return result.stdout
+    }
+
+    /// A test process killed with SIGKILL releases nothing, so a small shell polls for it and then deletes the
+    /// namespace (which takes the veth pair with it once no process is left inside). After a normal release it
+    /// finds the namespace gone already.
+    private static func startWatchdog(namespace: String, tool: URL) {
+        let script = """
+            while kill -0 "$1" 2>/dev/null; do sleep 1; done
+            "$3" netns del "$2" 2>/dev/null
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script, "network-namespace-watchdog", String(getpid()), namespace, tool.path]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+    }
+}
