@@ -59,7 +59,7 @@ public final class NetworkNamespace: @unchecked Sendable {
         hostAddress = "10.213.\(number).1"
         address = "10.213.\(number).2"
         subnet = "10.213.\(number).0/30"
-        Self.startWatchdog(namespace: name, tool: tool)
+        Self.startWatchdog(namespace: name, hostLink: hostLink, tool: tool)
         let peer = "adnet\(number)n"
         do {
             // A veth left by a namespace deleted while a process still held it would block the new pair.
@@ -80,6 +80,9 @@ public final class NetworkNamespace: @unchecked Sendable {
 
     deinit {
         guard let tool = Self.ipTool else { return }
+        // Programs a failed test left running inside would otherwise keep retrying a server that is gone.
+        let inside = ((try? Self.ip(tool, ["netns", "pids", name])) ?? "").split(separator: "\n").compactMap { pid_t($0) }
+        for pid in inside { kill(pid, SIGKILL) }
         _ = try? Self.ip(tool, ["link", "del", hostLink])
         _ = try? Self.ip(tool, ["netns", "del", name])
     }
@@ -125,17 +128,20 @@ public final class NetworkNamespace: @unchecked Sendable {
         return result.stdout
     }
 
-    /// A test process killed with SIGKILL releases nothing, so a small shell polls for it and then deletes the
-    /// namespace (which takes the veth pair with it once no process is left inside). After a normal release it
-    /// finds the namespace gone already.
-    private static func startWatchdog(namespace: String, tool: URL) {
+    /// A test process killed with SIGKILL releases nothing, and the programs it started inside outlive it. A
+    /// small shell polls for the test process and then kills what still runs inside, deletes the veth pair (a
+    /// socket left retransmitting over a cut link would keep the namespace, and so the pair, alive for minutes)
+    /// and the namespace. After a normal release it finds them all gone already.
+    private static func startWatchdog(namespace: String, hostLink: String, tool: URL) {
         let script = """
             while kill -0 "$1" 2>/dev/null; do sleep 1; done
+            for pid in $("$3" netns pids "$2" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+            "$3" link del "$4" 2>/dev/null
             "$3" netns del "$2" 2>/dev/null
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, "network-namespace-watchdog", String(getpid()), namespace, tool.path]
+        process.arguments = ["-c", script, "network-namespace-watchdog", String(getpid()), namespace, tool.path, hostLink]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
