@@ -75,22 +75,34 @@ import WorkerRuntime
         Int(try queue.connection.scalar("SELECT count(*) FROM job_events WHERE to_state = 'succeeded'").integerValue ?? -1)
     }
 
+    /// Starts A, cuts its link as soon as it runs the job (well before the job ends), then starts B.
+    func startBothAndCutA(_ hosts: Hosts, leaseOfA: Int) async throws -> (a: RunningProcess, b: RunningProcess) {
+        let a = try worker("a", in: hosts.a, of: hosts, leaseMilliseconds: leaseOfA)
+        try await waitUntil("A runs the job") { try hosts.queue.job(hosts.job).state == .running }
+        try hosts.a.cut()
+        let b = try worker("b", in: hosts.b, of: hosts, leaseMilliseconds: 30_000)
+        return (a, b)
+    }
+
+    /// Both workers exit cleanly, and the job succeeded once, on `attempt`.
+    func expectBothExitAndTheJobSucceededOnce(_ hosts: Hosts, _ a: RunningProcess, _ b: RunningProcess,
+                                              attempt: Int) async throws {
+        #expect(try await exitStatus("A", a) == 0, "\(a.stderr)")
+        #expect(try await exitStatus("B", b) == 0, "\(b.stderr)")
+        let job = try hosts.queue.job(hosts.job)
+        #expect(job.state == .succeeded && job.attempt == attempt, "\(job.state) attempt \(job.attempt)")
+        #expect(try succeededEvents(hosts.queue) == 1)
+    }
+
     /// A's link is down for less than its lease, across the moment its job finishes: A says it is retrying,
     /// records the job once the link is back, and B never takes it.
     @Test func aWorkerCutOffForLessThanItsLeaseCompletesItsJobOnceWhenTheLinkReturns() async throws {
         let hosts = try hosts(sleep: 2_000)
         defer { try? hosts.cluster.stop() }
-        let a = try worker("a", in: hosts.a, of: hosts, leaseMilliseconds: 30_000)
-        try await waitUntil("A runs the job") { try hosts.queue.job(hosts.job).state == .running }
-        let b = try worker("b", in: hosts.b, of: hosts, leaseMilliseconds: 30_000)
-        try hosts.a.cut()
+        let (a, b) = try await startBothAndCutA(hosts, leaseOfA: 30_000)
         try await waitUntil("A says it is retrying") { a.stderr.contains("database unreachable") }
         try hosts.a.restore()
-        #expect(try await exitStatus("A", a) == 0, "\(a.stderr)")
-        #expect(try await exitStatus("B", b) == 0, "\(b.stderr)")
-        let job = try hosts.queue.job(hosts.job)
-        #expect(job.state == .succeeded && job.attempt == 1, "\(job.state) attempt \(job.attempt)")
-        #expect(try succeededEvents(hosts.queue) == 1)
+        try await expectBothExitAndTheJobSucceededOnce(hosts, a, b, attempt: 1)
         #expect(try summary(a)["succeeded"]?.intValue == 1, "\(a.stdout)\n\(a.stderr)")
         #expect(try summary(b)["succeeded"]?.intValue == 0, "\(b.stdout)\n\(b.stderr)")
         let stderr = a.stderr
@@ -103,19 +115,12 @@ import WorkerRuntime
     @Test func aWorkerCutOffPastItsLeaseIsFencedAndItsJobRunsOnTheOtherHost() async throws {
         let hosts = try hosts(sleep: 3_000)
         defer { try? hosts.cluster.stop() }
-        let a = try worker("a", in: hosts.a, of: hosts, leaseMilliseconds: 2_000)
-        try await waitUntil("A runs the job") { try hosts.queue.job(hosts.job).state == .running }
-        let b = try worker("b", in: hosts.b, of: hosts, leaseMilliseconds: 30_000)
-        try hosts.a.cut()
+        let (a, b) = try await startBothAndCutA(hosts, leaseOfA: 2_000)
         try await waitUntil("B has run the job", timeout: .seconds(60)) {
             try hosts.queue.job(hosts.job).state == .succeeded
         }
         try hosts.a.restore()
-        #expect(try await exitStatus("A", a) == 0, "\(a.stderr)")
-        #expect(try await exitStatus("B", b) == 0, "\(b.stderr)")
-        let job = try hosts.queue.job(hosts.job)
-        #expect(job.state == .succeeded && job.attempt == 2, "\(job.state) attempt \(job.attempt)")
-        #expect(try succeededEvents(hosts.queue) == 1)
+        try await expectBothExitAndTheJobSucceededOnce(hosts, a, b, attempt: 2)
         #expect(try summary(a)["lease_lost"]?.intValue == 1, "\(a.stdout)\n\(a.stderr)")
         #expect(try summary(a)["succeeded"]?.intValue == 0, "\(a.stdout)\n\(a.stderr)")
         #expect(try summary(b)["succeeded"]?.intValue == 1, "\(b.stdout)\n\(b.stderr)")
