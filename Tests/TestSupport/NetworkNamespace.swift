@@ -48,9 +48,12 @@ public final class NetworkNamespace: @unchecked Sendable {
         guard let tool = Self.ipTool else { throw Problem.missingTool }
         var taken: Int?
         for candidate in Self.candidateSubnets() {
-            if (try? Self.ip(tool, ["netns", "add", "adapt-net-\(candidate)"])) != nil {
+            do {
+                try Self.ip(tool, ["netns", "add", "adapt-net-\(candidate)"])
                 taken = candidate
                 break
+            } catch let Problem.commandFailed(_, _, output) where output.contains("exists") {
+                continue  // another namespace has this subnet
             }
         }
         guard let number = taken else { throw Problem.noFreeSubnet }
