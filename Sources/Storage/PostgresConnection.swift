@@ -27,7 +27,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     /// Connects with a libpq connection string (`postgres://user@host:port/db?…` or `key=value …`).
     public init(_ connectionString: String) throws {
         displayTarget = Self.redacted(connectionString)
-        guard let connection = PQconnectdb(connectionString) else {
+        guard let connection = Self.connect(connectionString) else {
             throw StorageError.postgresConnection(target: displayTarget, message: "out of memory")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -39,6 +39,44 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
         // Notices (e.g. "relation already exists, skipping") would go to stderr, which is the command's output.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         try execute("SET client_min_messages = warning")
+    }
+
+    /// Settings every connection gets unless the connection string names them. Without them a link that goes
+    /// away silently (a cable, a partition) holds a statement until the kernel gives up retransmitting, about 15
+    /// minutes, and an idle listening connection never notices: a worker could neither retry nor say so.
+    /// A statement whose bytes go unacknowledged for 10 s ends the connection; an idle one is probed after 10 s.
+    static let defaultSettings: KeyValuePairs<String, String> = [
+        "connect_timeout": "10", "tcp_user_timeout": "10000",
+        "keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3",
+    ]
+
+    /// `PQconnectdbParams` processes keywords in order and the last value wins, so the defaults go before the
+    /// connection string (expanded as `dbname`), and whatever it says overrides them.
+    private static func connect(_ connectionString: String) -> OpaquePointer? {
+        let keywords = defaultSettings.map(\.key) + ["dbname"]
+        let values = defaultSettings.map(\.value) + [connectionString]
+        let keywordPointers = keywords.map { strdup($0) } + [nil]
+        let valuePointers = values.map { strdup($0) } + [nil]
+        defer { (keywordPointers + valuePointers).forEach { free($0) } }
+        return keywordPointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordBuffer in
+            valuePointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { valueBuffer in
+                PQconnectdbParams(keywordBuffer.baseAddress, valueBuffer.baseAddress, 1)
+            }
+        }
+    }
+
+    /// The value of a connection option in use (`PQconninfo`): what the string set, else the default above.
+    public func setting(_ keyword: String) -> String? {
+        lock.withLock {
+            guard let options = PQconninfo(handle) else { return nil }
+            defer { PQconninfoFree(options) }
+            var option = options
+            while let name = option.pointee.keyword {
+                if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+                option += 1
+            }
+            return nil
+        }
     }
 
     deinit {

@@ -23,8 +23,8 @@ import WorkerRuntime
         let database: String
 
         /// How a worker in `namespace` reaches the database. A write left unanswered for 2 s ends the connection
-        /// (`tcp_user_timeout`) and a reconnect gives up after 2 s: without them, a cut link holds a statement
-        /// until the kernel's own retransmission timeout, many minutes later.
+        /// (`tcp_user_timeout`) and a reconnect gives up after 2 s: every connection has such bounds, 10 s by
+        /// default (`PostgresConnection.defaultSettings`), shortened here to keep the test short.
         func target(from namespace: NetworkNamespace) -> String {
             "postgresql://adapt@\(namespace.hostAddress):\(cluster.port)/\(database)?connect_timeout=2&tcp_user_timeout=2000"
         }
