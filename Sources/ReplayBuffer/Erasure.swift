@@ -24,7 +24,7 @@ extension ReplayStore {
     /// those examples, so no erasure can fall between the read and the record. Recorded later (e.g. in a step's
     /// completion transaction), it checks that every example is still stored; if one was erased meanwhile the
     /// blob is deleted from `blobs` and `ReplayError.erasedWhileSnapshotting` thrown, so no copy escapes.
-    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: BlobStore? = nil) throws {
+    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: (any BlobStorage)? = nil) throws {
         try LineageName.validate(lineage)
         do {
             try database.replayTransaction {
@@ -32,7 +32,7 @@ extension ReplayStore {
                                              now: clock.nowMilliseconds())
             }
         } catch ReplayError.erasedWhileSnapshotting(let short) {
-            try blobs?.remove(blob)
+            try blobs?.delete(blob)
             throw ReplayError.erasedWhileSnapshotting(blob: short)
         }
     }
@@ -69,16 +69,12 @@ extension ReplayStore {
         }
     }
 
-    /// Deletes the file of every erased blob still in `blobs` (those of this erasure, and any an earlier one
+    /// Deletes every erased blob still in `blobs` (those of this erasure, and any an earlier one
     /// could not delete: a crash between its commit and its unlink); returns the bytes freed.
     @discardableResult
-    public func sweepErasedBlobs(_ blobs: BlobStore) throws -> Int64 {
+    public func sweepErasedBlobs(_ blobs: any BlobStorage) throws -> Int64 {
         var freed: Int64 = 0
-        for digest in try BlobContentsTable.erased(database) {
-            guard let attributes = blobs.attributes(digest) else { continue }
-            try blobs.remove(digest)
-            freed += attributes.size
-        }
+        for digest in try BlobContentsTable.erased(database) { freed += try blobs.delete(digest) ?? 0 }
         return freed
     }
 

@@ -89,12 +89,14 @@ public struct JobControl: Sendable {
 
     /// Deletes the finished runs older than `days`, then collects the blobs they alone owned (snapshots,
     /// adapters, checkpoints) from `blobs`.
-    public func pruneHistory(olderThanDays days: Double, blobs: BlobStore) throws -> (JobQueue.PruneOutcome, GarbageCollection.Report) {
-        // The blobs the pruned runs owned are found through the state directory's tables.
-        guard let sqlite = queue as? JobQueue else {
-            throw NotOnPostgresError(needs: "the blob store", target: (queue as? PostgresJobQueue)?.displayTarget ?? "?")
+    /// Deletes finished runs older than `days`, then collects the blobs nothing owns now: on SQLite those of
+    /// `blobs` (the state directory's), on PostgreSQL the database's own blob table (`blobs` is not used).
+    public func pruneHistory(olderThanDays days: Double, blobs: BlobStore?) throws -> (JobQueue.PruneOutcome, GarbageCollection.Report) {
+        let outcome = try queue.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
+        if let postgres = queue as? PostgresJobQueue {
+            return (outcome, try PostgresBlobCollector(connection: postgres.connection).collect())
         }
-        let outcome = try sqlite.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
+        guard let sqlite = queue as? JobQueue, let blobs else { preconditionFailure("a SQLite job table is pruned with its state's blobs") }
         return (outcome, try BlobCollector(database: sqlite.database, blobs: blobs).collect())
     }
 

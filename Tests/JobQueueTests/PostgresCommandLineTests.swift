@@ -45,13 +45,13 @@ import TestSupport
 
     @Test func aCommandNeedingTheStateDirectoryRefusesAPostgresDatabase() async throws {
         let target = "postgresql://adapt@127.0.0.1:1/none"
-        for arguments in [["--database", target, "data", "list"], ["--database", target, "work", "--workers", "train"],
-                          ["--database", target, "prune-history", "--older-than", "1"]] {
+        for arguments in [["--database", target, "enqueue", "nightly", "--lineage", "mail"],
+                          ["--database", target, "work", "--workers", "train"]] {
             let refused = try await adapt(arguments)
             #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.contains("not on PostgreSQL yet"), "\(arguments): \(refused.stderr)")
         }
-        let fromEnvironment = try await adapt(["registry", "list"], environment: ["ADAPT_DATABASE": target])
+        let fromEnvironment = try await adapt(["work", "--workers", "train"], environment: ["ADAPT_DATABASE": target])
         #expect(fromEnvironment.status == 1 && fromEnvironment.stderr.contains("not on PostgreSQL yet"), "\(fromEnvironment.stderr)")
         #expect(!FileManager.default.fileExists(atPath: state), "the state directory was not used instead")
     }

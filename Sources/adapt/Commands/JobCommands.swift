@@ -180,8 +180,8 @@ enum JobCommands {
         let days = try invocation.arguments.required(olderThan)
         // The pruned runs owned blobs (snapshots, adapters, checkpoints): what nothing owns now is collected. Its
         // report goes to stderr, so the command's own output keeps its shape.
-        // The blobs are the state directory's: on PostgreSQL this refuses before connecting.
-        let blobs = try GlobalOptions.stateDirectory(invocation).blobs
+        // On PostgreSQL the blobs are the database's own, else the state directory's.
+        let blobs = try GlobalOptions.postgresDatabase(invocation) == nil ? GlobalOptions.stateDirectory(invocation).blobs : nil
         let (outcome, collected) = try control(invocation).pruneHistory(olderThanDays: days, blobs: blobs)
         Console.error("gc: " + GCCommand.describe(collected))
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
