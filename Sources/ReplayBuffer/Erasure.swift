@@ -95,7 +95,8 @@ extension ReplayStore {
     /// held example text or ids into new files holding only the live rows, and the old files are truncated and
     /// unlinked. It waits for the transactions using those tables and blocks them while it runs. A row some
     /// other open transaction could still see is copied too, so this is false when any other session of the
-    /// database (or a prepared transaction or replication slot) held a snapshot as the rewrite began, or when
+    /// database (or a prepared transaction or replication slot) held a snapshot as the rewrite began, when the
+    /// rewrite kept a deleted row even on a second try (`PostgresConnection.rewriteWithoutDeletedRows`), or when
     /// the tables' locks were not free within 30 s; the next erasure or expiry rewrites the tables again. What PostgreSQL wrote to its write-ahead log, its archive
     /// and its standbys before the erasure stays there: docs/postgresql.md says what remains where.
     @discardableResult
@@ -104,18 +105,14 @@ extension ReplayStore {
         case .sqlite:
             return truncateWAL()
         case .postgres:
-            try? database.execute("SET lock_timeout = '30s'")
-            defer { try? database.execute("RESET lock_timeout") }
-            guard let others = try? database.scalar("""
+            guard let postgres = database as? PostgresConnection, let others = try? database.scalar("""
                 SELECT (SELECT count(*) FROM pg_stat_activity
                         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL)
                      + (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())
                      + (SELECT count(*) FROM pg_replication_slots WHERE xmin IS NOT NULL)
-                """).integerValue,
-                (try? database.execute("VACUUM (FULL) replay_examples, replay_uses, replay_blob_examples")) != nil else {
-                return false
-            }
-            return others == 0
+                """).integerValue else { return false }
+            let rewritten = postgres.rewriteWithoutDeletedRows(["replay_examples", "replay_uses", "replay_blob_examples"])
+            return others == 0 && rewritten
         }
     }
 

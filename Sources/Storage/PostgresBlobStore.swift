@@ -102,12 +102,10 @@ public struct PostgresBlobStore: BlobStorage {
 
     /// Rewrites the tables into new files holding only the live rows, so the bytes of deleted blobs (a
     /// snapshot may hold user text) do not stay in the database's files; call it outside any transaction,
-    /// after deletions commit. False when the rewrite failed (e.g. its locks were not free within 30 s).
+    /// after deletions commit. False when a deleted row may have been kept (`rewriteWithoutDeletedRows`).
     @discardableResult
     public func purgeDeletedBytes() -> Bool {
-        try? connection.execute("SET lock_timeout = '30s'")
-        defer { try? connection.execute("RESET lock_timeout") }
-        return (try? connection.execute("VACUUM (FULL) blob_chunks, blobs")) != nil
+        connection.rewriteWithoutDeletedRows(["blob_chunks", "blobs"])
     }
 
     /// The tables (component `blobs`): `blobs`, one row per blob; `blob_chunks`, its bytes in order.

@@ -21,7 +21,7 @@ import TestSupport
     @Test func forgetRemovesTheErasedTextAndItsSnapshotBlobFromTheDatabaseFiles() throws {
         let adapt = try AdaptData(.postgres)
         let (erased, kept, inSnapshot) = (PostgresErasureTests.marker(40), PostgresErasureTests.marker(40),
-                                          PostgresErasureTests.marker(2_000))
+                                          PostgresErasureTests.marker(3_000))
         let file = try adapt.write("x.jsonl", """
             {"prompt": "q1", "completion": "\(erased)", "source": "gone"}
             {"prompt": "q2", "completion": "\(kept)", "source": "stays"}
@@ -38,14 +38,14 @@ import TestSupport
         let snapshot = try blobs.put(Data("snapshot of \(inSnapshot)".utf8))
         try store.recordBlob(snapshot, kind: .trainSnapshot, lineage: "mail", exampleIDs: [erasedID])
         let before = try Self.databaseFiles(connection)
-        for text in [erased, kept, inSnapshot] { #expect(PostgresErasureTests.found(text, in: before)) }
+        for text in [erased, kept, String(inSnapshot.prefix(64)), String(inSnapshot.suffix(64))] { #expect(PostgresErasureTests.found(text, in: before)) }
 
         let forgotten = try adapt.json(["data", "forget", "--source", "gone"])
         #expect(forgotten["forgotten"] == .int(1) && forgotten["erased_blobs"] == .int(1), "\(forgotten)")
-        #expect(forgotten["tables_rewritten"] == .bool(true) && (forgotten["freed_bytes"]?.intValue ?? 0) > 2_000)
+        #expect(forgotten["tables_rewritten"] == .bool(true) && (forgotten["freed_bytes"]?.intValue ?? 0) > 3_000)
         #expect(try !blobs.contains(snapshot))
         let after = try Self.databaseFiles(connection)
-        for text in [erased, erasedID, inSnapshot] {
+        for text in [erased, erasedID, String(inSnapshot.prefix(64)), String(inSnapshot.suffix(64))] {
             #expect(!PostgresErasureTests.found(text, in: after), "erased text or id left in the database's files")
         }
         #expect(PostgresErasureTests.found(kept, in: after), "the kept example was rewritten away")
