@@ -132,3 +132,18 @@ func rollbackGoesBackThenToBase(backend: Backend) throws {
     let states = try JSONDecoder().decode(JSONValue.self, from: Data(verify.stdout.utf8)).arrayValue?.compactMap { $0["state"]?.stringValue }
     #expect(states == ["ok", "corrupt"])
 }
+
+/// On PostgreSQL the adapter files are rows of the database's blob table: `registry verify` rehashes them there, and
+/// a damaged chunk is named corrupt (exit 1) while the state directory is never created.
+@Test func verifyOnPostgresRehashesTheAdaptersKeptInTheDatabase() throws {
+    let cli = try RegistryCLI(.postgres)
+    #expect(try cli.run(["registry", "add", try cli.file("a.bin", TestAdapter.bytes(7)), "--lineage", "mail"]).status == 0)
+    #expect(try cli.json(["registry", "verify"]).arrayValue?.compactMap { $0["state"]?.stringValue } == ["ok"])
+    let connection = try PostgresConnection(cli.database[1])
+    #expect(try connection.run("UPDATE blob_chunks SET bytes = ? WHERE seq = 0", Data("damaged".utf8)) == 1)
+    let verify = try cli.run(["registry", "verify", "--json"])
+    #expect(verify.status == 1, "\(verify.stderr)")
+    let states = try JSONDecoder().decode(JSONValue.self, from: Data(verify.stdout.utf8)).arrayValue?.compactMap { $0["state"]?.stringValue }
+    #expect(states == ["corrupt"])
+    #expect(!FileManager.default.fileExists(atPath: cli.dir.state.database.path))
+}
