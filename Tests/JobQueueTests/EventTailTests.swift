@@ -104,6 +104,24 @@ import TestSupport
         try other.execute("ROLLBACK")
     }
 
+    @Test func eventsWrittenBeforeTheirTransactionWasRecordedAreHandedOutFirstAndOnce() throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let before = try PostgresConnection(target)
+        try before.migrate(Schema(component: "jobqueue", migrations: [PostgresJobSchema.schema.migrations[0]]))
+        try before.execute("""
+            INSERT INTO job_runs (kind, name, manifest, created_at, first_job_id, last_job_id) VALUES ('t', 't', '{}', 0, 1, 1);
+            INSERT INTO jobs (id, run_id, name, kind, state, run_at, max_attempts, input, created_at, updated_at)
+            VALUES (1, 1, 'a', 'test', 'ready', 0, 3, '{}', 0, 0)
+            """)
+        let queue = try PostgresJobQueue(connectionString: target)
+        #expect(try before.scalar("SELECT xact::text FROM job_events WHERE id = 1") == .text("0"))
+        let claim = try #require(try queue.claim(kinds: ["test"], owner: "w1", leaseMilliseconds: 60_000))
+        try queue.complete(claim, output: .object([:]))
+        var cursor = EventCursor()
+        let seen = try Self.follow(queue, run: nil, job: nil, until: 3, pageSize: 1, &cursor)
+        #expect(seen.map(\.to) == [.ready, .running, .succeeded])
+    }
+
     /// Tails until `count` more events came. The horizon is the whole server's, and other tests' transactions
     /// on the shared cluster can hold it back for a moment, so it looks again for a while before giving up.
     static func follow(_ queue: any JobEngine, run: RunID?, job: JobID?, until count: Int, pageSize: Int = 100,
