@@ -9,10 +9,11 @@ import Glibc
 ///
 /// A decoded token is about 150 hand-offs of 5–100 µs of work each, too short to wake a sleeping thread for,
 /// and a generation can last minutes, too long for `WorkerTeam`'s always-spinning members. So a member polls
-/// for the next hand-off: on the counter alone for `pollNanoseconds` (a hand-off is then seen within a cache
-/// line's transfer, where a `sched_yield` costs a system call), then yielding the core on each turn until
-/// `spinNanoseconds` have passed since its last task, and then it sleeps on a condition variable, so an idle
-/// process costs no CPU.
+/// for the next hand-off: on the counter alone for `pollNanoseconds` (the gaps between the hand-offs of one
+/// token are shorter; a hand-off is then seen within a cache line's transfer, where a `sched_yield` costs a
+/// system call), then yielding the core on each turn (on a busy machine, polling longer takes the time the
+/// caller's own work needs) until `spinNanoseconds` have passed since its last task, and then it sleeps on a
+/// condition variable, so an idle process costs no CPU.
 ///
 /// Tasks: member m first works through its home share of the task list (`WorkerTeam.piece`), claiming tasks
 /// from a cursor of its own, so on a quiet machine no claim crosses cores; then it takes what is left of the
@@ -37,9 +38,9 @@ final class DecodeTeam: @unchecked Sendable {
     private var threads: [pthread_t] = []
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    static let pollNanoseconds: UInt64 = 200_000
+    static let pollNanoseconds: UInt64 = 10_000
     static let spinNanoseconds: UInt64 = 5_000_000
-    static let catchUpNanoseconds: UInt64 = 50_000
+    static let catchUpNanoseconds: UInt64 = 5_000
 
     // Counter slots: the generation members wait on, members still in the current generation, tasks finished
     // in it, then one cursor per member (the next task of its home share).
@@ -125,7 +126,7 @@ final class DecodeTeam: @unchecked Sendable {
                 pthread_mutex_unlock(lock)
             }
             finished.pointee.wrappingAdd(work(member: 0), ordering: .releasing)
-            // The other members' last tasks: on a quiet machine a few microseconds; yield if one was preempted.
+            // The other members' last tasks: on a quiet machine a few microseconds; yield to one that was preempted.
             if !Self.poll(for: Self.pollNanoseconds, until: { finished.pointee.load(ordering: .acquiring) == tasks }) {
                 while finished.pointee.load(ordering: .acquiring) != tasks { sched_yield() }
             }
