@@ -173,11 +173,22 @@ extension LlamaModel {
 
             // y (T, out) = x (T, in) · Wᵀ, plus the adapter's (alpha/rank)·(A·drop(x))ᵀ·Bᵀ when it targets `p`.
             func linear(_ p: Projection, block b: Int, _ input: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, acts: BlockActivations) {
-                let (out, inp) = h.shape(of: p)
+                linears([p], block: b, input, into: [y], acts: acts)
+            }
+
+            // `linear` of each of `ps`, projections that read the same input (q, k, v; gate, up). A decoded token
+            // reads those kept quantized as one product set: the input rounded once, one hand-off to the team.
+            func linears(_ ps: [Projection], block b: Int, _ input: UnsafePointer<Float>, into ys: [UnsafeMutablePointer<Float>],
+                         acts: BlockActivations) {
                 // Training passes stay on the f32 copy their backward pass multiplies with.
-                if T == 1, !record, !f32Only, let info = quantized[b][p] {
-                    QuantizedMatVec.multiply(info.type, blocks: file.bytes(of: info).baseAddress!, rows: out, columns: inp, x: input, into: y)
-                } else {
+                let fromBlocks = T == 1 && !record && !f32Only
+                let products = zip(ps, ys).compactMap { p, y -> QuantizedMatVec.Product? in
+                    guard fromBlocks, let info = quantized[b][p] else { return nil }
+                    return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
+                }
+                if !products.isEmpty { QuantizedMatVec.multiply(products, columns: h.shape(of: ps[0]).input, x: input) }
+                for (p, y) in zip(ps, ys) where !fromBlocks || quantized[b][p] == nil {
+                    let (out, inp) = h.shape(of: p)
                     reader.withRows(of: blocks[b].matrix(p)) { Wp in
                         if T == 1 {
                             // Decoding: a matrix-vector product streams the weights once, without sgemm's packing.
@@ -187,12 +198,15 @@ extension LlamaModel {
                         }
                     }
                 }
-                if let bias = blocks[b].bias(of: p) {
-                    team.forEachRange(T) { rows in
-                        for t in rows { for o in 0..<out { y[t * out + o] += W[bias + o] } }
+                for (p, y) in zip(ps, ys) {
+                    let out = h.shape(of: p).output
+                    if let bias = blocks[b].bias(of: p) {
+                        team.forEachRange(T) { rows in
+                            for t in rows { for o in 0..<out { y[t * out + o] += W[bias + o] } }
+                        }
                     }
+                    adapter(p, block: b, input, into: [y], acts: acts)
                 }
-                adapter(p, block: b, input, into: [y], acts: acts)
             }
 
             // ys[m] (T, out_m) += (alpha/rank)·(A·drop(x))ᵀ·B_mᵀ when the adapter targets `p`, B_m being the rows
@@ -241,9 +255,7 @@ extension LlamaModel {
                     Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.attentionNorm, rows: rows.count, width: C,
                                     epsilon: h.rmsEpsilon, into: a.xn1.pointer + first * C, inverseRMS: a.rms1.pointer + first)
                 }
-                linear(.q, block: b, a.xn1.pointer, into: a.q.pointer, acts: a)
-                linear(.k, block: b, a.xn1.pointer, into: a.k.pointer, acts: a)
-                linear(.v, block: b, a.xn1.pointer, into: a.v.pointer, acts: a)
+                linears([.q, .k, .v], block: b, a.xn1.pointer, into: [a.q.pointer, a.k.pointer, a.v.pointer], acts: a)
                 adapter(.qkv, block: b, a.xn1.pointer, into: [a.q.pointer, a.k.pointer, a.v.pointer], acts: a)
                 if let qNorm = layout.qNorm, let kNorm = layout.kNorm {
                     team.forEachRange(T) { rows in
@@ -263,7 +275,8 @@ extension LlamaModel {
                             causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, window: window, team: team)
                             return
                         }
-                        for head in 0..<H {
+                        // Each head writes its own scores and its own columns of att.
+                        func attend(_ head: Int) {
                             let kv = head / group
                             let scores = a.probs.pointer + head * T * S   // (T, S)
                             BLAS.sgemm(transposeB: true, m: T, n: S, k: D, alpha: scale,
@@ -271,6 +284,14 @@ extension LlamaModel {
                             Kernels.maskedSoftmax(scores, rows: T, width: S, window: window) { P + $0 + 1 }
                             BLAS.sgemm(m: T, n: D, k: S, a: scores, b: V.baseAddress! + kv * D, ldb: Ckv,
                                        c: a.att.pointer + head * D, ldc: Cq)
+                        }
+                        let threads = BLAS.threads
+                        if T == 1, threads > 1 {
+                            // Decoding: the heads are spread over the decode team, and OpenBLAS kept single-threaded
+                            // meanwhile makes every head's products those of one thread, whichever member runs it.
+                            BLAS.withThreadCount(1) { DecodeTeam.forEachTask(H, members: threads, attend) }
+                        } else {
+                            for head in 0..<H { attend(head) }
                         }
                     }
                 }
@@ -284,8 +305,7 @@ extension LlamaModel {
                     Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.ffnNorm, rows: rows.count, width: C,
                                     epsilon: h.rmsEpsilon, into: a.xn2.pointer + first * C, inverseRMS: a.rms2.pointer + first)
                 }
-                linear(.gate, block: b, a.xn2.pointer, into: a.gate.pointer, acts: a)
-                linear(.up, block: b, a.xn2.pointer, into: a.up.pointer, acts: a)
+                linears([.gate, .up], block: b, a.xn2.pointer, into: [a.gate.pointer, a.up.pointer], acts: a)
                 adapter(.gateUp, block: b, a.xn2.pointer, into: [a.gate.pointer, a.up.pointer], acts: a)
                 let activation = h.architecture.activation
                 team.forEachRange(T * F, align: 16, minimum: 4096) { range in

@@ -12,7 +12,8 @@ import QuantizedKernelsAVX2
 /// difference from the f32 product (the tests state the bound).
 ///
 /// Rows are cut into fixed tasks of `rowsPerTask` shared by `DecodeTeam`; a row's sum is computed the same way
-/// whoever computes it, so the result does not depend on the thread count at all.
+/// whoever computes it, so the result does not depend on the thread count at all. Matrices that read the same
+/// x go to the team together (`multiply(_:columns:x:)`): one rounding of x and one hand-off for all of them.
 enum QuantizedMatVec {
     /// Which compilation of the row kernels runs: `avx2` where the CPU has AVX2 and F16C (that compilation
     /// converts halves with it), else `portable` (the architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable`
@@ -50,24 +51,53 @@ enum QuantizedMatVec {
     static func multiply(_ type: GGMLType, blocks: UnsafeRawPointer, rows: Int, columns: Int,
                          x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, workers requested: Int? = nil,
                          path: Path = path) {
-        precondition(columns % type.blockSize == 0 && supports(type))
+        multiply([Product(type: type, blocks: blocks, rows: rows, y: y)], columns: columns, x: x, workers: requested, path: path)
+    }
+
+    /// One matrix of a product set: `rows` rows of `type` blocks, `columns` wide, whose result y (rows) goes to `y`.
+    struct Product {
+        let type: GGMLType
+        let blocks: UnsafeRawPointer
+        let rows: Int
+        let y: UnsafeMutablePointer<Float>
+    }
+
+    /// yᵢ = Wᵢ · x for matrices that read the same x (q, k and v; gate and up): x is rounded once and the rows of
+    /// all of them make one task list, one hand-off to the team. Each row comes out as it would alone.
+    static func multiply(_ products: [Product], columns: Int, x: UnsafePointer<Float>, workers requested: Int? = nil,
+                         path: Path = path) {
+        precondition(products.allSatisfy { columns % $0.type.blockSize == 0 && supports($0.type) })
         let groups = columns / 32
-        let matrix = QuantizedKernels.QuantizedMatrix(blocks: blocks, rowBytes: columns / type.blockSize * type.blockBytes, groups: groups)
         withUnsafeTemporaryAllocation(byteCount: QuantizedKernels.QuantizedActivations.groupBytes * groups, alignment: 64) { values in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
                   withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
                     quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!,
                              halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
-                    let job = Job(type: type.rawValue, matrix: matrix, path: path, y: y,
-                                  activations: QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!),
-                                                                    scales: scales.baseAddress!, halfSums: halfSums.baseAddress!,
-                                                                    sums: sums.baseAddress!))
-                    // Small matrices are not worth waking a thread for.
+                    let activations = QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!), scales: scales.baseAddress!,
+                                                                            halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
+                    let jobs = products.map { product in
+                        Job(type: product.type.rawValue, path: path, y: product.y, activations: activations,
+                            matrix: QuantizedKernels.QuantizedMatrix(blocks: product.blocks, rowBytes: columns / product.type.blockSize * product.type.blockBytes,
+                                                                     groups: groups),
+                            rows: product.rows)
+                    }
+                    // Tasks of `rowsPerTask` rows, matrix after matrix; firstTasks[i] is matrix i's first.
+                    var firstTasks = [0]
+                    for product in products { firstTasks.append(firstTasks.last! + (product.rows + rowsPerTask - 1) / rowsPerTask) }
+                    // Small products are not worth waking a thread for.
+                    let rows = products.reduce(0) { $0 + $1.rows }
                     let workers = requested ?? (rows * columns >= 1 << 16 ? BLAS.threads : 1)
-                    let tasks = (rows + rowsPerTask - 1) / rowsPerTask
-                    DecodeTeam.forEachTask(tasks, members: workers) { task in
-                        job.compute(task * rowsPerTask..<min(rows, (task + 1) * rowsPerTask))
+                    // Buffers, not arrays, inside the tasks: no reference count shared across threads.
+                    jobs.withUnsafeBufferPointer { jobs in
+                        firstTasks.withUnsafeBufferPointer { firstTasks in
+                            DecodeTeam.forEachTask(firstTasks.last!, members: workers) { task in
+                                var i = 0
+                                while task >= firstTasks[i + 1] { i += 1 }
+                                let first = (task - firstTasks[i]) * rowsPerTask
+                                jobs[i].compute(first..<min(jobs[i].rows, first + rowsPerTask))
+                            }
+                        }
                     }
                   }
                 }
@@ -80,10 +110,11 @@ enum QuantizedMatVec {
     /// task writes only its own rows of `y`.
     struct Job: @unchecked Sendable {
         let type: UInt32
-        let matrix: QuantizedKernels.QuantizedMatrix
         let path: Path
         let y: UnsafeMutablePointer<Float>
         let activations: QuantizedKernels.QuantizedActivations
+        let matrix: QuantizedKernels.QuantizedMatrix
+        let rows: Int
 
         func compute(_ rows: Range<Int>) {
             switch path {
