@@ -16,6 +16,10 @@ public protocol BlobStorage: Sendable {
     /// The bytes as stored, possibly not hashed yet, for a reader that hashes them itself before using any
     /// byte (`BlobStore.getUnverified`). A store that checks on every read anyway returns `get`'s result.
     func getUnverified(_ digest: Digest) throws -> Data
+    /// Deletes the blob (erasure, superseded checkpoints); absent is not an error.
+    func remove(_ digest: Digest) throws
+    /// The blob's size in bytes, nil when absent.
+    func storedSize(_ digest: Digest) throws -> Int64?
 }
 
 extension BlobStorage {

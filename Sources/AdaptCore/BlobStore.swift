@@ -93,6 +93,8 @@ public struct BlobStore: BlobStorage {
         return files.compactMap { Digest(hex: $0) }.sorted()
     }
 
+    public func storedSize(_ digest: Digest) -> Int64? { attributes(digest)?.size }
+
     public func remove(_ digest: Digest) throws {
         let location = url(for: digest)
         if FileManager.default.fileExists(atPath: location.path) {

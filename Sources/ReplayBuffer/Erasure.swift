@@ -24,7 +24,7 @@ extension ReplayStore {
     /// those examples, so no erasure can fall between the read and the record. Recorded later (e.g. in a step's
     /// completion transaction), it checks that every example is still stored; if one was erased meanwhile the
     /// blob is deleted from `blobs` and `ReplayError.erasedWhileSnapshotting` thrown, so no copy escapes.
-    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: BlobStore? = nil) throws {
+    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: (any BlobStorage)? = nil) throws {
         try LineageName.validate(lineage)
         do {
             try database.replayTransaction {
@@ -69,15 +69,15 @@ extension ReplayStore {
         }
     }
 
-    /// Deletes the file of every erased blob still in `blobs` (those of this erasure, and any an earlier one
+    /// Deletes every erased blob still in `blobs` (files, or rows on PostgreSQL) (those of this erasure, and any an earlier one
     /// could not delete: a crash between its commit and its unlink); returns the bytes freed.
     @discardableResult
-    public func sweepErasedBlobs(_ blobs: BlobStore) throws -> Int64 {
+    public func sweepErasedBlobs(_ blobs: any BlobStorage) throws -> Int64 {
         var freed: Int64 = 0
         for digest in try BlobContentsTable.erased(database) {
-            guard let attributes = blobs.attributes(digest) else { continue }
+            guard let size = try blobs.storedSize(digest) else { continue }
             try blobs.remove(digest)
-            freed += attributes.size
+            freed += size
         }
         return freed
     }
@@ -116,7 +116,11 @@ extension ReplayStore {
                      + (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())
                      + (SELECT count(*) FROM pg_replication_slots WHERE xmin IS NOT NULL)
                 """).integerValue,
-                (try? database.execute("VACUUM (FULL) replay_examples, replay_uses, replay_blob_examples")) != nil else {
+                // Blobs kept in the database (`PostgresBlobStore`) hold snapshots' text too: their chunks are rewritten
+                // with the rows, so an erased snapshot's bytes go as the examples' do.
+                let blobTables = (try? database.scalar("SELECT to_regclass('blob_chunks') IS NOT NULL").integerValue) == 1
+                    ? ", blobs, blob_chunks" : "",
+                (try? database.execute("VACUUM (FULL) replay_examples, replay_uses, replay_blob_examples" + blobTables)) != nil else {
                 return false
             }
             return others == 0

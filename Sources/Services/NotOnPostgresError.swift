@@ -20,7 +20,7 @@ public struct NotOnPostgresError: Error, CustomStringConvertible {
 
     public var description: String {
         "this command needs \(needs), which are not on PostgreSQL yet (\(target)); on PostgreSQL only the job "
-            + "commands run (enqueue, worker, runs, jobs, show, events, cancel, retry, rescue). Drop --database "
-            + "and unset ADAPT_DATABASE to use the state directory"
+            + "commands (enqueue, worker, runs, jobs, show, events, cancel, retry, rescue) and the nightly steps "
+            + "(enqueue nightly, work) run. Drop --database and unset ADAPT_DATABASE to use the state directory"
     }
 }

@@ -87,6 +87,16 @@ public struct PostgresBlobStore: BlobStorage {
         try connection.queryOne("SELECT 1 FROM blobs WHERE digest = ?", digest) != nil
     }
 
+    /// Deletes the blob's row; its chunks go with it (`ON DELETE CASCADE`). The bytes stay in the table's files
+    /// until PostgreSQL reuses or vacuums the space (docs/postgresql.md).
+    public func remove(_ digest: Digest) throws {
+        try connection.run("DELETE FROM blobs WHERE digest = ?", digest)
+    }
+
+    public func storedSize(_ digest: Digest) throws -> Int64? {
+        try connection.queryOne("SELECT size FROM blobs WHERE digest = ?", digest)?.int64("size")
+    }
+
     /// The tables (component `blobs`): `blobs`, one row per blob; `blob_chunks`, its bytes in order.
     public static let schema = Schema(component: "blobs", migrations: [
         """

@@ -40,6 +40,12 @@ enum GlobalOptions {
         return try StateOptions.stateDirectory(invocation.global)
     }
 
+    /// The state directory whichever database is named: with PostgreSQL, the host's own (its models, exports and
+    /// scratch), as `enqueue nightly` and `work` use it there.
+    static func hostState(_ invocation: Invocation) throws -> StateDirectory {
+        try StateOptions.stateDirectory(invocation.global)
+    }
+
     /// The database of a command that only reads (`StateAccess.reading`).
     static func readOnlyDatabase(_ invocation: Invocation) throws -> Database {
         try StateAccess.reading(try stateDirectory(invocation))

@@ -45,7 +45,7 @@ import TestSupport
 
     @Test func aCommandNeedingTheStateDirectoryRefusesAPostgresDatabase() async throws {
         let target = "postgresql://adapt@127.0.0.1:1/none"
-        for arguments in [["--database", target, "data", "list"], ["--database", target, "work", "--workers", "train"],
+        for arguments in [["--database", target, "data", "list"], ["--database", target, "replay", "run-1"],
                           ["--database", target, "prune-history", "--older-than", "1"]] {
             let refused = try await adapt(arguments)
             #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
