@@ -9,8 +9,9 @@ import TestSupport
 /// with `--database`, hosts standing for machines (each its own state directory holding only its copy of the
 /// model) that share nothing but the database. A night there gives what the same night gives on SQLite.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct PostgresNightlyTests {
-    /// Long enough that a train worker can be killed between two checkpoints.
-    static let pipeline = PipelineFixture.pipeline(steps: 40, checkpointInterval: 4, maxAttempts: 5)
+    /// Long enough that a train worker can be killed between two checkpoints; attempts enough for the chaos test's
+    /// kills, pause and server restart.
+    static let pipeline = PipelineFixture.pipeline(steps: 40, checkpointInterval: 4, maxAttempts: 12)
 
     /// The undisturbed night on SQLite: its adapter digest and gate report, and the state its data came from.
     static func nightOnSQLite() async throws -> (fixture: PipelineFixture, adapter: JSONValue, gate: JSONValue) {
@@ -23,9 +24,10 @@ import TestSupport
 
     /// A database holding the logbook lineage's buffer (copied from a fresh SQLite state by `adapt migrate`), and
     /// `count` host directories with the tiny model in their models/.
-    static func sharedDatabase(hosts count: Int, in directory: TemporaryDirectory) async throws -> (url: String, hosts: [String]) {
+    static func sharedDatabase(hosts count: Int, in directory: TemporaryDirectory,
+                               on cluster: PostgresCluster? = nil) async throws -> (url: String, hosts: [String]) {
         let source = try await PipelineFixture.make(pipeline: pipeline)
-        let url = try PostgresCluster.shared().makeDatabase()
+        let url = try (cluster ?? PostgresCluster.shared()).makeDatabase()
         try source.expectSuccess(await blocking { try Executables.run("adapt", ["migrate", "--from", source.statePath, "--to", url]) })
         let model = source.directory.state.models.appendingPathComponent("tiny.gguf")
         let hosts = try (0..<count).map { index in
@@ -93,8 +95,14 @@ import TestSupport
         let outputs = try Self.outputs(queue, run)
         #expect(outputs["train"]?["adapter_digest"] == expected.adapter)
         #expect(outputs["eval"]?["gate"] == expected.gate)
-        let owners = Dictionary(grouping: try queue.jobs(matching: .init(run: run)), by: \.kind).mapValues { $0.first?.leaseOwner ?? "" }
-        #expect(owners["sample"] != owners["train"], "both steps ran under one worker: \(owners)")
+        // Each step was claimed by a worker of the host that runs its kind (the claim event names the owner, whose
+        // tag names its supervisor's pid).
+        let supervisors = ["prune": first.pid, "train": first.pid, "promote": first.pid, "sample": second.pid, "eval": second.pid]
+        for job in try queue.jobs(matching: .init(run: run)) {
+            let claims = try queue.events(job: job.id).compactMap(\.message).filter { $0.hasPrefix("claimed by ") }
+            let tag = "/work-\(supervisors[job.kind] ?? 0)."
+            #expect(!claims.isEmpty && claims.allSatisfy { $0.contains(tag) }, "\(job.kind): \(claims)")
+        }
 
         // The adapter, snapshots and checkpoints are blobs in the database, and the promoted version's row and
         // pointer are there too; no host directory holds a blob.
