@@ -7,10 +7,11 @@ import Services
 enum GlobalOptions {
     static let specs: [OptionSpec] = StateOptions.all + [postgres.spec]
 
-    /// `--database postgres://…`: the job engine on a PostgreSQL server instead of the state directory's file.
+    /// `--database postgres://…`: the job engine (and with `work`, every row and blob of the steps) on a PostgreSQL server
+    /// instead of the state directory's file.
     static let postgres = Option<String?>(
         "database", value: "URL", default: nil,
-        help: "the job commands' PostgreSQL database, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
+        help: "the PostgreSQL database of the job commands, enqueue nightly and work, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
     ) { text in try postgresURL(text) }
 
     static func postgresURL(_ text: String) throws -> String {

@@ -103,6 +103,9 @@ enum NightlyCommands {
             --json as a {"type": "run_ended", "outcome"} line on stderr), and its pipeline's notify command, if it
             names one, is run with the outcome JSON on stdin: {run_id, lineage, night, state, result (promoted,
             refused, failed, cancelled), gate, version, failed_step, finished_at, report}.
+            With --database postgres://… (or ADAPT_DATABASE) the workers keep every row and blob there and --state names
+            this host's own directory (its models/ and exports/): hosts that share only the database each run one
+            `adapt work`. There, no progress is shown and no run's end announced yet.
             """,
         options: [Work.workers, Work.exitWhenIdle, Work.lease, .json]
     ) { invocation in
