@@ -19,8 +19,12 @@ public protocol BlobStorage: Sendable {
     /// Deletes the blob named `digest` and returns the bytes it held, or nil when it was not stored.
     @discardableResult
     func delete(_ digest: Digest) throws -> Int64?
+    /// The blob's size in bytes, nil when absent.
+    func storedSize(_ digest: Digest) throws -> Int64?
 }
 
 extension BlobStorage {
     public func getUnverified(_ digest: Digest) throws -> Data { try get(digest) }
+    /// Deletes the blob (erasure, superseded checkpoints); absent is not an error.
+    public func remove(_ digest: Digest) throws { try delete(digest) }
 }

@@ -100,6 +100,8 @@ public struct BlobStore: BlobStorage {
         return size
     }
 
+    public func storedSize(_ digest: Digest) -> Int64? { attributes(digest)?.size }
+
     public func remove(_ digest: Digest) throws {
         let location = url(for: digest)
         if FileManager.default.fileExists(atPath: location.path) {

@@ -4,10 +4,12 @@ import Storage
 /// How a job body ended; the worker turns it into the matching fenced write.
 public enum JobResult: Sendable {
     /// Success. `alsoInTransaction` runs inside the completion transaction (e.g. the promote step's
-    /// registry pointer flip), so both commit together or neither does. When it throws, nothing is recorded
+    /// registry pointer flip), so both commit together or neither does. It gets the engine's own connection
+    /// (`Database` or `PostgresConnection`), so it writes the tables of whichever backend holds the job. When it
+    /// throws, nothing is recorded
     /// and the attempt fails (retryable) with its error. `afterCommit` runs once the completion is durable,
     /// for what cannot be rolled back (deleting files the transaction marked for deletion).
-    case completed(JSONValue, alsoInTransaction: (@Sendable (Database) throws -> Void)? = nil,
+    case completed(JSONValue, alsoInTransaction: (@Sendable (any SQLConnection) throws -> Void)? = nil,
                    afterCommit: (@Sendable () -> Void)? = nil)
     /// A failure worth retrying: after the backoff, or after `afterMilliseconds`. Discarded when out of attempts.
     case retry(error: String, afterMilliseconds: Int64? = nil)

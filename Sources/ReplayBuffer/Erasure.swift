@@ -69,7 +69,7 @@ extension ReplayStore {
         }
     }
 
-    /// Deletes every erased blob still in `blobs` (those of this erasure, and any an earlier one
+    /// Deletes every erased blob still in `blobs` (files, or rows on PostgreSQL): those of this erasure, and any an earlier one
     /// could not delete: a crash between its commit and its unlink); returns the bytes freed.
     @discardableResult
     public func sweepErasedBlobs(_ blobs: any BlobStorage) throws -> Int64 {
@@ -111,7 +111,11 @@ extension ReplayStore {
                      + (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())
                      + (SELECT count(*) FROM pg_replication_slots WHERE xmin IS NOT NULL)
                 """).integerValue else { return false }
-            let rewritten = postgres.rewriteWithoutDeletedRows(["replay_examples", "replay_uses", "replay_blob_examples"])
+            // Blobs kept in the database (`PostgresBlobStore`) hold snapshots' text too: their chunks are rewritten
+            // with the rows, so an erased snapshot's bytes go as the examples' do.
+            let blobTables = (try? database.scalar("SELECT to_regclass('blob_chunks') IS NOT NULL").integerValue) == 1
+                ? ["blobs", "blob_chunks"] : []
+            let rewritten = postgres.rewriteWithoutDeletedRows(["replay_examples", "replay_uses", "replay_blob_examples"] + blobTables)
             return others == 0 && rewritten
         }
     }

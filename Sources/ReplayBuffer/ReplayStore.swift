@@ -145,7 +145,7 @@ public struct ReplayStore: Sendable {
 
     /// Deletes what `request` names (with its recorded uses) and every blob that held a copy of it, and
     /// returns how many examples went. See `erase` for the whole report.
-    public func forget(_ request: ForgetRequest, blobs: BlobStore? = nil) throws -> Int {
+    public func forget(_ request: ForgetRequest, blobs: (any BlobStorage)? = nil) throws -> Int {
         try erase(request, blobs: blobs).examples
     }
 
@@ -153,7 +153,7 @@ public struct ReplayStore: Sendable {
     /// overwritten in the database file, `PRAGMA secure_delete`), the snapshot blobs that held them (marked erased
     /// in the same transaction, their files deleted right after it commits; without a blob store, by the next
     /// erasure or `adapt gc`), and the deleted text left in the database's files (`purgeDeletedText`).
-    public func erase(_ request: ForgetRequest, because reason: ErasureReason = .forget, blobs: BlobStore? = nil) throws -> ErasureReport {
+    public func erase(_ request: ForgetRequest, because reason: ErasureReason = .forget, blobs: (any BlobStorage)? = nil) throws -> ErasureReport {
         var report = try Self.securely(database) { try eraseRows(request, because: reason) }
         if let blobs { report.freedBytes = try sweepErasedBlobs(blobs) }
         if report.examples > 0 {

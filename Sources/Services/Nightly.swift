@@ -16,6 +16,18 @@ public enum Nightly {
                                       lineage: lineage.name, night: night, seed: seed, model: model, runAt: runAt)
     }
 
+    /// `enqueue` on a PostgreSQL database: the base model is read from `state`'s models/ (each host that runs the
+    /// steps needs the same file in its own), the run goes to the server's job tables.
+    public static func enqueue(state: StateDirectory, postgres connectionString: String, pipeline: Pipeline, lineage: Lineage,
+                               night: Night, seed: UInt64?, model: String, runAt: Int64?,
+                               log: @escaping @Sendable (String) -> Void) throws -> EnqueueResult {
+        let queue = try PostgresJobQueue(connectionString: connectionString)
+        let environment = StepEnvironment(state: state, connection: queue.connection, blobs: try PostgresBlobStore(connection: queue.connection),
+                                          deviceRoot: StepEnvironment.deviceRoot(), log: log)
+        return try NightlyRun.enqueue(queue: queue, environment: environment, pipeline: pipeline,
+                                      lineage: lineage.name, night: night, seed: seed, model: model, runAt: runAt)
+    }
+
     /// The step kinds `work` runs by default, each in its own worker executable.
     public static var kinds: [String] { NightlyRun.kinds }
 
@@ -25,6 +37,8 @@ public enum Nightly {
         public var executableDirectory: URL
         public var workerArguments: [String]
         public var exitWhenIdle: Bool
+        /// Set in the workers' environment (the PostgreSQL database, see `work(_:state:postgres:log:)`).
+        public var workerEnvironment: [String: String] = [:]
 
         public init(kinds: [String], executableDirectory: URL, workerArguments: [String], exitWhenIdle: Bool) {
             (self.kinds, self.executableDirectory, self.workerArguments, self.exitWhenIdle) =
@@ -41,13 +55,31 @@ public enum Nightly {
     /// Runs the worker executables under a supervisor until SIGINT/SIGTERM (or idle); one per state directory.
     public static func work(_ request: WorkRequest, state: StateDirectory, database: Database,
                             log: @escaping @Sendable (String) -> Void) async throws -> WorkerSupervisor.Summary {
-        let queue = try JobQueue(database: database)
+        try await work(request, state: state, queue: try JobQueue(database: database), log: log)
+    }
+
+    /// `work` with the workers on the PostgreSQL database `connectionString`: they get it as `ADAPT_DATABASE` and
+    /// `state` as the host's own directory (models, exports); one supervisor per such directory.
+    public static func work(_ request: WorkRequest, state: StateDirectory, postgres connectionString: String,
+                            log: @escaping @Sendable (String) -> Void) async throws -> WorkerSupervisor.Summary {
+        // The step bodies' tables are created here once rather than by five workers at once.
+        let queue = try PostgresJobQueue(connectionString: connectionString)
+        _ = try PostgresBlobStore(connection: queue.connection)
+        log("on \(queue.displayTarget); live progress and run announcements are not on PostgreSQL yet "
+            + "(adapt runs --watch and adapt events read its job tables)")
+        var request = request
+        request.workerEnvironment[WorkerSupervisor.databaseVariable] = connectionString
+        return try await work(request, state: state, queue: queue, log: log)
+    }
+
+    private static func work(_ request: WorkRequest, state: StateDirectory, queue: any WorkerEngine,
+                             log: @escaping @Sendable (String) -> Void) async throws -> WorkerSupervisor.Summary {
         // Held until this process exits, however it exits: a second `adapt work` on this state is refused.
         let lock = try SupervisorLock(stateRoot: state.root)
-        let supervisor = WorkerSupervisor(
-            options: .init(kinds: request.kinds, directory: request.executableDirectory, workerArguments: request.workerArguments,
-                           exitWhenIdle: request.exitWhenIdle, log: log),
-            queue: queue)
+        var options = WorkerSupervisor.Options(kinds: request.kinds, directory: request.executableDirectory,
+                                               workerArguments: request.workerArguments, exitWhenIdle: request.exitWhenIdle, log: log)
+        options.workerEnvironment = request.workerEnvironment
+        let supervisor = WorkerSupervisor(options: options, queue: queue)
         let signals = SignalHandlers { _ in supervisor.requestStop() }
         let summary = try await supervisor.run()
         withExtendedLifetime((signals, lock)) {}

@@ -7,7 +7,7 @@ import Training
 /// runs the job next, to resume. A database whose pointers were still progress events is migrated when opened
 /// (`JobSchema.version4`).
 struct JobCheckpointPointer: CheckpointPointer {
-    let queue: JobQueue
+    let queue: any JobEngine
     let job: JobID
     let record: @Sendable (JSONValue) throws -> Void
 

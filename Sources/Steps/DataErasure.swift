@@ -53,8 +53,7 @@ public enum DataErasure {
             case .sqlite:
                 report.erasure.walTruncated = purged
             case .postgres:
-                let blobsPurged = report.erasure.freedBytes == 0 || (blobs as? PostgresBlobStore)?.purgeDeletedBytes() ?? true
-                report.erasure.tablesRewritten = purged && blobsPurged
+                report.erasure.tablesRewritten = purged
             }
         }
         return report

@@ -50,7 +50,7 @@ public enum EvalBody {
         let incumbentWeights = try incumbent.map {
             try scorer.adapter(try environment.blobs.get($0.adapterBlob), name: $0.version, baseModelDigest: baseDigest)
         }
-        let cache = try ScoreCache(database: environment.database, clock: environment.clock)
+        let cache = try ScoreCache(connection: environment.database, clock: environment.clock)
         // Scores kept in f32 keep the key they always had; quantized ones differ in their last bits, so they get their own.
         let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)" + (base == .f32 ? "" : "/base_weights=\(base.rawValue)"))
         let incumbentKey: ScoreCache.Weights = incumbent.map { .adapter($0.adapterBlob) } ?? .base
@@ -89,7 +89,7 @@ public enum EvalBody {
         let night = common.night.description
         // Cache rows name adapter blobs, and the quarantine changes what later nights sample: both are written
         // only if this attempt completes, in its fenced completion transaction.
-        let finalize: @Sendable (Database) throws -> Void = { db in
+        let finalize: @Sendable (any SQLConnection) throws -> Void = { db in
             let cache = cache.on(db)
             try cache.store(model: modelKey, weights: .adapter(candidateBlob), entries: candidateFresh)
             try cache.store(model: modelKey, weights: incumbentKey, entries: incumbentFresh)
@@ -129,7 +129,7 @@ public enum EvalBody {
         if let recorded = try context.recordedOutput(EvalOutput.self) {
             since = recorded.worse?.attribution?.since
         } else if incumbent != nil, let name = ShortIdentifier(lineage) {
-            let registry = try AdapterRegistry(database: context.environment.database, blobs: context.environment.blobs)
+            let registry = try AdapterRegistry(connection: context.environment.database, blobs: context.environment.blobs)
             since = try registry.active(lineage: name).flatMap { $0.adapterDigest == incumbent?.adapterBlob ? $0.createdAt : nil }
         } else {
             since = nil
@@ -154,7 +154,7 @@ public enum EvalBody {
     static func incumbent(_ context: StepContext, lineage: String) throws -> EvalOutput.Incumbent? {
         if let recorded = try context.recordedOutput(EvalOutput.self) { return recorded.incumbent }
         guard let name = ShortIdentifier(lineage) else { return nil }
-        let registry = try AdapterRegistry(database: context.environment.database, blobs: context.environment.blobs)
+        let registry = try AdapterRegistry(connection: context.environment.database, blobs: context.environment.blobs)
         guard let active = try registry.active(lineage: name) else { return nil }
         return EvalOutput.Incumbent(version: active.reference.description, adapterBlob: active.adapterDigest)
     }

@@ -43,7 +43,7 @@ public enum NightlyRun {
     ///
     /// The base model is resolved and digested before anything is stored, so a missing model is an error
     /// with nothing enqueued.
-    public static func enqueue(queue: JobQueue, environment: StepEnvironment, pipeline: Pipeline, lineage: String,
+    public static func enqueue(queue: any JobEngine, environment: StepEnvironment, pipeline: Pipeline, lineage: String,
                                night: Night, seed: UInt64? = nil, model: String = DefaultModel.fileName,
                                runAt: Int64? = nil) throws -> EnqueueResult {
         let planned = try plan(pipeline: pipeline, lineage: lineage, night: night, seed: seed)

@@ -33,7 +33,7 @@ public enum PromoteBody {
             throw StepError.inputErased(run: "this run", step: "train", field: "inputs.train_snapshot",
                                         sentence: erasure.reason.sentence(at: erasure.at))
         }
-        let registry = try AdapterRegistry(database: environment.database, blobs: environment.blobs, clock: environment.clock)
+        let registry = try AdapterRegistry(connection: environment.database, blobs: environment.blobs, clock: environment.clock)
         let activeBefore = try registry.active(lineage: lineage)
         let stillCompared = ComparedAdapter(activeBefore?.adapterDigest) == ComparedAdapter(eval.incumbent?.adapterBlob)
         let promote = eval.outcome == .better && stillCompared
@@ -44,7 +44,7 @@ public enum PromoteBody {
         let reason = promote ? "gate_better" : (eval.outcome == .better ? "incumbent_moved" : "gate_\(eval.outcome.rawValue)")
         let model = try? environment.modelURL(try context.manifestString("base_model", "name"))
 
-        let finalize: @Sendable (Database) throws -> Void = { db in
+        let finalize: @Sendable (any SQLConnection) throws -> Void = { db in
             let registry = registry.on(db)
             let active = try registry.active(lineage: lineage)
             guard active?.id == activeBefore?.id else {

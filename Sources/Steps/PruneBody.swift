@@ -34,7 +34,7 @@ public enum PruneBody {
             return (dump, try PruneStep.plan(store: store, lineage: common.lineage, now: shifted), effectiveTTL)
         }
         let snapshot = try environment.blobs.put(dump.encoded)
-        let finalize: @Sendable (Database) throws -> Void = { db in
+        let finalize: @Sendable (any SQLConnection) throws -> Void = { db in
             // Recorded before the expiry, so expiry erases this snapshot too when it holds an expired example
             // (the run then says "input expired" instead of keeping the text). Recording checks that every
             // example is still stored: one erased since the read deletes the blob and retries the step.

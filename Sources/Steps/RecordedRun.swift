@@ -33,7 +33,7 @@ public struct RecordedRun: Sendable {
 
     /// The succeeded steps of `runID` in `queue`, reading blobs from `blobs`. A run whose recorded input was
     /// erased or expired throws `StepError.inputErased`: the blob is gone by design.
-    public static func load(_ runID: RunID, queue: JobQueue, blobs: BlobStore) throws -> RecordedRun {
+    public static func load(_ runID: RunID, queue: JobQueue, blobs: any BlobStorage) throws -> RecordedRun {
         let run = try queue.run(runID)
         let jobs = try queue.jobs(matching: JobQueue.JobFilter(run: runID, limit: 10_000)).sorted { $0.id < $1.id }
         var steps: [Step] = []

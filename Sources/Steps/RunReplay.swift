@@ -264,7 +264,7 @@ public struct RunReplay {
         case .promote:
             guard let digest = try PromoteOutput(jobOutput: step.output).inputs.activeAdapter.digest,
                   let name = ShortIdentifier(lineage) else { return }
-            let registry = try AdapterRegistry(database: environment.database, blobs: environment.blobs, clock: environment.clock)
+            let registry = try AdapterRegistry(connection: environment.database, blobs: environment.blobs, clock: environment.clock)
             guard try registry.active(lineage: name)?.adapterDigest != digest else { return }
             let version = try registry.register(adapterData: try copy(digest), lineage: name, metadata: AdapterMetadata())
             try registry.promote(version.reference, reason: .force, actor: ShortIdentifier("replay")!)

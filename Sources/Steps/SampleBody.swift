@@ -29,7 +29,7 @@ public enum SampleBody {
                                  maxUses: budget.maxUsesPerExample, heldOutRule: try context.heldOutRule(),
                                  gateMinimum: context.gateMinimumPairs()))
         let report = plan.report
-        let finalize: @Sendable (Database) throws -> Void = { db in
+        let finalize: @Sendable (any SQLConnection) throws -> Void = { db in
             guard try SampleStep.apply(plan.request, in: db) == report else {
                 try SampleStep.discardErased(plan, store: store, blobs: environment.blobs)
                 throw StepError.bufferChanged(step: context.name, lineage: report.lineage)

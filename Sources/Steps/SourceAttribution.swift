@@ -119,7 +119,7 @@ public struct SourceAttribution: Sendable, Equatable, Codable {
     /// Measures the window's sources on `database` (the step's connection, after the sample step's writes).
     static func measure(scorer: HeldOutScorer, candidate: LoRAParameters, heldOut: [(id: String, sequence: TrainingSequence)],
                         training: [SnapshotExample], lineage: String, since: Int64?, until: Int64?, learningRate: Double,
-                        database: Database) throws -> SourceAttribution {
+                        database: any SQLConnection) throws -> SourceAttribution {
         let window = try ReplayStore.trainSources(lineage: lineage, after: since, upTo: until, in: database)
         let sourceOf = try ReplayStore.sources(of: training.map(\.id), in: database)
         let named = Set(window.map(\.source))

@@ -90,13 +90,13 @@ public struct StepOutput: Sendable {
     /// Writes that must commit in the same transaction as the job's completion, so that they happen exactly
     /// when it is recorded and never for an attempt that lost its lease: every write a step makes outside the
     /// blob store and its job's own events. Replay applies it in its scratch state.
-    public var finalize: (@Sendable (Database) throws -> Void)?
+    public var finalize: (@Sendable (any SQLConnection) throws -> Void)?
     /// What must follow once that transaction is durable and cannot follow a rollback (deleting the files of
     /// blobs `finalize` marked erased).
     public var afterCommit: (@Sendable () -> Void)?
 
     public init(result: [String: JSONValue], inputs: [String: JSONValue] = [:], timing: [String: JSONValue] = [:],
-                registry: [String: JSONValue] = [:], finalize: (@Sendable (Database) throws -> Void)? = nil,
+                registry: [String: JSONValue] = [:], finalize: (@Sendable (any SQLConnection) throws -> Void)? = nil,
                 afterCommit: (@Sendable () -> Void)? = nil) {
         self.result = result
         self.inputs = inputs

@@ -3,16 +3,20 @@ import Foundation
 import Pipelines
 import Storage
 
-/// What a step body works with: the state directory, its one database connection, the blob store, a clock,
-/// and where device readings come from.
+/// What a step body works with: a state directory, one database connection, a blob store, a clock, and where
+/// device readings come from.
 ///
 /// A worker process builds one and shares its connection between the job engine, the replay buffer and the
 /// registry, so a completion hook's registry writes commit in the job engine's transaction (DESIGN.md: "a
 /// step's completion … and (for promote) the registry pointer flip commit in one transaction").
+///
+/// On SQLite the state directory holds all of it. On PostgreSQL the connection is the server's and the blobs
+/// (snapshots, checkpoints, adapters) are rows of it, so hosts share nothing else; the state directory is then
+/// the host's own: its models, its exports, its scratch.
 public struct StepEnvironment: Sendable {
     public let state: StateDirectory
-    public let database: Database
-    public let blobs: BlobStore
+    public let database: any SQLConnection
+    public let blobs: any BlobStorage
     public let clock: any Clock
     /// The root under which `/sys/class/...` and `/proc/meminfo` are read: `/` on a real machine, a fake tree
     /// in tests (`ADAPT_SYSFS_ROOT`).
@@ -23,11 +27,18 @@ public struct StepEnvironment: Sendable {
     /// The environment variable that points device readings at another root.
     public static let deviceRootVariable = "ADAPT_SYSFS_ROOT"
 
+    /// Everything in `state`: its SQLite database and its blob files.
     public init(state: StateDirectory, database: Database, clock: any Clock = SystemClock(),
                 deviceRoot: URL = URL(fileURLWithPath: "/"), log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.init(state: state, connection: database, blobs: state.blobs, clock: clock, deviceRoot: deviceRoot, log: log)
+    }
+
+    /// Rows and blobs wherever `connection` and `blobs` keep them; `state` for the models, exports and scratch.
+    public init(state: StateDirectory, connection: any SQLConnection, blobs: any BlobStorage, clock: any Clock = SystemClock(),
+                deviceRoot: URL = URL(fileURLWithPath: "/"), log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.state = state
-        self.database = database
-        self.blobs = state.blobs
+        self.database = connection
+        self.blobs = blobs
         self.clock = clock
         self.deviceRoot = deviceRoot
         self.log = log

@@ -31,10 +31,11 @@ public enum StepRunner {
         }
     }
 
-    /// The worker body that runs pipeline steps of any kind in `environment` (whose database the queue uses).
+    /// The worker body that runs pipeline steps of any kind in `environment`, whose connection must be the queue's
+    /// (SQLite's `Database` or PostgreSQL's connection), so the steps' writes join the completion's transaction.
     /// `isStopping` says the worker was asked to stop (its first SIGINT/SIGTERM); `reexecute` (see `StepContext`)
     /// re-pins OpenBLAS's kernels by executing the worker again.
-    public static func jobBody(environment: StepEnvironment, queue: JobQueue,
+    public static func jobBody(environment: StepEnvironment, queue: any JobEngine,
                                isStopping: @escaping @Sendable () -> Bool = { false },
                                reexecute: (@Sendable (String?) -> Void)? = nil) -> JobBody {
         { claim, job in
@@ -67,11 +68,10 @@ public enum StepRunner {
                                       context: "arithmetic")
                     : nil
                 return .completed(jobOutput, alsoInTransaction: { db in
-                    _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name,
-                                                  value: digests, in: db)
+                    try recordInManifest(run: claim.runID, section: NightlyRun.digestsSection, key: claim.name, value: digests, in: db)
                     if let arithmetic {
-                        _ = try JobQueue.recordInManifest(run: claim.runID, section: NightlyRun.arithmeticSection, key: claim.name,
-                                                          value: arithmetic, in: db)
+                        try recordInManifest(run: claim.runID, section: NightlyRun.arithmeticSection, key: claim.name,
+                                             value: arithmetic, in: db)
                     }
                     try finalize?(db)
                 }, afterCommit: output.afterCommit)
@@ -83,13 +83,13 @@ public enum StepRunner {
     }
 
     /// The output of the nearest succeeded ancestor of each kind.
-    public static func ancestorOutputs(queue: JobQueue, job: JobID) throws -> [String: JSONValue] {
+    public static func ancestorOutputs(queue: any JobEngine, job: JobID) throws -> [String: JSONValue] {
         try nearestSucceededAncestors(queue: queue, job: job).compactMapValues(\.output)
     }
 
     /// The nearest succeeded ancestor of each kind, breadth first from the job's parents (replay walks the
     /// graph the same way the worker does).
-    public static func nearestSucceededAncestors(queue: JobQueue, job: JobID) throws -> [String: JobRecord] {
+    public static func nearestSucceededAncestors(queue: any JobEngine, job: JobID) throws -> [String: JobRecord] {
         var found: [String: JobRecord] = [:]
         var seen: Set<JobID> = [job]
         var frontier = try queue.parents(of: job)
@@ -103,5 +103,17 @@ public enum StepRunner {
             frontier = next
         }
         return found
+    }
+
+    /// Records a step's digests in its run's manifest, inside the completion's transaction on either backend.
+    static func recordInManifest(run: RunID, section: String, key: String, value: JSONValue, in connection: any SQLConnection) throws {
+        switch connection {
+        case let database as Database:
+            _ = try JobQueue.recordInManifest(run: run, section: section, key: key, value: value, in: database)
+        case let postgres as PostgresConnection:
+            _ = try PostgresJobQueue.recordInManifest(run: run, section: section, key: key, value: value, in: postgres)
+        default:
+            preconditionFailure("a job engine's connection is SQLite's or PostgreSQL's")
+        }
     }
 }

@@ -108,6 +108,10 @@ public struct PostgresBlobStore: BlobStorage {
         connection.rewriteWithoutDeletedRows(["blob_chunks", "blobs"])
     }
 
+    public func storedSize(_ digest: Digest) throws -> Int64? {
+        try connection.queryOne("SELECT size FROM blobs WHERE digest = ?", digest)?.int64("size")
+    }
+
     /// The tables (component `blobs`): `blobs`, one row per blob; `blob_chunks`, its bytes in order.
     public static let schema = Schema(component: "blobs", migrations: [
         """

@@ -162,11 +162,11 @@ public struct FileCheckpointPointer: CheckpointPointer {
 /// before the pointer moves, and blobs the pointer no longer names are removed only after it moved. A blob
 /// whose bytes no longer hash to its name is reported as corrupt and the previous one is used.
 public struct BlobCheckpointStore: CheckpointStore {
-    public let blobs: BlobStore
+    public let blobs: any BlobStorage
     public let pointer: any CheckpointPointer
     public let keep: Int
 
-    public init(blobs: BlobStore, pointer: any CheckpointPointer, keep: Int = 2) {
+    public init(blobs: any BlobStorage, pointer: any CheckpointPointer, keep: Int = 2) {
         precondition(keep >= 1, "keep at least one checkpoint")
         self.blobs = blobs
         self.pointer = pointer

@@ -7,8 +7,8 @@ import Storage
 import WorkerRuntime
 
 /// The shared `main` of the five worker executables (`adapt-prune-worker` …): each claims the steps of one
-/// kind from the state directory's job table with the WorkerRuntime `Worker` loop (heartbeats, fenced writes,
-/// idle wait on `PRAGMA data_version`) and runs the matching step body.
+/// kind from the state directory's job table, or from the PostgreSQL database `ADAPT_DATABASE` names, with the
+/// WorkerRuntime `Worker` loop (heartbeats, fenced writes, idle wait) and runs the matching step body.
 ///
 /// SIGINT/SIGTERM: the first lets the running step finish (train stops at its next checkpoint), the second
 /// releases it at once; either way nothing is lost. Exit 0 when stopped or idle, 1 on failure, 2 on usage.
@@ -49,32 +49,45 @@ public enum WorkerExecutable {
         }
         let tool = CommandLineTool(
             name: "adapt-\(kind)-worker",
-            summary: "Runs the \(kind) steps of nightly runs from the state directory's job table.",
+            summary: "Runs the \(kind) steps of nightly runs from the state directory's job table, or from the PostgreSQL "
+                + "database ADAPT_DATABASE names (the state directory then holds this host's models and exports only).",
             globalOptions: options(kind: kind), commands: [command])
         return await tool.main(arguments)
     }
 
     static func run(kind: String, _ a: ParsedArguments) async throws {
-        // Steps read and write the registry, replay buffer and blobs, which are not on PostgreSQL yet: a worker
-        // told to use PostgreSQL must not quietly use the state directory instead.
-        if let database = ProcessInfo.processInfo.environment["ADAPT_DATABASE"], !database.isEmpty {
-            throw UsageError("ADAPT_DATABASE names a PostgreSQL database (\(PostgresConnection.redacted(database))), but the "
-                             + "\(kind) steps are not on PostgreSQL yet; unset ADAPT_DATABASE to run them on the state directory")
-        }
         let state = try StateOptions.stateDirectory(a)
         let durability = try StateOptions.durability(a)
-        let leaseLength = try a[lease(kind)]
-        let tag = try a[leaseOwnerTag]
         if try state.createPrivate().paths > 0 {
             Console.error("adapt-\(kind)-worker: made paths under \(state.root.path) private (directories 0700, files 0600)")
         }
-        let database = try Database(path: state.database.path, durability: durability)
-        let queue = try JobQueue(database: database)
-        let logsEveryStep = a[verbose]
         let label = "\(kind)-worker[\(ProcessInfo.processInfo.processIdentifier)]"
         let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
-        let environment = StepEnvironment(state: state, database: database, clock: OffsetClock.stepClock(),
-                                          deviceRoot: StepEnvironment.deviceRoot(), log: log)
+        // On PostgreSQL the job tables, the replay buffer, the registry and every blob are the server's, so workers
+        // on other hosts see what this one writes; the state directory keeps only this host's models and exports.
+        if let url = ProcessInfo.processInfo.environment[WorkerSupervisor.databaseVariable], !url.isEmpty {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw UsageError("\(WorkerSupervisor.databaseVariable) must be a postgres://USER@HOST[:PORT]/DATABASE URL")
+            }
+            let queue = try PostgresJobQueue(connectionString: url, clock: SystemClock())
+            let blobs = try PostgresBlobStore(connection: queue.connection)
+            let environment = StepEnvironment(state: state, connection: queue.connection, blobs: blobs, clock: OffsetClock.stepClock(),
+                                              deviceRoot: StepEnvironment.deviceRoot(), log: log)
+            try await serve(kind: kind, queue: queue, environment: environment, a, log: log)
+        } else {
+            let database = try Database(path: state.database.path, durability: durability)
+            let environment = StepEnvironment(state: state, database: database, clock: OffsetClock.stepClock(),
+                                              deviceRoot: StepEnvironment.deviceRoot(), log: log)
+            try await serve(kind: kind, queue: try JobQueue(database: database), environment: environment, a, log: log)
+        }
+    }
+
+    /// Claims and runs the steps of `kind` from `queue`, whose connection `environment` shares.
+    static func serve<Engine: WorkerEngine>(kind: String, queue: Engine, environment: StepEnvironment, _ a: ParsedArguments,
+                                            log: @escaping @Sendable (String) -> Void) async throws {
+        let leaseLength = try a[lease(kind)]
+        let tag = try a[leaseOwnerTag]
+        let logsEveryStep = a[verbose]
         let options = WorkerOptions(
             kinds: [kind],
             owner: WorkerLeaseOwner.name(host: ProcessInfo.processInfo.hostName, tag: tag,
@@ -94,10 +107,10 @@ public enum WorkerExecutable {
                                           log("claiming no more: executing again with OpenBLAS core type "
                                               + "\(coreType ?? "of adapt's choice") once this step's deferral is recorded")
                                           repin.set(coreType)
-                                          repin.worker?.requestStop()
+                                          repin.stopWorker()
                                       })
         let worker = Worker(queue: queue, options: options, body: body)
-        repin.worker = worker
+        repin.onStop { [weak worker] in worker?.requestStop() }
         let signals = SignalHandlers { [weak worker] _ in
             stopping.set()
             worker?.requestStop()
@@ -126,11 +139,13 @@ public enum WorkerExecutable {
 /// A step's request to execute the worker again with other OpenBLAS kernels (`StepContext.reexecute`).
 final class RepinRequest: Sendable {
     private let value = Locked<(asked: Bool, coreType: String?)>((false, nil))
-    private let workerBox = Locked<Worker<JobQueue>?>(nil)
-    var worker: Worker<JobQueue>? {
-        get { workerBox.withLock { $0 } }
-        set { workerBox.withLock { $0 = newValue } }
+    private let stopBox = Locked<(@Sendable () -> Void)?>(nil)
+    /// Asks the worker to stop claiming (`stopWorker` is given once the worker exists).
+    func stopWorker() {
+        let stop = stopBox.withLock { $0 }
+        stop?()
     }
+    func onStop(_ stop: @escaping @Sendable () -> Void) { stopBox.withLock { $0 = stop } }
     /// nil when none was asked for; `.some(nil)` for adapt's own choice.
     var requested: String?? { value.withLock { $0.asked ? .some($0.coreType) : nil } }
     func set(_ coreType: String?) { value.withLock { $0 = (true, coreType) } }

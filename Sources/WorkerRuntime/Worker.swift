@@ -333,10 +333,7 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
             let refusal = Locked<(any Error)?>(nil)
             var fencedHook: (@Sendable (Engine.Connection) throws -> Void)?
             if let hook {
-                let engineHook: @Sendable (Engine.Connection) throws -> Void
-                do { engineHook = try queue.completionHook(hook) } catch {
-                    return (try failed(claim, error: "\(error)", retryable: false, after: nil), nil)
-                }
+                let engineHook = queue.completionHook(hook)
                 fencedHook = { connection in
                     do { try engineHook(connection) } catch {
                         refusal.withLock { $0 = error }

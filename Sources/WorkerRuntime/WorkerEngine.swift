@@ -7,9 +7,9 @@ import Storage
 public protocol WorkerEngine: JobEngine {
     /// Where idle slots of a worker claiming `kinds` wait for work.
     func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal
-    /// A body's completion hook (`JobResult.completed`), written against the state directory's SQLite database,
-    /// as this engine runs it inside the completion's transaction; throws when the engine cannot.
-    func completionHook(_ hook: @escaping @Sendable (Database) throws -> Void) throws -> @Sendable (Connection) throws -> Void
+    /// A body's completion hook (`JobResult.completed`) as this engine runs it inside the completion's transaction,
+    /// on the engine's own connection.
+    func completionHook(_ hook: @escaping @Sendable (any SQLConnection) throws -> Void) -> @Sendable (Connection) throws -> Void
     /// True when `error` says the database cannot be reached now (worth waiting out), not that a statement failed.
     func isUnreachable(_ error: any Error) -> Bool
     /// Opens the broken connections again; throws while the database is still unreachable.
@@ -37,26 +37,13 @@ public struct WorkSignalMark: Sendable, Equatable {
     public var local: Int
 }
 
-/// Why a job's end could not be recorded by this engine.
-public enum WorkerEngineError: Error, CustomStringConvertible {
-    case hookNeedsSQLite(database: String)
-
-    public var description: String {
-        switch self {
-        case let .hookNeedsSQLite(database):
-            return "this job's completion also writes the state directory's tables (registry or replay buffer), "
-                + "which are not on PostgreSQL yet (\(database)); run this kind of job on a state directory's database"
-        }
-    }
-}
-
 extension JobQueue: WorkerEngine {
     public func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal {
         WorkWaiter(database: database, clock: clock, pollMicroseconds: pollMicroseconds)
     }
 
-    public func completionHook(_ hook: @escaping @Sendable (Database) throws -> Void) throws -> @Sendable (Database) throws -> Void {
-        hook
+    public func completionHook(_ hook: @escaping @Sendable (any SQLConnection) throws -> Void) -> @Sendable (Database) throws -> Void {
+        { try hook($0) }
     }
 
     /// A local file is always there: busy or full is an error of the moment, handled as before.
@@ -73,8 +60,8 @@ extension PostgresJobQueue: WorkerEngine {
         NotificationWaiter(queue: self, kinds: kinds)
     }
 
-    public func completionHook(_ hook: @escaping @Sendable (Database) throws -> Void) throws -> @Sendable (PostgresConnection) throws -> Void {
-        throw WorkerEngineError.hookNeedsSQLite(database: displayTarget)
+    public func completionHook(_ hook: @escaping @Sendable (any SQLConnection) throws -> Void) -> @Sendable (PostgresConnection) throws -> Void {
+        { try hook($0) }
     }
 
     public func isUnreachable(_ error: any Error) -> Bool {

@@ -30,6 +30,9 @@ public final class WorkerSupervisor: Sendable {
         public var directory: URL
         /// Passed to every worker (`--state DIR`, `--durability …`).
         public var workerArguments: [String]
+        /// Set in every worker's environment over the supervisor's own (`ADAPT_DATABASE`: kept out of the
+        /// arguments, which any user of the machine can read, as a URL may hold a password).
+        public var workerEnvironment: [String: String] = [:]
         public var exitWhenIdle: Bool
         /// With `exitWhenIdle`: work due within this many milliseconds still counts as work to wait for.
         public var idleHorizonMilliseconds: Int64 = JobQueue.WorkOutlook.defaultHorizonMilliseconds
@@ -74,11 +77,14 @@ public final class WorkerSupervisor: Sendable {
         var summary = Summary()
     }
 
+    /// The variable naming the workers' PostgreSQL database (`workerEnvironment`).
+    public static let databaseVariable = "ADAPT_DATABASE"
+
     public let options: Options
-    private let queue: JobQueue
+    private let queue: any WorkerEngine
     private let state = Locked(State())
 
-    public init(options: Options, queue: JobQueue) {
+    public init(options: Options, queue: any WorkerEngine) {
         self.options = options
         self.queue = queue
     }
@@ -112,6 +118,7 @@ public final class WorkerSupervisor: Sendable {
         takeBackOrphanedJobs()
         for kind in options.kinds { try start(kind) }
         var stopDeadline: ContinuousClock.Instant?
+        var unreachableSince: ContinuousClock.Instant?
         while true {
             try await Task.sleep(for: .milliseconds(20))
             if isStopping {
@@ -131,7 +138,23 @@ public final class WorkerSupervisor: Sendable {
             }
             try superviseChildren()
             if options.exitWhenIdle {
-                let outlook = try queue.outlook(kinds: options.kinds, horizonMilliseconds: options.idleHorizonMilliseconds)
+                // A PostgreSQL server restarting or out of reach is waited out, as the workers wait it out.
+                let outlook: JobQueue.WorkOutlook
+                do {
+                    outlook = try queue.outlook(kinds: options.kinds, horizonMilliseconds: options.idleHorizonMilliseconds)
+                    if let since = unreachableSince {
+                        options.log("database reachable again after \(since.duration(to: .now).components.seconds) s")
+                        unreachableSince = nil
+                    }
+                } catch where queue.isUnreachable(error) {
+                    if unreachableSince == nil {
+                        options.log("database unreachable (\(error)); retrying while the workers run")
+                        unreachableSince = .now
+                    }
+                    try await Task.sleep(for: .milliseconds(500))
+                    try? queue.reconnect()
+                    continue
+                }
                 if !outlook.hasWorkNow {
                     options.log(outlook.waiting == 0 ? "no work left; stopping workers"
                                 : "no work ready or running; \(outlook.waitingDescription(now: queue.clock.nowMilliseconds())); stopping workers")
@@ -191,6 +214,7 @@ public final class WorkerSupervisor: Sendable {
                 options.log("\(rescued.job) of the dead \(kind) worker is \(rescued.state) again (attempt \(rescued.attempt) counted)")
             }
         } catch {
+            if queue.isUnreachable(error) { try? queue.reconnect() }
             options.log("could not take back the jobs of \(kind) worker \(child.process.processIdentifier) (\(error)); they wait for their lease to expire")
         }
     }
@@ -234,6 +258,9 @@ public final class WorkerSupervisor: Sendable {
         let process = Process()
         process.executableURL = Self.executable(kind: kind, in: options.directory)
         process.arguments = options.workerArguments + ["--lease-owner-tag", tag, "--exit-when-stdin-closes"]
+        if !options.workerEnvironment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(options.workerEnvironment) { _, given in given }
+        }
         // Workers share the supervisor's stderr: their logs interleave by line.
         process.standardInput = FileHandle(fileDescriptor: ends[0], closeOnDealloc: false)
         do {

@@ -7,10 +7,11 @@ import Services
 enum GlobalOptions {
     static let specs: [OptionSpec] = StateOptions.all + [postgres.spec]
 
-    /// `--database postgres://…`: the job engine on a PostgreSQL server instead of the state directory's file.
+    /// `--database postgres://…`: the job engine (and with `work`, every row and blob of the steps) on a PostgreSQL server
+    /// instead of the state directory's file.
     static let postgres = Option<String?>(
         "database", value: "URL", default: nil,
-        help: "a PostgreSQL database for the job, data, registry and gc commands, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
+        help: "a PostgreSQL database for the job, data, registry and gc commands, enqueue nightly and work, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
     ) { text in try postgresURL(text) }
 
     static func postgresURL(_ text: String) throws -> String {
@@ -40,9 +41,10 @@ enum GlobalOptions {
         return try StateOptions.stateDirectory(invocation.global)
     }
 
-    /// The state directory as the place of files that stay on this machine whichever database is named: models,
-    /// and the active exports servers read (`registry promote` and `rollback` rewrite them).
-    static func localFiles(_ invocation: Invocation) throws -> StateDirectory {
+    /// The state directory whichever database is named: with PostgreSQL, the host's own, for what stays on this
+    /// machine (its models, the active exports servers read, scratch), as `enqueue nightly`, `work` and `registry
+    /// promote`/`rollback` use it there.
+    static func hostState(_ invocation: Invocation) throws -> StateDirectory {
         try StateOptions.stateDirectory(invocation.global)
     }
 

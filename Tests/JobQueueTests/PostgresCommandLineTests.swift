@@ -46,8 +46,7 @@ import TestSupport
 
     @Test func aCommandNeedingTheStateDirectoryRefusesAPostgresDatabase() async throws {
         let target = "postgresql://adapt@127.0.0.1:1/none"
-        for arguments in [["--database", target, "enqueue", "nightly", "--lineage", "mail"],
-                          ["--database", target, "work", "--workers", "train"]] {
+        for arguments in [["--database", target, "replay", "run-1"], ["--database", target, "report"]] {
             let refused = try await adapt(arguments)
             #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.contains("not on PostgreSQL yet"), "\(arguments): \(refused.stderr)")

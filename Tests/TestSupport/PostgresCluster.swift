@@ -199,6 +199,13 @@ public final class PostgresCluster: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of this process reaches the server: a pipe another test opened for its own child at this
+        // moment, inherited by a server that lives on, would keep that child's output from ever ending.
+        // (glibc ≥ 2.34 has it; Swift's Glibc module does not declare it, so it is looked up.)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        }
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "PGDATA")
         let argv = command.map { strdup($0) } + [nil]

@@ -86,18 +86,25 @@ import WorkerRuntime
         #expect(waited < Slowdown.scaled(.seconds(5)), "left \(waited) after the last job finished")
     }
 
-    @Test func aCompletionHookWrittenForSQLiteFailsTheJobWithAClearError() async throws {
+    @Test func aCompletionHookWritesInTheCompletionsTransactionOnPostgres() async throws {
         let target = try PostgresCluster.shared().makeDatabase()
         let queue = try PostgresJobQueue(connectionString: target)
-        let run = try queue.enqueue(noops(1))
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], exitWhenIdle: true)) { _, _ in
-            .completed(.null, alsoInTransaction: { _ in })
+        try queue.connection.execute("CREATE TABLE hook_writes (job BIGINT PRIMARY KEY)")
+        let run = try queue.enqueue(noops(2))
+        // The first job's hook writes a row and succeeds; the second's writes one, then refuses: neither its row
+        // nor its completion may be recorded.
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], exitWhenIdle: true)) { claim, _ in
+            .completed(.null, alsoInTransaction: { connection in
+                #expect(connection.dialect == .postgres)
+                try connection.run("INSERT INTO hook_writes (job) VALUES (?)", claim.jobID)
+                if claim.jobID == run.jobIDs[1], claim.attempt == 1 { throw CancellationError() }
+            })
         }
         let summary = try await worker.run()
-        #expect(summary.discarded == 1 && summary.succeeded == 0)
-        let job = try queue.job(run.jobIDs[0])
-        #expect(job.state == .discarded)
-        #expect(job.error?.contains("not on PostgreSQL yet") == true, "\(job.error ?? "")")
+        #expect(summary.succeeded == 2 && summary.failed == 1)
+        let rows = try queue.connection.query("SELECT job FROM hook_writes ORDER BY job").compactMap { $0.int64("job") }
+        #expect(rows == run.jobIDs.map(\.value))
+        #expect(try queue.job(run.jobIDs[1]).attempt == 2)
     }
 
     /// Starts an `adapt worker` process on a cluster of its own with one noop job of `sleep` ms, stops the server

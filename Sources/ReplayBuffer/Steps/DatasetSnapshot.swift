@@ -43,7 +43,7 @@ public enum DatasetSnapshot {
     }
 
     /// Reads and verifies a snapshot from `blobs`.
-    public static func load(_ digest: Digest, from blobs: BlobStore) throws -> [SnapshotExample] {
+    public static func load(_ digest: Digest, from blobs: any BlobStorage) throws -> [SnapshotExample] {
         let data = try blobs.get(digest)
         return try data.split(separator: 0x0A).enumerated().map { index, line in
             try JSON.decode(SnapshotExample.self, from: Data(line), context: "snapshot \(digest.short) line \(index + 1)")

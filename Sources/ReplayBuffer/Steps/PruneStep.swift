@@ -9,7 +9,7 @@ public enum PruneStep {
     /// `blobs` right after it commits, and the deleted text is purged: `ReplayStore.purgeDeletedText`). Held-out examples are kept: the
     /// held-out set is pinned to the lineage and only grows (DESIGN.md). The report holds counts only, never
     /// ids or text.
-    public static func run(store: ReplayStore, lineage: String, now: Int64, blobs: BlobStore? = nil) throws -> PruneReport {
+    public static func run(store: ReplayStore, lineage: String, now: Int64, blobs: (any BlobStorage)? = nil) throws -> PruneReport {
         try LineageName.validate(lineage)
         let db = store.database
         var report = try db.replayTransaction { try apply(store: store, lineage: lineage, now: now, in: db) }
@@ -35,7 +35,7 @@ public enum PruneStep {
     /// The file half of `run`, once `apply` committed: deletes the files of erased blobs and, when examples
     /// went, purges their text from the database's files. Returns the bytes freed.
     @discardableResult
-    public static func afterCommit(of report: PruneReport, store: ReplayStore, blobs: BlobStore?) throws -> Int64 {
+    public static func afterCommit(of report: PruneReport, store: ReplayStore, blobs: (any BlobStorage)?) throws -> Int64 {
         let freed = try blobs.map { try store.sweepErasedBlobs($0) } ?? 0
         if report.deleted > 0 { store.purgeDeletedText() }
         return freed

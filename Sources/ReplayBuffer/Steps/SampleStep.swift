@@ -61,7 +61,7 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
 /// spent once per night. Uses are recorded when the sample is drawn (in the pipeline: when the sample step
 /// completes, `plan` then `apply`), whether or not training later succeeds.
 public enum SampleStep {
-    public static func run(store: ReplayStore, blobs: BlobStore, lineage: String, seed: UInt64, night: String,
+    public static func run(store: ReplayStore, blobs: any BlobStorage, lineage: String, seed: UInt64, night: String,
                            policy: SamplePolicy = SamplePolicy()) throws -> SampleReport {
         try LineageName.validate(lineage)
         let db = store.database
@@ -77,7 +77,7 @@ public enum SampleStep {
     /// The sample `run` would draw, with its snapshots written to `blobs`, but nothing recorded in the database
     /// (the pipeline's sample step: the uses and the held-out top-up are written in its job's completion,
     /// `apply`).
-    public static func plan(store: ReplayStore, blobs: BlobStore, lineage: String, seed: UInt64, night: String,
+    public static func plan(store: ReplayStore, blobs: any BlobStorage, lineage: String, seed: UInt64, night: String,
                             policy: SamplePolicy = SamplePolicy()) throws -> SamplePlan {
         try LineageName.validate(lineage)
         let request = SampleRequest(lineage: lineage, seed: seed, night: night, policy: policy, now: store.clock.nowMilliseconds())
@@ -89,7 +89,7 @@ public enum SampleStep {
 
     /// Deletes the planned snapshots that hold an example erased since `plan` wrote them: being recorded
     /// nowhere until `apply` commits, no erasure could find them. For a completion that `apply` refused.
-    public static func discardErased(_ plan: SamplePlan, store: ReplayStore, blobs: BlobStore) throws {
+    public static func discardErased(_ plan: SamplePlan, store: ReplayStore, blobs: any BlobStorage) throws {
         for (digest, ids) in plan.contents
         where try ids.contains(where: { try !ExampleTable.exists(store.database, id: $0) }) {
             try blobs.remove(digest)
@@ -112,7 +112,7 @@ public enum SampleStep {
         let trainIDs: [String]
         let heldOutIDs: [String]
 
-        func put(in blobs: BlobStore) throws {
+        func put(in blobs: any BlobStorage) throws {
             _ = try blobs.put(train)
             _ = try blobs.put(heldOut)
         }

@@ -46,7 +46,7 @@ extension StepResult {
 extension StepOutput {
     /// The output of a step that produced `typed`: its fields are the result, its `inputs` field the inputs.
     public init(_ typed: some StepResult, timing: [String: JSONValue] = [:], registry: [String: JSONValue] = [:],
-                finalize: (@Sendable (Database) throws -> Void)? = nil, afterCommit: (@Sendable () -> Void)? = nil) {
+                finalize: (@Sendable (any SQLConnection) throws -> Void)? = nil, afterCommit: (@Sendable () -> Void)? = nil) {
         var result = typed.fields
         let inputs = result.removeValue(forKey: "inputs")?.objectValue ?? [:]
         self.init(result: result, inputs: inputs, timing: timing, registry: registry, finalize: finalize, afterCommit: afterCommit)

@@ -31,9 +31,12 @@ enum NightlyCommands {
             ?? Night(date: Date(timeIntervalSince1970: Double(runAt ?? SystemClock().nowMilliseconds()) / 1000))
         let seed = try a[Enqueue.seed]
         let model = try a[Enqueue.model]
-        let result = try Nightly.enqueue(state: try GlobalOptions.stateDirectory(invocation), database: try GlobalOptions.database(invocation),
-                                         pipeline: pipeline, lineage: lineage, night: night, seed: seed,
-                                         model: model, runAt: runAt) { Console.error($0) }
+        let result = try GlobalOptions.postgresDatabase(invocation).map { url in
+            try Nightly.enqueue(state: try GlobalOptions.hostState(invocation), postgres: url, pipeline: pipeline,
+                                lineage: lineage, night: night, seed: seed, model: model, runAt: runAt) { Console.error($0) }
+        } ?? Nightly.enqueue(state: try GlobalOptions.stateDirectory(invocation), database: try GlobalOptions.database(invocation),
+                             pipeline: pipeline, lineage: lineage, night: night, seed: seed,
+                             model: model, runAt: runAt) { Console.error($0) }
         JobCommands.printEnqueued(result, json: a[.json])
     }
 
@@ -100,6 +103,9 @@ enum NightlyCommands {
             --json as a {"type": "run_ended", "outcome"} line on stderr), and its pipeline's notify command, if it
             names one, is run with the outcome JSON on stdin: {run_id, lineage, night, state, result (promoted,
             refused, failed, cancelled), gate, version, failed_step, finished_at, report}.
+            With --database postgres://… (or ADAPT_DATABASE) the workers keep every row and blob there and --state names
+            this host's own directory (its models/ and exports/): hosts that share only the database each run one
+            `adapt work`. There, no progress is shown and no run's end announced yet.
             """,
         options: [Work.workers, Work.exitWhenIdle, Work.lease, .json]
     ) { invocation in
@@ -107,13 +113,20 @@ enum NightlyCommands {
         let kinds = try a[Work.workers]
         guard !kinds.isEmpty else { throw UsageError("--workers needs at least one kind") }
         let lease = try a[Work.lease]
-        let database = try GlobalOptions.database(invocation)
-        let state = try GlobalOptions.stateDirectory(invocation)
         // The workers read the state the way this command did: the same options, resolved by the same code.
         var workerArguments = try StateOptions.forwarded(invocation.global)
         if let lease { workerArguments += ["--lease-ms", String(lease)] }
         let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: WorkerLocation.directory(adaptExecutable: WorkerLocation.currentExecutable),
                                           workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
+        if let url = try GlobalOptions.postgresDatabase(invocation) {
+            let state = try GlobalOptions.hostState(invocation)
+            _ = try state.createPrivate()
+            let summary = try await Nightly.work(request, state: state, postgres: url) { Console.error("work: \($0)") }
+            if a[.json] { Console.print(JSON.pretty(summary)) }
+            return
+        }
+        let database = try GlobalOptions.database(invocation)
+        let state = try GlobalOptions.stateDirectory(invocation)
         // Progress goes to stderr, as `adapt train`'s does: bars when a person watches (stdout is a terminal), JSON
         // lines with --json (stdout keeps its one summary document), nothing new otherwise.
         try Nightly.prepareStore(database)

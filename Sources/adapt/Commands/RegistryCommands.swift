@@ -233,7 +233,7 @@ enum RegistryCommands {
     ) { invocation in
         let registry = try registry(invocation)
         let force = invocation.arguments[RegistryCommands.force]
-        let state = try GlobalOptions.localFiles(invocation)
+        let state = try GlobalOptions.hostState(invocation)
         let moved = try RegistryService.promote(try reference(invocation), force: force, registry: registry,
                                                 model: state.defaultModel, state: state)
         let change = moved.change
@@ -252,7 +252,7 @@ enum RegistryCommands {
         options: [lineage, .json]
     ) { invocation in
         let lineage = try invocation.arguments.required(RegistryCommands.lineage)
-        let state = try GlobalOptions.localFiles(invocation)
+        let state = try GlobalOptions.hostState(invocation)
         let moved = try RegistryService.rollback(lineage: lineage, registry: try registry(invocation), model: state.defaultModel,
                                                  state: state)
         let change = moved.change
