@@ -81,13 +81,19 @@ extension PostgresJobQueue {
 
     /// Group commit, as `JobQueue.complete(_:thenClaim:)`: every completion of `batch`, then one claim taking a
     /// job for each completion that asked (a failed claim does not undo the completions). Without hooks this is
-    /// one call of `adapt_complete_and_claim`: one round trip and one commit for the whole batch. A completion
-    /// with a hook runs in a savepoint of its own, so a refusing hook fails alone; the claim then follows the
-    /// hooks in the same transaction. A lost lease writes nothing and fails alone.
+    /// one call of `adapt_complete_and_claim` between `BEGIN` and `COMMIT`: three round trips and one commit for
+    /// the whole batch. The call is not sent alone, although it would be its own transaction: a link cut while it
+    /// is on its way leaves it in the socket, and the kernel delivers it once the link is back, after the worker
+    /// gave up on the connection. Alone it would then commit, and the worker, retrying on a new connection, would
+    /// be told its lease was lost for a result that was recorded; inside a transaction it dies with its session.
+    /// A completion with a hook runs in a savepoint of its own, so a refusing hook fails alone; the claim then
+    /// follows the hooks in the same transaction. A lost lease writes nothing and fails alone.
     public func complete(_ batch: [JobCompletion<PostgresConnection>], thenClaim next: ClaimRequest) throws -> [Result<Claim?, any Error>] {
         let now = self.now
         guard batch.contains(where: { $0.alsoInTransaction != nil }) else {
-            let (recorded, claims) = try completeTogether(batch, claimNext: true, next: next, now: now)
+            let (recorded, claims) = try connection.transaction {
+                try completeTogether(batch, claimNext: true, next: next, now: now)
+            }
             return Self.results(of: batch, recorded: recorded, claims: claims)
         }
         return try connection.transaction {

@@ -1,7 +1,8 @@
 extension PostgresJobSchema {
-    /// The claim, and a group commit with its next claims, as server-side functions: one round trip and one
-    /// commit each, where the statements sent one by one cost six round trips per group commit (begin, the
-    /// completions, a savepoint, the claim, its release, commit). PL/pgSQL also keeps each statement's plan, so
+    /// The claim, and a group commit with its next claims, as server-side functions: one statement each, where
+    /// the group commit sent statement by statement took six round trips (begin, the completions, a savepoint,
+    /// the claim, its release, commit) and now takes three (begin, the call, commit: see
+    /// `PostgresJobQueue.complete(_:thenClaim:)` for why not one). PL/pgSQL also keeps each statement's plan, so
     /// the server plans the claim once per connection rather than once per call.
     ///
     /// The rules stay where they were: every change is an `UPDATE` of `jobs`, so the triggers of version 1 check
