@@ -16,6 +16,9 @@ public protocol BlobStorage: Sendable {
     /// The bytes as stored, possibly not hashed yet, for a reader that hashes them itself before using any
     /// byte (`BlobStore.getUnverified`). A store that checks on every read anyway returns `get`'s result.
     func getUnverified(_ digest: Digest) throws -> Data
+    /// Deletes the blob named `digest` and returns the bytes it held, or nil when it was not stored.
+    @discardableResult
+    func delete(_ digest: Digest) throws -> Int64?
 }
 
 extension BlobStorage {

@@ -93,6 +93,13 @@ public struct BlobStore: BlobStorage {
         return files.compactMap { Digest(hex: $0) }.sorted()
     }
 
+    @discardableResult
+    public func delete(_ digest: Digest) throws -> Int64? {
+        guard let size = attributes(digest)?.size else { return nil }
+        try remove(digest)
+        return size
+    }
+
     public func remove(_ digest: Digest) throws {
         let location = url(for: digest)
         if FileManager.default.fileExists(atPath: location.path) {

@@ -58,6 +58,12 @@ public protocol JobEngine: AnyObject, Sendable {
     func job(_ id: JobID) throws -> JobRecord
     func parents(of id: JobID) throws -> [JobID]
     func events(run: RunID?, job: JobID?, afterID: Int64, limit: Int) throws -> [EventRecord]
+    /// At most `limit` events after `cursor` that no transaction still in progress can add to, in id order: a
+    /// follower that keeps the returned cursor sees every event exactly once.
+    func tail(run: RunID?, job: JobID?, after cursor: EventCursor, limit: Int) throws -> EventPage
+    /// Every event after `cursor` visible now, committed or not yet settled: for a follower that stops (its run
+    /// finished, so all of the run's own events have committed) and will not read again.
+    func remainingEvents(run: RunID?, job: JobID?, after cursor: EventCursor) throws -> [EventRecord]
     func hasClaimableWork(kinds: [String]) throws -> Bool
     func hasUnfinishedWork(kinds: [String]) throws -> Bool
     func hasExpiredLeases() throws -> Bool

@@ -92,6 +92,19 @@ extension JobQueue {
             """, jobs.lowerBound, jobs.upperBound, afterID, afterID, limit).map(EventRecord.init(row:))
     }
 
+    /// The events after `cursor`. One writer at a time commits, so ids become visible in order and the last id
+    /// read is a sound place to continue from.
+    public func tail(run: RunID?, job: JobID?, after cursor: EventCursor, limit: Int) throws -> EventPage {
+        let events = try events(run: run, job: job, afterID: cursor.lastID, limit: limit)
+        var next = cursor
+        next.lastID = events.last?.id ?? cursor.lastID
+        return EventPage(events: events, next: next)
+    }
+
+    public func remainingEvents(run: RunID?, job: JobID?, after cursor: EventCursor) throws -> [EventRecord] {
+        try events(run: run, job: job, afterID: cursor.lastID, limit: Int.max)
+    }
+
     // MARK: What an idle worker polls
 
     /// True when a job of one of `kinds` could be claimed now (a read: no write lock is taken).

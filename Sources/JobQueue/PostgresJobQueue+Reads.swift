@@ -57,21 +57,12 @@ extension PostgresJobQueue {
             .compactMap { $0.int64("depends_on").map(JobID.init) }
     }
 
-    /// Events in the order of their ids, after event `afterID`, optionally of one run or one job. Ids are drawn
-    /// when an event is written, and transactions commit in any order, so an event may become visible after one
-    /// with a higher id: a reader that tails by id must look back (the same holds for no two events of one job,
-    /// whose row lock orders them).
+    /// Events in the order of their ids, after event `afterID`, optionally of one run or one job: the events
+    /// committed so far. Ids are drawn when an event is written and transactions commit in any order, so an event
+    /// may become visible after one with a higher id; a reader that follows the stream uses `tail(run:job:after:limit:)`.
     public func events(run: RunID? = nil, job: JobID? = nil, afterID: Int64 = 0, limit: Int = 10_000) throws -> [EventRecord] {
-        var jobs: ClosedRange<Int64>? = nil
-        if let run {
-            guard let ids = try jobIDs(of: run) else { return [] }
-            jobs = ids
-        }
-        if let job {
-            if let ids = jobs, !ids.contains(job.value) { return [] }
-            jobs = job.value...job.value
-        }
-        guard let jobs else {
+        guard let scope = try eventScope(run: run, job: job) else { return [] }
+        guard let jobs = scope.jobs else {
             return try connection.query("SELECT * FROM job_events WHERE id > $1 ORDER BY id LIMIT $2", afterID, limit)
                 .map(EventRecord.init(row:))
         }

@@ -147,14 +147,20 @@ public enum QuantizedRows {
         return ((v &>> shift) & m, (v &>> (shift + 8)) & m)
     }
 
-    /// Legacy Q5's fifth bits (bit e of `qh` for element e) as 16 or 0 per element, as (even, odd): a multiply
-    /// moves the wanted bit to bit 15, so one shift by 11 gives 16 or 0.
+    /// Legacy Q5's fifth bits (bit e of `qh` for element e) as 16 or 0 per element, as (even, odd).
     @inline(__always) static func fifthBits(_ qh: UInt32) -> (Lanes, Lanes) {
+        let (even, odd) = fifthBitsAtTop(qh)
+        return (even &>> 11, odd &>> 11)
+    }
+
+    /// Legacy Q5's fifth bits as bit 15 of each element's lane (the rest zero), as (even, odd): a multiply moves
+    /// the wanted bit there, so one shift by 11 gives 16 or 0 (and an arithmetic one −16 or 0).
+    @inline(__always) static func fifthBitsAtTop(_ qh: UInt32) -> (Lanes, Lanes) {
         let h = Lanes(lowHalf: SIMD8(repeating: UInt16(truncatingIfNeeded: qh)), highHalf: SIMD8(repeating: UInt16(truncatingIfNeeded: qh >> 16)))
         let evenMask = Lanes(1, 4, 16, 64, 256, 1024, 4096, 16384, 1, 4, 16, 64, 256, 1024, 4096, 16384)
         let evenMul = Lanes(32768, 8192, 2048, 512, 128, 32, 8, 2, 32768, 8192, 2048, 512, 128, 32, 8, 2)
         let oddMask = evenMask &<< 1, oddMul = evenMul &>> 1
-        return (((h & evenMask) &* evenMul) &>> 11, ((h & oddMask) &* oddMul) &>> 11)
+        return ((h & evenMask) &* evenMul, (h & oddMask) &* oddMul)
     }
 
     /// 16 bytes of IQ4 indices in the legacy nibble order, looked up one by one, as (even, odd).
@@ -182,6 +188,14 @@ public enum QuantizedRows {
 
     @inline(__always) static func add(_ acc: inout (Float, Float), _ g: Int, _ term: Float) {
         if g & 1 == 0 { acc.0 += term } else { acc.1 += term }
+    }
+
+    /// The eight lanes added as a tree (halves, then quarters): three dependent additions where `sum()`'s
+    /// lane-by-lane order chains seven, at the end of every row (18 groups long in a 576-wide matrix).
+    @inline(__always) static func horizontalSum(_ v: SIMD8<Float>) -> Float {
+        let four = v.lowHalf + v.highHalf
+        let two = four.lowHalf + four.highHalf
+        return two[0] + two[1]
     }
 
     /// Eight consecutive floats (the steps of a super-block's groups).
@@ -241,11 +255,7 @@ extension QuantizedRows {
     }
 
     @inline(never) static func q5_0(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
-        let sixteen = Words(repeating: 16)
-        legacy(m, rows, a, y, blockBytes: 22, minimum: false) { block in
-            let (even, odd) = fifthBitsAndNibbles(block, 2)
-            return (signed(even) &- sixteen, signed(odd) &- sixteen)
-        }
+        legacy(m, rows, a, y, blockBytes: 22, minimum: false) { block in centredFifthBitsAndNibbles(block, 2) }
     }
 
     @inline(never) static func q5_1(_ m: QuantizedMatrix, _ rows: Range<Int>, _ a: QuantizedActivations, _ y: UnsafeMutablePointer<Float>) {
@@ -273,6 +283,15 @@ extension QuantizedRows {
         let (even, odd) = legacyNibbles(block, offset + 4)
         let (fifthEven, fifthOdd) = fifthBits(UInt32(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
         return (even | fifthEven, odd | fifthOdd)
+    }
+
+    /// Q5_0's values less 16, laid out as `fifthBitsAndNibbles`: (nibble | 16 · bit) − 16 is the nibble plus −16
+    /// where the bit is clear, which the arithmetic shift of the inverted bit gives: one addition instead of an or
+    /// and a subtraction.
+    @inline(__always) static func centredFifthBitsAndNibbles(_ block: UnsafeRawPointer, _ offset: Int) -> (Words, Words) {
+        let (even, odd) = legacyNibbles(block, offset + 4)
+        let (clearEven, clearOdd) = fifthBitsAtTop(~UInt32(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        return (signed(even) &+ (signed(clearEven) &>> 11), signed(odd) &+ (signed(clearOdd) &>> 11))
     }
 
     /// IQ4's codebook (ggml-common.h, `kvalues_iq4nl`).
@@ -310,7 +329,7 @@ extension QuantizedRows {
         var minimums: (Float, Float) = (0, 0)
 
         @inline(__always) func total(_ minimum: Bool) -> Float {
-            let sum = (products.0 + products.1).sum()
+            let sum = horizontalSum(products.0 + products.1)
             return minimum ? sum + (minimums.0 + minimums.1) : sum
         }
     }
@@ -384,7 +403,7 @@ extension QuantizedRows {
             }
             forEachGroup(group)
         }
-        return (acc.0 + acc.1).sum() - minimums.sum()
+        return horizontalSum(acc.0 + acc.1) - horizontalSum(minimums)
     }
 
     static func q6_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
@@ -405,7 +424,7 @@ extension QuantizedRows {
             }
             forEachGroup(group)
         }
-        return (acc.0 + acc.1).sum()
+        return horizontalSum(acc.0 + acc.1)
     }
 
     static func q3_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
@@ -429,7 +448,7 @@ extension QuantizedRows {
             }
             forEachGroup(group)
         }
-        return (acc.0 + acc.1).sum()
+        return horizontalSum(acc.0 + acc.1)
     }
 
     static func q2_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations) -> Float {
@@ -447,7 +466,7 @@ extension QuantizedRows {
             }
             forEachGroup(group)
         }
-        return (acc.0 + acc.1).sum() + offset
+        return horizontalSum(acc.0 + acc.1) + offset
     }
 
     static func iq4_xs(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, _ table: UnsafePointer<Int16>) -> Float {
@@ -465,6 +484,146 @@ extension QuantizedRows {
             }
             forEachGroup(group)
         }
-        return (acc.0 + acc.1).sum()
+        return horizontalSum(acc.0 + acc.1)
+    }
+}
+
+/// Whole blocks to f32 for the batched passes, which multiply the result with sgemm: the values `Dequantize`
+/// (Model) gives, bit for bit, eight at a time. Every value is an exact integer times its block's factor, with
+/// the same one or two roundings in the same order as there (`Float(q) · d + m` stays two roundings: Swift does
+/// not fuse them), so the two compilations and the reference agree.
+extension QuantizedRows {
+    /// The GGML type numbers `dequantize` converts (the legacy types and Q4_K, Q5_K, Q6_K).
+    public static let dequantizedTypes: Set<UInt32> = [2, 3, 6, 7, 8, 12, 13, 14]
+
+    /// `count` values of `type` from `blocks` (count / block size whole blocks) into `out`.
+    @inline(never)
+    public static func dequantize(type: UInt32, blocks: UnsafeRawPointer, count: Int, into out: UnsafeMutablePointer<Float>) {
+        switch type {
+        case 2:
+            blocksOf32(blocks, count, out, blockBytes: 18) { b in
+                let d = half(b, 0)
+                return nibbleQuarters(b + 2).map { Floats($0 &- 8) * d }
+            }
+        case 3:
+            blocksOf32(blocks, count, out, blockBytes: 20) { b in
+                let d = half(b, 0), m = half(b, 2)
+                return nibbleQuarters(b + 4).map { Floats($0) * d + m }
+            }
+        case 6:
+            blocksOf32(blocks, count, out, blockBytes: 22) { b in
+                let d = half(b, 0)
+                return fifthBitQuarters(b + 2).map { Floats($0 &- 16) * d }
+            }
+        case 7:
+            blocksOf32(blocks, count, out, blockBytes: 24) { b in
+                let d = half(b, 0), m = half(b, 2)
+                return fifthBitQuarters(b + 4).map { Floats($0) * d + m }
+            }
+        case 8:
+            blocksOf32(blocks, count, out, blockBytes: 34) { b in
+                let d = half(b, 0), q = b.loadUnaligned(fromByteOffset: 2, as: SIMD32<Int8>.self)
+                return Quarters(Ints(truncatingIfNeeded: q.lowHalf.lowHalf), Ints(truncatingIfNeeded: q.lowHalf.highHalf),
+                                Ints(truncatingIfNeeded: q.highHalf.lowHalf), Ints(truncatingIfNeeded: q.highHalf.highHalf)).map { Floats($0) * d }
+            }
+        case 12: dequantize45_K(blocks, count, out, highBits: false)
+        case 13: dequantize45_K(blocks, count, out, highBits: true)
+        case 14: dequantize6_K(blocks, count, out)
+        default: preconditionFailure("no block dequantizer for GGML type \(type)")
+        }
+    }
+
+    typealias Ints = SIMD8<Int32>
+    typealias Floats = SIMD8<Float>
+
+    /// A 32-value group as four runs of eight (elements 0–7, 8–15, 16–23, 24–31).
+    struct Quarters<Element> {
+        var v: (Element, Element, Element, Element)
+        @inline(__always) init(_ a: Element, _ b: Element, _ c: Element, _ d: Element) { v = (a, b, c, d) }
+        @inline(__always) func map<T>(_ f: (Element) -> T) -> Quarters<T> { Quarters<T>(f(v.0), f(v.1), f(v.2), f(v.3)) }
+    }
+
+    /// Calls `convert` for each 32-value block and stores its values in order.
+    @inline(__always)
+    static func blocksOf32(_ blocks: UnsafeRawPointer, _ count: Int, _ out: UnsafeMutablePointer<Float>, blockBytes: Int,
+                           _ convert: (UnsafeRawPointer) -> Quarters<Floats>) {
+        for b in 0..<(count / 32) { store(convert(blocks + b &* blockBytes), out + 32 &* b) }
+    }
+
+    @inline(__always) static func store(_ q: Quarters<Floats>, _ out: UnsafeMutablePointer<Float>) {
+        let raw = UnsafeMutableRawPointer(out)
+        raw.storeBytes(of: q.v.0, as: Floats.self)
+        raw.storeBytes(of: q.v.1, toByteOffset: 32, as: Floats.self)
+        raw.storeBytes(of: q.v.2, toByteOffset: 64, as: Floats.self)
+        raw.storeBytes(of: q.v.3, toByteOffset: 96, as: Floats.self)
+    }
+
+    /// The 32 nibbles of 16 bytes in the legacy order (element j in byte j's low nibble, 16 + j in its high one).
+    @inline(__always) static func nibbleQuarters(_ p: UnsafeRawPointer) -> Quarters<Ints> {
+        let bytes = p.loadUnaligned(as: SIMD16<UInt8>.self)
+        let low = bytes & 0x0F, high = bytes &>> 4
+        return Quarters(Ints(truncatingIfNeeded: low.lowHalf), Ints(truncatingIfNeeded: low.highHalf),
+                        Ints(truncatingIfNeeded: high.lowHalf), Ints(truncatingIfNeeded: high.highHalf))
+    }
+
+    /// Legacy Q5's five-bit values: `qh` (bit e for element e) at `p`, the nibbles after it.
+    @inline(__always) static func fifthBitQuarters(_ p: UnsafeRawPointer) -> Quarters<Ints> {
+        let qh = Ints(repeating: Int32(bitPattern: UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))))
+        let bits = Ints(1, 2, 4, 8, 16, 32, 64, 128)
+        let zero = Ints(), sixteen = Ints(repeating: 16)
+        @inline(__always) func fifth(_ shift: Int32) -> Ints { zero.replacing(with: sixteen, where: qh & (bits &<< shift) .!= zero) }
+        let n = nibbleQuarters(p + 4)
+        return Quarters(n.v.0 | fifth(0), n.v.1 | fifth(8), n.v.2 | fifth(16), n.v.3 | fifth(24))
+    }
+
+    /// Q4_K and Q5_K: group j of a super-block is d · scale_j · q − dmin · min_j, q the low (j even) or high nibble
+    /// of 32 bytes [+ 16 · bit j of the 32 `qh` bytes].
+    @inline(__always)
+    static func dequantize45_K(_ blocks: UnsafeRawPointer, _ count: Int, _ out: UnsafeMutablePointer<Float>, highBits: Bool) {
+        let size = highBits ? 176 : 144, qs = highBits ? 48 : 16
+        for s in 0..<(count / 256) {
+            let block = blocks + size &* s
+            let d = half(block, 0), dmin = half(block, 2)
+            for j in 0..<8 {
+                let (scale, minimum) = scaleAndMin(block + 4, j)
+                let d1 = d * scale, m1 = dmin * minimum
+                var q = byteQuarters(block + qs + 32 * (j / 2)).map { j % 2 == 0 ? $0 & 0x0F : $0 &>> 4 }
+                if highBits { q = Quarters(q, byteQuarters(block + 16)) { $0 | (($1 &>> Int32(j)) & 1) &<< 4 } }
+                store(q.map { d1 * Floats($0) - m1 }, out + 256 &* s + 32 * j)
+            }
+        }
+    }
+
+    /// Q6_K: element 128h + 32k + l is d · scale[e / 16] · (q − 32), q's low four bits the low (k < 2) or high
+    /// nibble of ql[64h + 32·(k % 2) + l] and its high two bits (qh[32h + l] >> 2k) & 3.
+    @inline(__always)
+    static func dequantize6_K(_ blocks: UnsafeRawPointer, _ count: Int, _ out: UnsafeMutablePointer<Float>) {
+        for s in 0..<(count / 256) {
+            let block = blocks + 210 &* s
+            let d = half(block, 208)
+            for j in 0..<8 {
+                let h = j / 4, k = j % 4
+                let low = byteQuarters(block + 64 * h + 32 * (k % 2)).map { k < 2 ? $0 & 0x0F : $0 &>> 4 }
+                let high = byteQuarters(block + 128 + 32 * h).map { ($0 &>> Int32(2 * k)) & 3 }
+                let q = Quarters(low, high) { ($0 | $1 &<< 4) &- 32 }
+                let s0 = d * Float(block.load(fromByteOffset: 192 + 2 * j, as: Int8.self))
+                let s1 = d * Float(block.load(fromByteOffset: 193 + 2 * j, as: Int8.self))
+                store(Quarters(s0 * Floats(q.v.0), s0 * Floats(q.v.1), s1 * Floats(q.v.2), s1 * Floats(q.v.3)), out + 256 &* s + 32 * j)
+            }
+        }
+    }
+
+    /// 32 bytes as four runs of eight 32-bit values.
+    @inline(__always) static func byteQuarters(_ p: UnsafeRawPointer) -> Quarters<Ints> {
+        let bytes = p.loadUnaligned(as: SIMD32<UInt8>.self)
+        return Quarters(Ints(truncatingIfNeeded: bytes.lowHalf.lowHalf), Ints(truncatingIfNeeded: bytes.lowHalf.highHalf),
+                        Ints(truncatingIfNeeded: bytes.highHalf.lowHalf), Ints(truncatingIfNeeded: bytes.highHalf.highHalf))
+    }
+}
+
+extension QuantizedRows.Quarters {
+    /// The runs of two groups combined run by run.
+    @inline(__always) init<A, B>(_ a: QuantizedRows.Quarters<A>, _ b: QuantizedRows.Quarters<B>, _ f: (A, B) -> Element) {
+        self.init(f(a.v.0, b.v.0), f(a.v.1, b.v.1), f(a.v.2, b.v.2), f(a.v.3, b.v.3))
     }
 }

@@ -24,7 +24,7 @@ extension ReplayStore {
     /// those examples, so no erasure can fall between the read and the record. Recorded later (e.g. in a step's
     /// completion transaction), it checks that every example is still stored; if one was erased meanwhile the
     /// blob is deleted from `blobs` and `ReplayError.erasedWhileSnapshotting` thrown, so no copy escapes.
-    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: BlobStore? = nil) throws {
+    public func recordBlob(_ blob: Digest, kind: BlobKind, lineage: String, exampleIDs: [String], blobs: (any BlobStorage)? = nil) throws {
         try LineageName.validate(lineage)
         do {
             try database.replayTransaction {
@@ -32,7 +32,7 @@ extension ReplayStore {
                                              now: clock.nowMilliseconds())
             }
         } catch ReplayError.erasedWhileSnapshotting(let short) {
-            try blobs?.remove(blob)
+            try blobs?.delete(blob)
             throw ReplayError.erasedWhileSnapshotting(blob: short)
         }
     }
@@ -69,16 +69,12 @@ extension ReplayStore {
         }
     }
 
-    /// Deletes the file of every erased blob still in `blobs` (those of this erasure, and any an earlier one
+    /// Deletes every erased blob still in `blobs` (those of this erasure, and any an earlier one
     /// could not delete: a crash between its commit and its unlink); returns the bytes freed.
     @discardableResult
-    public func sweepErasedBlobs(_ blobs: BlobStore) throws -> Int64 {
+    public func sweepErasedBlobs(_ blobs: any BlobStorage) throws -> Int64 {
         var freed: Int64 = 0
-        for digest in try BlobContentsTable.erased(database) {
-            guard let attributes = blobs.attributes(digest) else { continue }
-            try blobs.remove(digest)
-            freed += attributes.size
-        }
+        for digest in try BlobContentsTable.erased(database) { freed += try blobs.delete(digest) ?? 0 }
         return freed
     }
 
@@ -99,7 +95,8 @@ extension ReplayStore {
     /// held example text or ids into new files holding only the live rows, and the old files are truncated and
     /// unlinked. It waits for the transactions using those tables and blocks them while it runs. A row some
     /// other open transaction could still see is copied too, so this is false when any other session of the
-    /// database (or a prepared transaction or replication slot) held a snapshot as the rewrite began, or when
+    /// database (or a prepared transaction or replication slot) held a snapshot as the rewrite began, when the
+    /// rewrite kept a deleted row even on a second try (`PostgresConnection.rewriteWithoutDeletedRows`), or when
     /// the tables' locks were not free within 30 s; the next erasure or expiry rewrites the tables again. What PostgreSQL wrote to its write-ahead log, its archive
     /// and its standbys before the erasure stays there: docs/postgresql.md says what remains where.
     @discardableResult
@@ -108,18 +105,14 @@ extension ReplayStore {
         case .sqlite:
             return truncateWAL()
         case .postgres:
-            try? database.execute("SET lock_timeout = '30s'")
-            defer { try? database.execute("RESET lock_timeout") }
-            guard let others = try? database.scalar("""
+            guard let postgres = database as? PostgresConnection, let others = try? database.scalar("""
                 SELECT (SELECT count(*) FROM pg_stat_activity
                         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL)
                      + (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())
                      + (SELECT count(*) FROM pg_replication_slots WHERE xmin IS NOT NULL)
-                """).integerValue,
-                (try? database.execute("VACUUM (FULL) replay_examples, replay_uses, replay_blob_examples")) != nil else {
-                return false
-            }
-            return others == 0
+                """).integerValue else { return false }
+            let rewritten = postgres.rewriteWithoutDeletedRows(["replay_examples", "replay_uses", "replay_blob_examples"])
+            return others == 0 && rewritten
         }
     }
 

@@ -9,13 +9,28 @@ import Storage
 /// adapters trained on it), set a lineage's policy, release a quarantined source.
 public struct DataService: Sendable {
     let store: ReplayStore
-    /// The state's SQLite database, which erasure shares with the registry.
-    let database: Database
+    /// Where erasure reaches beyond the buffer: the registry's versions and the blobs.
+    let place: Place
 
-    /// The replay buffer of `database` (read-only for the listings).
-    public init(database: Database) throws {
-        self.database = database
+    /// The database the buffer lives in, with the blobs kept beside it.
+    enum Place: Sendable {
+        /// The state directory's SQLite database and blob files.
+        case state(Database, StateDirectory)
+        /// A PostgreSQL database, its blobs in its `blobs` table.
+        case postgres(PostgresConnection, PostgresBlobStore)
+    }
+
+    /// The replay buffer of `database`, the state directory's (read-only for the listings).
+    public init(database: Database, state: StateDirectory) throws {
+        place = .state(database, state)
         store = try ReplayStore(database: database)
+    }
+
+    /// The replay buffer of a PostgreSQL database (`postgres://…`), its tables created on first use.
+    public init(postgres connectionString: String) throws {
+        let connection = try PostgresConnection(connectionString)
+        place = .postgres(connection, try PostgresBlobStore(connection: connection))
+        store = try ReplayStore(database: connection)
     }
 
     /// The pairs the default pipeline's gate asks for (`eval.min_pairs`); a lineage's `min_held_out` may raise it.
@@ -46,13 +61,31 @@ public struct DataService: Sendable {
 
     /// Erases what `request` names with every copy of it (`DataErasure`), retiring the adapter versions trained
     /// on it when asked; a full disk is `noSpaceToErase`, which says how to make room.
-    public func forget(_ request: ForgetRequest, retireAdapters: Bool, state: StateDirectory) throws -> DataErasure.Report {
+    public func forget(_ request: ForgetRequest, retireAdapters: Bool) throws -> DataErasure.Report {
         do {
-            return try DataErasure.forget(request, retireAdapters: retireAdapters, database: database,
-                                          blobs: state.blobs, state: state)
+            switch place {
+            case let .state(database, state):
+                return try DataErasure.forget(request, retireAdapters: retireAdapters, database: database,
+                                              blobs: state.blobs, state: state)
+            case let .postgres(connection, blobs):
+                return try DataErasure.forget(request, retireAdapters: retireAdapters, database: connection, blobs: blobs)
+            }
         } catch let error as StorageError {
             guard case let .noSpace(path, _) = error else { throw error }
             throw ReplayError.noSpaceToErase(path: path)
+        }
+    }
+
+    /// What an erasure left in the database's files for later, in a sentence; nil when it purged everything.
+    public func leftover(of report: DataErasure.Report) -> String? {
+        switch place {
+        case .state:
+            return report.erasure.walTruncated ? nil
+                : "the write-ahead log is held by another reader; it is truncated at its next checkpoint"
+        case .postgres:
+            return report.erasure.tablesRewritten ? nil
+                : "another session held a snapshot (or the tables' locks) while the erased rows' tables were rewritten, so "
+                    + "their old files may still hold the text; the next erasure or expiry rewrites them again"
         }
     }
 

@@ -89,12 +89,19 @@ public struct JobControl: Sendable {
 
     /// Deletes the finished runs older than `days`, then collects the blobs they alone owned (snapshots,
     /// adapters, checkpoints) from `blobs`.
-    public func pruneHistory(olderThanDays days: Double, blobs: BlobStore) throws -> (JobQueue.PruneOutcome, GarbageCollection.Report) {
-        // The blobs the pruned runs owned are found through the state directory's tables.
-        guard let sqlite = queue as? JobQueue else {
-            throw NotOnPostgresError(needs: "the blob store", target: (queue as? PostgresJobQueue)?.displayTarget ?? "?")
+    /// Deletes finished runs older than `days`, then collects the blobs nothing owns now: on PostgreSQL the
+    /// database's own blob table, on SQLite the state directory's files (`stateBlobs`, asked only there).
+    public func pruneHistory(olderThanDays days: Double, stateBlobs: () throws -> BlobStore) throws
+        -> (JobQueue.PruneOutcome, GarbageCollection.Report) {
+        let age = Int64(days * 86_400_000)
+        if let postgres = queue as? PostgresJobQueue {
+            let outcome = try postgres.pruneHistory(olderThanMilliseconds: age)
+            return (outcome, try PostgresBlobCollector(connection: postgres.connection).collect())
         }
-        let outcome = try sqlite.pruneHistory(olderThanMilliseconds: Int64(days * 86_400_000))
+        // The two initialisers make the queue one of the two engines.
+        guard let sqlite = queue as? JobQueue else { preconditionFailure("a job engine other than SQLite's and PostgreSQL's") }
+        let blobs = try stateBlobs()
+        let outcome = try sqlite.pruneHistory(olderThanMilliseconds: age)
         return (outcome, try BlobCollector(database: sqlite.database, blobs: blobs).collect())
     }
 

@@ -100,18 +100,27 @@ public struct JobHistory: Sendable {
         try queue.events(run: run, job: job, afterID: afterID, limit: limit)
     }
 
-    /// Hands `print` every event as it is recorded, in batches of at most `limit`; returns once `run` (when
-    /// given) has finished, else runs until the process is stopped. Wakes on each commit to the SQLite database;
-    /// on PostgreSQL it looks every `postgresPollMilliseconds`.
+    /// Hands `print` every event once, in batches of at most `limit`; returns once `run` (when given) has
+    /// finished, else runs until the process is stopped. Wakes on each commit to the SQLite database; on
+    /// PostgreSQL it looks every `postgresPollMilliseconds`, and an event appears once every transaction older
+    /// than its own has ended (`PostgresJobQueue.tail`), so one committed late is not skipped.
     public func follow(run: RunID?, job: JobID?, limit: Int, _ print: ([EventRecord]) -> Void) async throws {
-        var last: Int64 = 0
+        var cursor = EventCursor()
         while true {
             let version = try database?.dataVersion()
-            let events = try queue.events(run: run, job: job, afterID: last, limit: limit)
-            print(events)
-            last = events.last?.id ?? last
-            if events.count == limit { continue }
-            if let run, try queue.run(run).isFinished { return }
+            let page = try queue.tail(run: run, job: job, after: cursor, limit: limit)
+            print(page.events)
+            cursor = page.next
+            if page.events.count == limit { continue }
+            if let run, try queue.run(run).isFinished {
+                // Read after the run was seen finished, so its last events are there; they have all committed,
+                // so an unrelated transaction still open does not hold them back.
+                let rest = try queue.remainingEvents(run: run, job: job, after: cursor)
+                for start in stride(from: 0, to: rest.count, by: max(1, limit)) {
+                    print(Array(rest[start..<min(start + max(1, limit), rest.count)]))
+                }
+                return
+            }
             guard let database else {
                 try await Task.sleep(for: .milliseconds(Self.postgresPollMilliseconds))
                 continue

@@ -6,6 +6,7 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case sourceSchemaNotCurrent(source: String, component: String, found: Int, known: Int)
     case unknownTables(side: String, tables: [String])
     case digestMismatch(component: String, table: String, sourceRows: Int, targetRows: Int)
+    case targetBusy(target: String, lock: String)
 
     public var description: String {
         switch self {
@@ -28,6 +29,8 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
         case let .digestMismatch(component, table, sourceRows, targetRows):
             return "the copy of \(component) table \(table) differs from its source (\(sourceRows) rows read, "
                 + "\(targetRows) found after writing); the target was rolled back and holds nothing of it"
+        case let .targetBusy(target, lock):
+            return "another adapt migrate is copying into \(target) (it holds \(lock)); wait for it to end; nothing was written"
         }
     }
 }

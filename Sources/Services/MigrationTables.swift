@@ -16,13 +16,16 @@ enum MigrationTables {
         let name: String
         /// Rows inserted in this order where a table refers to itself (a version's parent comes first).
         var order: String?
+        /// Columns only the PostgreSQL table has, about its own transactions: not copied, the target fills them.
+        var postgresOnly: Set<String> = []
     }
 
     static let all: [Table] = [
         Table(component: "jobqueue", name: "job_runs"),
         Table(component: "jobqueue", name: "jobs"),
         Table(component: "jobqueue", name: "job_dependencies"),
-        Table(component: "jobqueue", name: "job_events"),
+        // The transaction that wrote an event (`PostgresJobSchema.eventTransactions`) means nothing elsewhere.
+        Table(component: "jobqueue", name: "job_events", postgresOnly: ["xact"]),
         Table(component: "replay", name: "replay_lineages"),
         Table(component: "replay", name: "replay_imports"),
         Table(component: "replay", name: "replay_examples"),
@@ -82,12 +85,12 @@ enum MigrationTables {
         let rules = try suspendRules(target)
         var read: [(Table, [String], TableDigest)] = []
         for table in all {
-            let columns = try columnNames(target, table.name)
+            let columns = try columnNames(target, table)
             guard try exists(source, table.name) else {
                 read.append((table, columns, TableDigest(rows: [], columns: columns)))
                 continue
             }
-            let sourceColumns = try columnNames(source, table.name)
+            let sourceColumns = try columnNames(source, table)
             if sourceColumns != columns {
                 throw MigrationError.unknownTables(side: "the source's \(table.name) (columns \(sourceColumns.joined(separator: ", ")))",
                                                    tables: [table.name])
@@ -199,7 +202,12 @@ enum MigrationTables {
         try tableNames(connection).contains(table)
     }
 
-    /// Column names sorted, so the two sides' lists compare and rows encode in one order.
+    /// Column names sorted, so the two sides' lists compare and rows encode in one order; the PostgreSQL-only
+    /// columns left out.
+    private static func columnNames(_ connection: any SQLConnection, _ table: Table) throws -> [String] {
+        try columnNames(connection, table.name).filter { !table.postgresOnly.contains($0) }
+    }
+
     private static func columnNames(_ connection: any SQLConnection, _ table: String) throws -> [String] {
         switch connection.dialect {
         case .sqlite:

@@ -3,7 +3,7 @@ import Storage
 /// A command was pointed at a PostgreSQL database (`--database postgres://…` or `ADAPT_DATABASE`) but needs what
 /// lives only in the state directory so far. Nothing was read or written.
 public struct NotOnPostgresError: Error, CustomStringConvertible {
-    /// What is missing on PostgreSQL, e.g. "the registry, the replay buffer, the blobs and the nightly steps".
+    /// What is missing on PostgreSQL, e.g. "the nightly steps and their files".
     public let needs: String
     /// The database named, its password removed.
     public let target: String
@@ -19,8 +19,9 @@ public struct NotOnPostgresError: Error, CustomStringConvertible {
     }
 
     public var description: String {
-        "this command needs \(needs), which are not on PostgreSQL yet (\(target)); on PostgreSQL only the job "
-            + "commands run (enqueue, worker, runs, jobs, show, events, cancel, retry, rescue). Drop --database "
+        "this command needs \(needs), which are not on PostgreSQL yet (\(target)); on PostgreSQL run the job "
+            + "commands (enqueue, worker, runs, jobs, show, events, cancel, retry, rescue, prune-history), the data and "
+            + "registry commands, and gc. Drop --database "
             + "and unset ADAPT_DATABASE to use the state directory"
     }
 }

@@ -26,6 +26,12 @@ public enum RegistryService {
         try AdapterRegistry(database: database, blobs: blobs)
     }
 
+    /// The registry of a PostgreSQL database, its adapter files in the database's `blobs` table.
+    public static func open(postgres connectionString: String) throws -> AdapterRegistry {
+        let connection = try PostgresConnection(connectionString)
+        return try AdapterRegistry(connection: connection, blobs: try PostgresBlobStore(connection: connection))
+    }
+
     /// Each version's file checked against its recorded digest.
     public static func verify(_ registry: AdapterRegistry, lineage: ShortIdentifier?) throws -> [AdapterRegistry.Verification] {
         try registry.verify(lineage: lineage)

@@ -165,6 +165,11 @@ public enum StateMigration {
 
         let parent = target.deletingLastPathComponent()
         try PrivateFiles.createDirectory(parent)
+        // Held until this returns: a second migrate into the same target would otherwise remove this one's
+        // half-built directory below as if a killed migrate had left it.
+        let lock = try TargetLock(beside: target)
+        defer { lock.release() }
+        try requireEmptyDirectory(target)
         let prefix = ".\(target.lastPathComponent).migrating-"
         // A migrate killed before its cleanup left its half-built state here, user text included: it is no one's now.
         for stale in (try? FileManager.default.contentsOfDirectory(atPath: parent.path)) ?? [] where stale.hasPrefix(prefix) {

@@ -24,10 +24,16 @@ public enum DataErasure {
     /// `state`, when given, is also swept of the scratch directories killed replays left behind: they copied
     /// the replay buffer and nothing records which examples they hold. A replay running now keeps its own
     /// until it ends, then removes it.
-    public static func forget(_ request: ForgetRequest, retireAdapters: Bool, database: Database, blobs: BlobStore,
-                              state: StateDirectory? = nil, clock: any Clock = SystemClock()) throws -> Report {
+    ///
+    /// `database` is the state's SQLite file or a PostgreSQL database, with the blobs kept beside it (the state's
+    /// files, or the database's `blobs` table). After the commit the deleted text is purged from the database's
+    /// files (`ReplayStore.purgeDeletedText`: the WAL truncated on SQLite, the tables rewritten on PostgreSQL,
+    /// the blob tables too when erased blobs were deleted from them).
+    public static func forget(_ request: ForgetRequest, retireAdapters: Bool, database: any SQLConnection,
+                              blobs: any BlobStorage, state: StateDirectory? = nil,
+                              clock: any Clock = SystemClock()) throws -> Report {
         let store = try ReplayStore(database: database, clock: clock)
-        let registry = try AdapterRegistry(database: database, blobs: blobs, clock: clock)
+        let registry = try AdapterRegistry(connection: database, blobs: blobs, clock: clock)
         var report = try ReplayStore.securely(database) {
             try database.transaction {
                 let ids = try store.exampleIDs(for: request)
@@ -41,7 +47,16 @@ public enum DataErasure {
         }
         report.erasure.freedBytes = try store.sweepErasedBlobs(blobs)
         if let state { report.removedReplayScratch = ReplayScratch.removeStale(in: state).count }
-        if report.erasure.examples > 0 || report.retirement != nil { report.erasure.walTruncated = store.truncateWAL() }
+        if report.erasure.examples > 0 || report.retirement != nil {
+            let purged = store.purgeDeletedText()
+            switch database.dialect {
+            case .sqlite:
+                report.erasure.walTruncated = purged
+            case .postgres:
+                let blobsPurged = report.erasure.freedBytes == 0 || (blobs as? PostgresBlobStore)?.purgeDeletedBytes() ?? true
+                report.erasure.tablesRewritten = purged && blobsPurged
+            }
+        }
         return report
     }
 }

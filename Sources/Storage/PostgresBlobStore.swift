@@ -87,6 +87,27 @@ public struct PostgresBlobStore: BlobStorage {
         try connection.queryOne("SELECT 1 FROM blobs WHERE digest = ?", digest) != nil
     }
 
+    @discardableResult
+    public func delete(_ digest: Digest) throws -> Int64? {
+        try connection.queryOne("DELETE FROM blobs WHERE digest = ? RETURNING size", digest)?.int64("size")
+    }
+
+    /// Every stored blob with its size and when it was last stored (milliseconds since the epoch), by digest.
+    public func listing() throws -> [(digest: Digest, size: Int64, storedMilliseconds: Int64)] {
+        try connection.query("SELECT digest, size, stored_at FROM blobs ORDER BY digest", arguments: []).compactMap { row in
+            guard let digest = row.digest("digest"), let size = row.int64("size"), let stored = row.int64("stored_at") else { return nil }
+            return (digest, size, stored)
+        }
+    }
+
+    /// Rewrites the tables into new files holding only the live rows, so the bytes of deleted blobs (a
+    /// snapshot may hold user text) do not stay in the database's files; call it outside any transaction,
+    /// after deletions commit. False when a deleted row may have been kept (`rewriteWithoutDeletedRows`).
+    @discardableResult
+    public func purgeDeletedBytes() -> Bool {
+        connection.rewriteWithoutDeletedRows(["blob_chunks", "blobs"])
+    }
+
     /// The tables (component `blobs`): `blobs`, one row per blob; `blob_chunks`, its bytes in order.
     public static let schema = Schema(component: "blobs", migrations: [
         """

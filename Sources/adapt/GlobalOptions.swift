@@ -10,7 +10,7 @@ enum GlobalOptions {
     /// `--database postgres://…`: the job engine on a PostgreSQL server instead of the state directory's file.
     static let postgres = Option<String?>(
         "database", value: "URL", default: nil,
-        help: "the job commands' PostgreSQL database, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
+        help: "a PostgreSQL database for the job, data, registry and gc commands, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
     ) { text in try postgresURL(text) }
 
     static func postgresURL(_ text: String) throws -> String {
@@ -34,10 +34,16 @@ enum GlobalOptions {
     /// on PostgreSQL yet: it is refused, rather than silently using the state directory.
     static func stateDirectory(_ invocation: Invocation) throws -> StateDirectory {
         if let url = try postgresDatabase(invocation) {
-            throw NotOnPostgresError(needs: "the state directory (registry, replay buffer, blobs, nightly steps)",
+            throw NotOnPostgresError(needs: "the state directory (the nightly steps and their files)",
                                      connectionString: url)
         }
         return try StateOptions.stateDirectory(invocation.global)
+    }
+
+    /// The state directory as the place of files that stay on this machine whichever database is named: models,
+    /// and the active exports servers read (`registry promote` and `rollback` rewrite them).
+    static func localFiles(_ invocation: Invocation) throws -> StateDirectory {
+        try StateOptions.stateDirectory(invocation.global)
     }
 
     /// The database of a command that only reads (`StateAccess.reading`).

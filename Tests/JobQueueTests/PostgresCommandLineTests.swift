@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Storage
 import Testing
 import TestSupport
 
@@ -45,13 +46,13 @@ import TestSupport
 
     @Test func aCommandNeedingTheStateDirectoryRefusesAPostgresDatabase() async throws {
         let target = "postgresql://adapt@127.0.0.1:1/none"
-        for arguments in [["--database", target, "data", "list"], ["--database", target, "work", "--workers", "train"],
-                          ["--database", target, "prune-history", "--older-than", "1"]] {
+        for arguments in [["--database", target, "enqueue", "nightly", "--lineage", "mail"],
+                          ["--database", target, "work", "--workers", "train"]] {
             let refused = try await adapt(arguments)
             #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.contains("not on PostgreSQL yet"), "\(arguments): \(refused.stderr)")
         }
-        let fromEnvironment = try await adapt(["registry", "list"], environment: ["ADAPT_DATABASE": target])
+        let fromEnvironment = try await adapt(["work", "--workers", "train"], environment: ["ADAPT_DATABASE": target])
         #expect(fromEnvironment.status == 1 && fromEnvironment.stderr.contains("not on PostgreSQL yet"), "\(fromEnvironment.stderr)")
         #expect(!FileManager.default.fileExists(atPath: state), "the state directory was not used instead")
     }
@@ -62,5 +63,39 @@ import TestSupport
         #expect(!refused.stderr.contains("hunter2") && refused.stderr.contains("***"), "\(refused.stderr)")
         let path = try await adapt(["--database", directory.file("x.sqlite").path, "jobs"])
         #expect(path.status == 2 && path.stderr.contains("postgres://"), "\(path.stderr)")
+    }
+}
+
+extension PostgresCommandLineTests {
+    /// Job 1's cancellation draws its event id first and commits last, after job 2 ran; `events --follow`, which
+    /// had already printed job 2's events, prints the cancellation too, and nothing twice.
+    @Test func eventsFollowPrintsAnEventCommittedAfterOnesWithHigherIds() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let enqueued = try await adapt(["--database", target, "enqueue", "noop", "--count", "2", "--json"])
+        #expect(enqueued.status == 0, "\(enqueued.stderr)")
+        let follower = try Executables.start("adapt", ["--database", target, "events", "--follow", "--json"],
+                                             outputIn: directory.url)
+        let late = try PostgresConnection(target)
+        try late.execute("BEGIN")
+        try late.execute("UPDATE jobs SET state = 'cancelled', finished_at = 1, updated_at = 1, transition_note = 'late' WHERE id = 1")
+        let engine = try PostgresJobQueue(connectionString: target)
+        let claim = try #require(try engine.claim(kinds: ["noop"], owner: "test", leaseMilliseconds: 60_000))
+        #expect(claim.jobID == JobID(2), "the claim skips the job the open transaction holds")
+        try engine.complete(claim, output: .object([:]))
+        // Several of the follower's 50 ms looks while job 2's events are committed and job 1's is not.
+        try await Task.sleep(for: .milliseconds(500))
+        try late.execute("COMMIT")
+
+        let deadline = Date().addingTimeInterval(30)
+        while follower.stdout.split(separator: "\n").count < 5 && Date() < deadline && follower.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        follower.send(SIGTERM)
+        await follower.exited()
+        let events = try follower.stdout.split(separator: "\n").map { try JSON.decode(JSONValue.self, from: String($0), context: "follow") }
+        let ids = events.compactMap { $0["id"]?.intValue }
+        #expect(ids.count == 5 && Set(ids).count == 5, "five events, each once: \(follower.stdout) \(follower.stderr)")
+        #expect(events.contains { $0["job_id"] == .string("job-1") && $0["to"] == .string("cancelled") })
+        #expect(events.filter { $0["job_id"] == .string("job-2") }.compactMap { $0["to"]?.stringValue } == ["ready", "running", "succeeded"])
     }
 }

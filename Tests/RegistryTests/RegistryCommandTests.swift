@@ -4,19 +4,30 @@ import Storage
 import Testing
 import TestSupport
 
-/// `adapt registry …` run as real processes against one temporary state directory.
+/// `adapt registry …` run as real processes against one temporary state directory, or (`.postgres`) a new
+/// database in the throwaway cluster named with `--database`, its adapter files in that database.
 struct RegistryCLI {
     let dir = TemporaryDirectory("registry-cli")
+    /// `--database URL` on PostgreSQL, nothing on SQLite.
+    let database: [String]
 
     /// An existing, empty state: commands that only read (`registry list`, `verify`) refuse a missing one.
     init() {
+        database = []
         try? dir.state.create()
         _ = try? Database(path: dir.state.database.path)
     }
 
+    /// On PostgreSQL, a new database and no state directory.
+    init(_ backend: Backend) throws {
+        if backend == .postgres { self.init(database: ["--database", try PostgresCluster.shared().makeDatabase()]) } else { self.init() }
+    }
+
+    private init(database: [String]) { self.database = database }
+
     @discardableResult
     func run(_ arguments: [String]) throws -> ProcessResult {
-        try Executables.run("adapt", ["--state", dir.state.root.path] + arguments)
+        try Executables.run("adapt", ["--state", dir.state.root.path] + database + arguments)
     }
 
     func file(_ name: String, _ data: Data) throws -> String {
@@ -40,8 +51,9 @@ struct RegistryCLI {
     }
 }
 
-@Test func registryListPrintsTheDocumentedFields() throws {
-    let cli = RegistryCLI()
+@Test(arguments: Backend.allCases)
+func registryListPrintsTheDocumentedFields(backend: Backend) throws {
+    let cli = try RegistryCLI(backend)
     let adapter = try cli.file("a.bin", TestAdapter.bytes(3))
     #expect(try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: true),
                          "--chat-convention", "chatml"]).status == 0)
@@ -58,9 +70,9 @@ struct RegistryCLI {
 }
 
 /// `adapt promote` is the same command as `adapt registry promote`.
-@Test(arguments: [["registry", "promote"], ["promote"]])
-func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) throws {
-    let cli = RegistryCLI()
+@Test(arguments: [["registry", "promote"], ["promote"]], Backend.allCases)
+func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String], backend: Backend) throws {
+    let cli = try RegistryCLI(backend)
     let adapter = try cli.file("a.bin", TestAdapter.bytes(4))
     try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: false)])
     let refused = try cli.run(command + ["v1", "--lineage", "mail"])
@@ -76,8 +88,9 @@ func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) 
     #expect(history[0]["bypassed"]?.stringValue?.contains("worse") == true)
 }
 
-@Test func rollbackGoesBackThenToBase() throws {
-    let cli = RegistryCLI()
+@Test(arguments: Backend.allCases)
+func rollbackGoesBackThenToBase(backend: Backend) throws {
+    let cli = try RegistryCLI(backend)
     let report = try cli.gateReport(better: true)
     for i in 1...2 {
         try cli.run(["registry", "add", try cli.file("a\(i).bin", TestAdapter.bytes(i)), "--lineage", "mail", "--gate-report", report])
@@ -118,4 +131,19 @@ func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String]) 
     #expect(verify.status == 1)
     let states = try JSONDecoder().decode(JSONValue.self, from: Data(verify.stdout.utf8)).arrayValue?.compactMap { $0["state"]?.stringValue }
     #expect(states == ["ok", "corrupt"])
+}
+
+/// On PostgreSQL the adapter files are rows of the database's blob table: `registry verify` rehashes them there, and
+/// a damaged chunk is named corrupt (exit 1) while the state directory is never created.
+@Test func verifyOnPostgresRehashesTheAdaptersKeptInTheDatabase() throws {
+    let cli = try RegistryCLI(.postgres)
+    #expect(try cli.run(["registry", "add", try cli.file("a.bin", TestAdapter.bytes(7)), "--lineage", "mail"]).status == 0)
+    #expect(try cli.json(["registry", "verify"]).arrayValue?.compactMap { $0["state"]?.stringValue } == ["ok"])
+    let connection = try PostgresConnection(cli.database[1])
+    #expect(try connection.run("UPDATE blob_chunks SET bytes = ? WHERE seq = 0", Data("damaged".utf8)) == 1)
+    let verify = try cli.run(["registry", "verify", "--json"])
+    #expect(verify.status == 1, "\(verify.stderr)")
+    let states = try JSONDecoder().decode(JSONValue.self, from: Data(verify.stdout.utf8)).arrayValue?.compactMap { $0["state"]?.stringValue }
+    #expect(states == ["corrupt"])
+    #expect(!FileManager.default.fileExists(atPath: cli.dir.state.database.path))
 }

@@ -4,14 +4,24 @@ import ReplayBuffer
 import Testing
 import TestSupport
 
-/// `adapt data …` through the built executable.
+/// `adapt data …` through the built executable, on a temporary state directory or (`.postgres`) on a new database
+/// in the throwaway cluster, named with `--database`.
 struct AdaptData {
     let directory = TemporaryDirectory("adapt-data")
+    /// `--database URL` on PostgreSQL, nothing on SQLite.
+    let database: [String]
+
+    init() { database = [] }
+
+    init(_ backend: Backend) throws {
+        database = backend == .postgres ? ["--database", try PostgresCluster.shared().makeDatabase()] : []
+    }
+
+    var statePath: String { directory.url.appendingPathComponent("state").path }
 
     @discardableResult
     func run(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
-        try Executables.run("adapt", ["--state", directory.url.appendingPathComponent("state").path, "--durability", "normal"] + arguments,
-                            input: input)
+        try Executables.run("adapt", ["--state", statePath, "--durability", "normal"] + database + arguments, input: input)
     }
 
     func write(_ name: String, _ text: String) throws -> String {
@@ -27,8 +37,9 @@ struct AdaptData {
     }
 }
 
-@Test func badJSONLThroughTheExecutableExitsOneWithLineNumbersAndStoresNothing() throws {
-    let adapt = AdaptData()
+@Test(arguments: Backend.allCases)
+func badJSONLThroughTheExecutableExitsOneWithLineNumbersAndStoresNothing(backend: Backend) throws {
+    let adapt = try AdaptData(backend)
     let good = try adapt.write("good.jsonl", "{\"prompt\": \"p\", \"completion\": \"c\"}\n")
     #expect(try adapt.run(["data", "import", good, "--lineage", "mail"]).status == 0)
     let before = try adapt.json(["data", "list"])
@@ -57,8 +68,9 @@ struct AdaptData {
     #expect(skipped.stderr.contains("skipped line 3: invalid JSON"))
 }
 
-@Test func listPrintsTheDesignedJSONFieldsAndImportReadsStandardInput() throws {
-    let adapt = AdaptData()
+@Test(arguments: Backend.allCases)
+func listPrintsTheDesignedJSONFieldsAndImportReadsStandardInput(backend: Backend) throws {
+    let adapt = try AdaptData(backend)
     let input = "{\"prompt\": \"Call me\", \"completion\": \"at 020 7946 0958\", \"source\": \"sms\", \"weight\": 2}\n"
     let result = try adapt.run(["data", "import", "-", "--lineage", "mail", "--json"], input: input)
     #expect(result.status == 0, "\(result.stderr)")
@@ -81,10 +93,13 @@ struct AdaptData {
     let stats = try adapt.json(["data", "stats"])
     #expect(stats.arrayValue?.first?["examples"] == .int(1))
     #expect(stats.arrayValue?.first?["scrubbed"]?["phone"] == .int(1))
+    #expect(FileManager.default.fileExists(atPath: adapt.statePath) == (backend == .sqlite),
+            "on PostgreSQL nothing is written to the state directory")
 }
 
-@Test func policyAndForgetThroughTheExecutable() throws {
-    let adapt = AdaptData()
+@Test(arguments: Backend.allCases)
+func policyAndForgetThroughTheExecutable(backend: Backend) throws {
+    let adapt = try AdaptData(backend)
     let policy = try adapt.json(["data", "policy", "--lineage", "mail", "--ttl-days", "30", "--max-uses", "5",
                                  "--max-tokens-per-night", "20000"])
     #expect(policy["ttl_days"] == .int(30) && policy["max_uses_per_example"] == .int(5) && policy["max_tokens_per_night"] == .int(20000))
@@ -95,6 +110,8 @@ struct AdaptData {
     // Counts only: how many examples and blobs went, never which text.
     let forgotten = try adapt.json(["data", "forget", "--source", "s2", "--lineage", "mail"])
     #expect(forgotten["forgotten"] == .int(2) && forgotten["erased_blobs"] == .int(0) && forgotten["adapter_versions"] == .array([]))
+    // SQLite truncates its write-ahead log, PostgreSQL rewrites the tables that held the rows.
+    #expect(forgotten["wal_truncated"] == .bool(backend == .sqlite) && forgotten["tables_rewritten"] == .bool(backend == .postgres))
     let id = try #require(try adapt.json(["data", "list"]).arrayValue?.first?["id"]?.stringValue)
     let forgot = try adapt.run(["data", "forget", "--id", id])
     #expect(forgot.status == 0 && forgot.stdout == "forgot 1 example\n")

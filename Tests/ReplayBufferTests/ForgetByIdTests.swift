@@ -7,8 +7,9 @@ import TestSupport
 // `adapt data forget --id` takes the id as `adapt data list` shows it (its first 12 characters) or whole; a
 // prefix that matches nothing or several examples erases nothing and says why.
 
-@Test func forgetAcceptsTheShortIdThatDataListPrints() throws {
-    let adapt = AdaptData()
+@Test(arguments: Backend.allCases)
+func forgetAcceptsTheShortIdThatDataListPrints(backend: Backend) throws {
+    let adapt = try AdaptData(backend)
     let file = try adapt.write("x.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\"}\n")
     #expect(try adapt.run(["data", "import", file, "--lineage", "mail"]).status == 0)
     let table = try adapt.run(["data", "list"]).stdout.split(separator: "\n")

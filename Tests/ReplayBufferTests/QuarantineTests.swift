@@ -136,13 +136,15 @@ import TestSupport
 }
 
 
-@Test func releaseThroughTheExecutablePrintsJSONAndRefusesAnUnknownLineageOrSource() throws {
-    let adapt = AdaptData()
+@Test(arguments: Backend.allCases)
+func releaseThroughTheExecutablePrintsJSONAndRefusesAnUnknownLineageOrSource(backend: Backend) throws {
+    let adapt = try AdaptData(backend)
     // The command line's import fills the held-out set to the gate's 10 first: 6 of the 16 stay in training.
     let file = try adapt.write("bad.jsonl", String(decoding: BufferFixture.lines(16), as: UTF8.self))
     #expect(try adapt.run(["data", "policy", "--lineage", "mail", "--held-out-fraction", "0"]).status == 0)
     #expect(try adapt.run(["data", "import", file, "--lineage", "mail", "--source", "bad"]).status == 0)
-    let database = try Database(path: adapt.directory.url.appendingPathComponent("state/adapt.sqlite").path, durability: .normal)
+    let database: any SQLConnection = backend == .postgres ? try PostgresConnection(adapt.database[1])
+        : try Database(path: adapt.directory.url.appendingPathComponent("state/adapt.sqlite").path, durability: .normal)
     _ = try ReplayStore(database: database)
     #expect(try database.transaction {
         try ReplayStore.quarantine(sources: ["bad"], lineage: "mail", night: "2026-12-05", now: 1, in: database)

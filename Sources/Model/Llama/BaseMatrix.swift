@@ -30,7 +30,7 @@ struct BaseMatrix: Sendable {
         let rowBytes = columns / info.type.blockSize * info.type.blockBytes
         let bytes = file.bytes(of: info)
         let first = (firstRow + range.lowerBound) * rowBytes
-        Dequantize.convert(UnsafeRawBufferPointer(rebasing: bytes[first..<(first + range.count * rowBytes)]),
-                           type: info.type, count: range.count * columns, into: out)
+        BlockDequantizer.convert(UnsafeRawBufferPointer(rebasing: bytes[first..<(first + range.count * rowBytes)]),
+                                 type: info.type, count: range.count * columns, into: out)
     }
 }

@@ -106,13 +106,23 @@ enum QuantizedMatVec {
     /// reads keeps greedy decoding on llama.cpp's path.
     static func quantize(_ x: UnsafePointer<Float>, groups: Int, values: UnsafeMutableRawPointer, scales: UnsafeMutablePointer<Float>,
                          halfSums: UnsafeMutablePointer<Int32>, sums: UnsafeMutablePointer<Float>) {
+        // Eight lanes at a time; every step is exact or rounds as the scalar operation does, so the values are
+        // those of the element-by-element loop this replaces (the tests compare with llama.cpp's rounding).
+        typealias Eight = SIMD8<Float>
+        @inline(__always) func magnitude(_ v: Eight) -> Eight {
+            unsafeBitCast(unsafeBitCast(v, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: Eight.self)
+        }
+        // Adding 1.5 · 2²³ rounds half to even any |v| < 2²² (here |v| ≤ 127, plus a rounding) and leaves the
+        // integer in the low bits of the sum: its bit pattern is 0x4B40_0000 + the integer.
+        let shifter = Eight(repeating: 0x1.8p23)
         for g in 0..<groups {
-            let xg = x + 32 * g
-            var largest: Float = 0, finite = true
-            for i in 0..<32 {
-                largest = max(largest, abs(xg[i]))
-                finite = finite && xg[i].isFinite
-            }
+            let raw = UnsafeRawPointer(x + 32 * g)
+            let xs = (raw.loadUnaligned(as: Eight.self), raw.loadUnaligned(fromByteOffset: 32, as: Eight.self),
+                      raw.loadUnaligned(fromByteOffset: 64, as: Eight.self), raw.loadUnaligned(fromByteOffset: 96, as: Eight.self))
+            let m = (magnitude(xs.0), magnitude(xs.1), magnitude(xs.2), magnitude(xs.3))
+            let infinity = Eight(repeating: .infinity)
+            // NaN compares false, so a NaN or an infinity anywhere clears `finite`.
+            let finite = all((m.0 .< infinity) .& (m.1 .< infinity) .& (m.2 .< infinity) .& (m.3 .< infinity))
             let out = (values + QuantizedKernels.QuantizedActivations.groupBytes * g).assumingMemoryBound(to: Int16.self)
             // The ones the kernels widen with (`QuantizedActivations`).
             (out + 32).initialize(repeating: 1, count: 16)
@@ -122,13 +132,18 @@ enum QuantizedMatVec {
                 (scales[g], sums[g], halfSums[2 * g], halfSums[2 * g + 1]) = (.nan, .nan, 0, 0)
                 continue
             }
-            let inverse = largest == 0 ? 0 : 127 / largest
-            var low: Int32 = 0, high: Int32 = 0
-            for i in 0..<32 {
-                let q = Int16((xg[i] * inverse).rounded(.toNearestOrEven))
-                out[(i % 2) * 16 + i / 2] = q
-                if i < 16 { low += Int32(q) } else { high += Int32(q) }
+            let wider = m.0.replacing(with: m.1, where: m.1 .> m.0), widest = m.2.replacing(with: m.3, where: m.3 .> m.2)
+            let largest = wider.replacing(with: widest, where: widest .> wider).max()
+            let inverse = Eight(repeating: largest == 0 ? 0 : 127 / largest)
+            @inline(__always) func rounded(_ v: Eight) -> SIMD8<Int16> {
+                SIMD8<Int16>(truncatingIfNeeded: unsafeBitCast(v * inverse + shifter, to: SIMD8<Int32>.self) &- 0x4B40_0000)
             }
+            let q = SIMD32<Int16>(lowHalf: SIMD16(lowHalf: rounded(xs.0), highHalf: rounded(xs.1)),
+                                  highHalf: SIMD16(lowHalf: rounded(xs.2), highHalf: rounded(xs.3)))
+            UnsafeMutableRawPointer(out).storeBytes(of: q.evenHalf, as: SIMD16<Int16>.self)
+            UnsafeMutableRawPointer(out).storeBytes(of: q.oddHalf, toByteOffset: 32, as: SIMD16<Int16>.self)
+            let low = SIMD16<Int32>(truncatingIfNeeded: q.lowHalf).wrappedSum()
+            let high = SIMD16<Int32>(truncatingIfNeeded: q.highHalf).wrappedSum()
             let step = largest / 127
             scales[g] = roundedToHalf(step)
             sums[g] = roundedToHalf(step * Float(low + high))

@@ -12,13 +12,19 @@ enum DataCommands {
     static let lineage = Option<String?>("lineage", value: "L", help: "the lineage (e.g. mail)")
     static let lineageFilter = Option(lineage: "only this lineage")
 
+    /// The replay buffer of `--database postgres://…` (or `ADAPT_DATABASE`), else of the state directory
+    /// (created on first use).
     static func store(_ invocation: Invocation) throws -> DataService {
-        try DataService(database: try GlobalOptions.database(invocation))
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try DataService(postgres: url) }
+        return try DataService(database: try GlobalOptions.database(invocation), state: try GlobalOptions.stateDirectory(invocation))
     }
 
-    /// The replay buffer of a command that only reads: read-only, and an error if the state does not exist.
+    /// The replay buffer of a command that only reads: on PostgreSQL, or the state directory's read-only (an
+    /// error if the state does not exist).
     static func readingStore(_ invocation: Invocation) throws -> DataService {
-        try DataService(database: try GlobalOptions.readOnlyDatabase(invocation))
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try DataService(postgres: url) }
+        return try DataService(database: try GlobalOptions.readOnlyDatabase(invocation),
+                               state: try GlobalOptions.stateDirectory(invocation))
     }
 
     /// Lineage names and policy values are command-line input: a bad one is a usage error (exit 2).
@@ -252,7 +258,9 @@ enum DataCommands {
             Erases the examples and every snapshot blob that held a copy of them (the prune step's buffer snapshots,
             the sample step's training and held-out snapshots), in one operation: the rows are overwritten in the
             database file (SQLite secure_delete), the blob files deleted, and the write-ahead log checkpointed and
-            truncated. Runs that read an erased snapshot say so in 'adapt show' and 'adapt replay'.
+            truncated. On PostgreSQL (--database) the tables that held the rows are rewritten instead (VACUUM FULL),
+            and erased blobs go from the database's blob tables. Runs that read an erased snapshot say so in
+            'adapt show' and 'adapt replay'.
             Lists the adapter versions trained on a snapshot that held a forgotten example; --retire-adapters
             retires them in the same transaction (they stay registered but can never be made active again) and
             moves an active one to the newest version not retired that was once active, or to the base model.
@@ -269,8 +277,7 @@ enum DataCommands {
         if !ids.isEmpty, lineage != nil { throw UsageError("--lineage goes with --source, not --id") }
         let store = try store(invocation)
         let request = try asUsage { try store.forgetRequest(ids: ids, source: source, lineage: lineage) }
-        let report = try store.forget(request, retireAdapters: args[Forget.retireAdapters],
-                                      state: try GlobalOptions.stateDirectory(invocation))
+        let report = try store.forget(request, retireAdapters: args[Forget.retireAdapters])
         let forgotten = report.erasure.examples
         let retiredIDs = Set(report.retirement?.retired.map(\.id) ?? [])
         let versions = report.trainedOn.map { v -> JSONValue in
@@ -285,6 +292,7 @@ enum DataCommands {
             Console.print(JSON.pretty(JSONValue.object([
                 "forgotten": .int(forgotten), "erased_blobs": .int(report.erasure.blobs.count),
                 "freed_bytes": .int(Int(report.erasure.freedBytes)), "wal_truncated": .bool(report.erasure.walTruncated),
+                "tables_rewritten": .bool(report.erasure.tablesRewritten),
                 "adapter_versions": .array(versions), "retired": .int(retiredIDs.count), "active_moves": .array(moves),
                 "removed_replay_scratch": .int(report.removedReplayScratch),
             ])))
@@ -298,9 +306,7 @@ enum DataCommands {
         if report.removedReplayScratch > 0 {
             Console.print("removed \(report.removedReplayScratch) scratch directory(ies) left by killed replays")
         }
-        if forgotten > 0, !report.erasure.walTruncated {
-            Console.print("the write-ahead log is held by another reader; it is truncated at its next checkpoint")
-        }
+        if forgotten > 0, let leftover = store.leftover(of: report) { Console.print(leftover) }
         guard !report.trainedOn.isEmpty else { return }
         let names = report.trainedOn.map { "\($0.lineage)/\($0.name)" }.joined(separator: ", ")
         if report.retirement == nil {

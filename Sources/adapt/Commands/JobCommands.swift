@@ -180,9 +180,9 @@ enum JobCommands {
         let days = try invocation.arguments.required(olderThan)
         // The pruned runs owned blobs (snapshots, adapters, checkpoints): what nothing owns now is collected. Its
         // report goes to stderr, so the command's own output keeps its shape.
-        // The blobs are the state directory's: on PostgreSQL this refuses before connecting.
-        let blobs = try GlobalOptions.stateDirectory(invocation).blobs
-        let (outcome, collected) = try control(invocation).pruneHistory(olderThanDays: days, blobs: blobs)
+        let (outcome, collected) = try control(invocation).pruneHistory(olderThanDays: days) {
+            try GlobalOptions.stateDirectory(invocation).blobs
+        }
         Console.error("gc: " + GCCommand.describe(collected))
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s)")

@@ -24,6 +24,10 @@ enum MigrateCommand {
         options: [from, to, .json]
     ) { invocation in
         let a = invocation.arguments
+        // The two states are --from and --to: a global --state or --database would name a third, silently unused.
+        for option in ["state", "database"] where invocation.global.string(option) != nil {
+            throw UsageError("migrate copies from --from to --to and takes no --\(option); drop it")
+        }
         guard let source = try a[from] else { throw UsageError("--from DIR|URL is required") }
         guard let target = try a[to] else { throw UsageError("--to DIR|URL is required") }
         let report = try StateMigration.run(from: .init(source), to: .init(target))

@@ -22,13 +22,18 @@ enum RegistryCommands {
     }
     static let force = Flag("force", help: "promote without a 'better' gate outcome (recorded)")
 
+    /// The registry of `--database postgres://…` (or `ADAPT_DATABASE`) with its blobs in that database, else
+    /// of the state directory (created on first use).
     static func registry(_ invocation: Invocation) throws -> AdapterRegistry {
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try RegistryService.open(postgres: url) }
         let state = try GlobalOptions.stateDirectory(invocation)
         return try RegistryService.open(try GlobalOptions.database(invocation), blobs: state.blobs)
     }
 
-    /// The registry of a command that only reads: read-only, and an error if the state does not exist.
+    /// The registry of a command that only reads: on PostgreSQL, or the state directory's read-only (an error
+    /// if the state does not exist).
     static func readingRegistry(_ invocation: Invocation) throws -> AdapterRegistry {
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try RegistryService.open(postgres: url) }
         let state = try GlobalOptions.stateDirectory(invocation)
         return try RegistryService.open(try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs)
     }
@@ -228,7 +233,7 @@ enum RegistryCommands {
     ) { invocation in
         let registry = try registry(invocation)
         let force = invocation.arguments[RegistryCommands.force]
-        let state = try GlobalOptions.stateDirectory(invocation)
+        let state = try GlobalOptions.localFiles(invocation)
         let moved = try RegistryService.promote(try reference(invocation), force: force, registry: registry,
                                                 model: state.defaultModel, state: state)
         let change = moved.change
@@ -247,7 +252,7 @@ enum RegistryCommands {
         options: [lineage, .json]
     ) { invocation in
         let lineage = try invocation.arguments.required(RegistryCommands.lineage)
-        let state = try GlobalOptions.stateDirectory(invocation)
+        let state = try GlobalOptions.localFiles(invocation)
         let moved = try RegistryService.rollback(lineage: lineage, registry: try registry(invocation), model: state.defaultModel,
                                                  state: state)
         let change = moved.change

@@ -11,7 +11,7 @@ enum RegistryExchangeCommands {
     /// service checks it exists when it needs it.
     static func modelURL(_ invocation: Invocation) throws -> URL {
         try invocation.arguments[ModelCommands.model].map { URL(fileURLWithPath: $0) }
-            ?? GlobalOptions.stateDirectory(invocation).defaultModel
+            ?? GlobalOptions.localFiles(invocation).defaultModel
     }
 
     struct ExportJSON: Encodable {

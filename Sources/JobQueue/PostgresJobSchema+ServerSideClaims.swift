@@ -10,7 +10,7 @@ extension PostgresJobSchema {
     /// completion's `WHERE`. `adapt_complete_and_claim` claims in an exception block, a subtransaction like the
     /// savepoint it replaces: a claim that fails leaves the completions recorded, and the worker claims again on
     /// its own. Its claims are collected before any is returned, so none whose update was undone is handed out.
-    static let version2 = """
+    static let serverSideClaims = """
     CREATE TYPE adapt_claimed AS (
         id BIGINT, run_id BIGINT, name TEXT, kind TEXT, input TEXT, attempt BIGINT, max_attempts BIGINT,
         lease_length BIGINT, has_dependents BOOLEAN
