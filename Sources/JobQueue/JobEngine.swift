@@ -29,6 +29,8 @@ public protocol JobEngine: AnyObject, Sendable {
 
     // Leases
     func claim(_ request: ClaimRequest) throws -> Claim?
+    /// Up to `limit` due jobs in one claim (for a worker with that many idle slots).
+    func claim(_ request: ClaimRequest, limit: Int) throws -> [Claim]
     func claim(kinds: [String], owner: String, leaseMilliseconds: Int64) throws -> Claim?
     func heartbeat(_ claim: Claim, leaseMilliseconds: Int64) throws -> HeartbeatResult
     func complete(_ claim: Claim, output: JSONValue) throws

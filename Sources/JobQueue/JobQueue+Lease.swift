@@ -20,6 +20,12 @@ extension JobQueue {
         return try database.transaction { try claimInTransaction(request, now: now, limit: 1).first }
     }
 
+    /// Takes up to `limit` due jobs in one transaction, as `claim(_:)` takes one.
+    public func claim(_ request: ClaimRequest, limit: Int) throws -> [Claim] {
+        let now = self.now
+        return try database.transaction { try claimInTransaction(request, now: now, limit: limit) }
+    }
+
     private func claimInTransaction(_ request: ClaimRequest, now: Int64, limit: Int) throws -> [Claim] {
         guard limit > 0 else { return [] }
         // A read, then one update per job, inside the caller's write transaction (nobody else can claim in

@@ -19,29 +19,30 @@ extension PostgresJobQueue {
     /// in one statement: the due rows are locked as they are found, rows another claim holds are skipped, and the
     /// locked ones are leased to the owner with their attempt (the fencing token) counted up.
     public func claim(_ request: ClaimRequest) throws -> Claim? {
-        let now = self.now
-        return try claimStatement(request, now: now, limit: 1).first
+        try claim(request, limit: 1).first
+    }
+
+    /// Takes up to `limit` due jobs at once, as `claim(_:)` takes one: one statement, one commit.
+    public func claim(_ request: ClaimRequest, limit: Int) throws -> [Claim] {
+        try claimStatement(request, now: now, limit: limit)
     }
 
     func claimStatement(_ request: ClaimRequest, now: Int64, limit: Int) throws -> [Claim] {
         guard limit > 0 else { return [] }
         let override: Int64? = request.overridesJobLeases ? request.leaseMilliseconds : nil
-        let kinds = request.kinds.indices.map { "$\($0 + 7)" }.joined(separator: ",")
-        let rows = try connection.query("""
-            UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, lease_owner = $1,
-                            lease_expires_at = $2 + coalesce($3, jobs.lease_ms, $4), heartbeat_at = $2,
-                            updated_at = $2, transition_note = $5
-            FROM (SELECT id FROM jobs
-                  WHERE state IN ('ready','failed') AND kind IN (\(kinds)) AND run_at <= $2
-                  ORDER BY priority, run_at, id LIMIT $6
-                  FOR UPDATE SKIP LOCKED) AS due
-            WHERE jobs.id = due.id
-            RETURNING jobs.id, jobs.run_id, jobs.name, jobs.kind, jobs.input, jobs.attempt, jobs.max_attempts,
-                      jobs.lease_expires_at - $2 AS lease_length,
-                      EXISTS (SELECT 1 FROM job_dependencies WHERE depends_on = jobs.id) AS has_dependents
-            """, arguments: [request.owner, now, override, request.leaseMilliseconds, "claimed by \(request.owner)", limit]
-                + request.kinds)
+        let rows = try connection.query("SELECT * FROM adapt_claim($1, $2, $3, $4, \(Self.textArray(5)), $6)",
+                                        request.owner, now, override, request.leaseMilliseconds,
+                                        Self.jsonArray(request.kinds), limit)
         return try rows.map { try Claim(row: $0, owner: request.owner, now: now) }.sorted { $0.jobID.value < $1.jobID.value }
+    }
+
+    /// A `text[]` from parameter `$index`, bound as a JSON array of strings (no quoting rules of array literals).
+    static func textArray(_ index: Int) -> String {
+        "ARRAY(SELECT jsonb_array_elements_text($\(index)::jsonb))"
+    }
+
+    static func jsonArray(_ strings: [String]) -> String {
+        JobJSON.canonicalString(.array(strings.map { .string($0) }))
     }
 
     /// Extends the lease by `leaseMilliseconds` from now, and says whether the run was cancelled.
@@ -78,24 +79,29 @@ extension PostgresJobQueue {
         return try complete([finished], thenClaim: next)[0].get()
     }
 
-    /// Group commit, as `JobQueue.complete(_:thenClaim:)`: every completion of `batch`, then one claim statement
-    /// taking a job for each completion that asked (in a savepoint: a failed claim must not abort the completions).
-    /// The completions without a hook are one statement together (a round trip per job would cost more than the
-    /// job); one with a hook runs in a savepoint of its own, so a refusing hook fails alone. A lost lease writes
-    /// nothing and fails alone.
+    /// Group commit, as `JobQueue.complete(_:thenClaim:)`: every completion of `batch`, then one claim taking a
+    /// job for each completion that asked (a failed claim does not undo the completions). Without hooks this is
+    /// one call of `adapt_complete_and_claim` between `BEGIN` and `COMMIT`: three round trips and one commit for
+    /// the whole batch. The call is not sent alone, although it would be its own transaction: a link cut while it
+    /// is on its way leaves it in the socket, and the kernel delivers it once the link is back, after the worker
+    /// gave up on the connection. Alone it would then commit, and the worker, retrying on a new connection, would
+    /// be told its lease was lost for a result that was recorded; inside a transaction it dies with its session.
+    /// A completion with a hook runs in a savepoint of its own, so a refusing hook fails alone; the claim then
+    /// follows the hooks in the same transaction. A lost lease writes nothing and fails alone.
     public func complete(_ batch: [JobCompletion<PostgresConnection>], thenClaim next: ClaimRequest) throws -> [Result<Claim?, any Error>] {
         let now = self.now
+        guard batch.contains(where: { $0.alsoInTransaction != nil }) else {
+            let (recorded, claims) = try connection.transaction {
+                try completeTogether(batch, claimNext: true, next: next, now: now)
+            }
+            return Self.results(of: batch, recorded: recorded, claims: claims)
+        }
         return try connection.transaction {
             var results = Array(repeating: Result<Claim?, any Error>.success(nil), count: batch.count)
             let plain = batch.indices.filter { batch[$0].alsoInTransaction == nil }
-            let recorded = try completeTogether(plain.map { batch[$0].claim }, outputs: plain.map { batch[$0].output }, now: now)
-            for index in plain {
-                let claim = batch[index].claim
-                guard recorded.contains(claim.jobID.value) else {
-                    results[index] = .failure(JobQueueError.leaseLost(claim.jobID, token: claim.token))
-                    continue
-                }
-                if claim.hasDependents { try readyDependents(of: claim, now: now) }
+            let (recorded, _) = try completeTogether(plain.map { batch[$0] }, claimNext: false, next: next, now: now)
+            for (index, result) in zip(plain, Self.results(of: plain.map { batch[$0] }, recorded: recorded, claims: [])) {
+                results[index] = result
             }
             for index in batch.indices where batch[index].alsoInTransaction != nil {
                 let finished = batch[index]
@@ -119,22 +125,48 @@ extension PostgresJobQueue {
         }
     }
 
-    /// Records the success of every claim whose lease still holds, in one statement (each row fenced as `fence`
-    /// says); returns the ids it recorded.
-    private func completeTogether(_ claims: [Claim], outputs: [JSONValue], now: Int64) throws -> Set<Int64> {
-        guard !claims.isEmpty else { return [] }
-        let rows = zip(claims, outputs).map { claim, output in
-            JSONValue.object(["id": .int(Int(claim.jobID.value)), "attempt": .int(claim.attempt),
-                              "output": .string(JobJSON.canonicalString(output)), "note": .string("completed by \(claim.owner)")])
+    /// Records the success of every completion whose lease still holds (each row fenced as `fence` says) and
+    /// readies the dependents, in one statement; with `claimNext`, the same statement claims a job for each
+    /// recorded completion that asks. Returns the ids it recorded and the claims.
+    private func completeTogether(_ batch: [JobCompletion<PostgresConnection>], claimNext: Bool, next: ClaimRequest,
+                                  now: Int64) throws -> (recorded: Set<Int64>, claims: [Claim]) {
+        guard !batch.isEmpty else { return ([], []) }
+        let rows = batch.map { finished in
+            JSONValue.object(["id": .int(Int(finished.claim.jobID.value)), "attempt": .int(Int(finished.claim.token)),
+                              "output": .string(JobJSON.canonicalString(finished.output)),
+                              "note": .string("completed by \(finished.claim.owner)"),
+                              "claim_next": .bool(claimNext && finished.claimNext),
+                              "has_dependents": .bool(finished.claim.hasDependents)])
         }
-        let changed = try connection.query("""
-            UPDATE jobs SET state = 'succeeded', output = v.output, error = NULL, lease_owner = NULL,
-                            lease_expires_at = NULL, finished_at = $2, updated_at = $2, transition_note = v.note
-            FROM jsonb_to_recordset($1::jsonb) AS v(id bigint, attempt int, output text, note text)
-            WHERE jobs.id = v.id AND jobs.attempt = v.attempt AND jobs.state = 'running' AND jobs.lease_expires_at >= $2
-            RETURNING jobs.id
-            """, JobJSON.canonicalString(.array(rows)), now)
-        return Set(changed.compactMap { $0.int64("id") })
+        let override: Int64? = next.overridesJobLeases ? next.leaseMilliseconds : nil
+        let answer = try connection.query("""
+            SELECT * FROM adapt_complete_and_claim($1::jsonb, $2, $3, $4, $5, \(Self.textArray(6)))
+            """, JobJSON.canonicalString(.array(rows)), now, next.owner, override, next.leaseMilliseconds,
+            Self.jsonArray(next.kinds))
+        var recorded = Set<Int64>()
+        var claims: [Claim] = []
+        for row in answer {
+            if let id = row.int64("completed") {
+                recorded.insert(id)
+            } else {
+                claims.append(try Claim(row: row, owner: next.owner, now: now))
+            }
+        }
+        return (recorded, claims.sorted { $0.jobID.value < $1.jobID.value })
+    }
+
+    /// Per completion: `leaseLost` when it was not recorded, else its next claim (handed out in batch order to the
+    /// completions that asked) or nil.
+    private static func results(of batch: [JobCompletion<PostgresConnection>], recorded: Set<Int64>,
+                                claims: [Claim]) -> [Result<Claim?, any Error>] {
+        var unhanded = claims[...]
+        return batch.map { finished in
+            let claim = finished.claim
+            guard recorded.contains(claim.jobID.value) else {
+                return .failure(JobQueueError.leaseLost(claim.jobID, token: claim.token))
+            }
+            return .success(finished.claimNext ? unhanded.popFirst() : nil)
+        }
     }
 
     private func completeInTransaction(_ claim: Claim, output: JSONValue, now: Int64,

@@ -12,9 +12,10 @@ import Storage
 /// - a lease exists exactly while a job runs, a running job's attempt (its fencing token) is at least 1.
 /// One addition: a job becoming claimable (ready or failed) notifies channel `adapt_jobs` with its kind, which
 /// idle workers LISTEN to instead of polling. NOTIFY is delivered at commit, so a woken worker finds the job.
-/// Later migrations, each in a file of its own: `eventTransactions` (the transaction that wrote each event).
+/// Later migrations, each in a file of its own: `eventTransactions` (the transaction that wrote each event),
+/// `serverSideClaims` (the claim and the group commit as server-side functions).
 public enum PostgresJobSchema {
-    public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions])
+    public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims])
 
     /// The channel `jobs_notify_claimable` notifies.
     public static let channel = "adapt_jobs"

@@ -49,7 +49,8 @@ final class GroupCommit<Engine: JobEngine>: Sendable {
     /// A slot holds no job any more (its last completion brought no next claim, or the job ended otherwise).
     func slotIsFree() { busy.subtract(1, ordering: .relaxed) }
 
-    private func busySlots() -> Int { busy.load(ordering: .relaxed) }
+    /// How many slots hold a job now.
+    var busySlots: Int { busy.load(ordering: .relaxed) }
 
     /// Transactions made so far.
     var count: Int { commits.load(ordering: .relaxed) }
@@ -59,7 +60,7 @@ final class GroupCommit<Engine: JobEngine>: Sendable {
     func submit(_ completion: JobCompletion<Engine.Connection>) async -> Outcome {
         // Alone, commit here without suspending the task: a suspension costs a trip through the scheduler.
         let alone = state.withLock { state -> Bool in
-            guard !state.committing, state.waiting.isEmpty, busySlots() <= 1 else { return false }
+            guard !state.committing, state.waiting.isEmpty, busySlots <= 1 else { return false }
             state.committing = true
             return true
         }
@@ -80,7 +81,7 @@ final class GroupCommit<Engine: JobEngine>: Sendable {
     /// What to do now that the waiting list changed. Call with the state locked.
     private func decide(_ state: inout State) -> Next {
         guard !state.committing, !state.waiting.isEmpty else { return .nothing }
-        if state.waiting.count >= busySlots() {
+        if state.waiting.count >= busySlots {
             state.committing = true
             return .commit
         }

@@ -5,13 +5,14 @@ import JobQueue
 /// Where an idle worker's slots wait on PostgreSQL: one thread listens for the engine's notifications
 /// (`PostgresJobQueue.waitForWork`, LISTEN/NOTIFY) while any slot waits, and sleeps on a condition when none does.
 ///
-/// A notification of one of the worker's kinds wakes one waiting slot, and so does a write of this process (a
-/// claim, a completion): the slots share one connection, so waking all of them for one new job would queue their
-/// looks one behind the other, the one that finds the job perhaps last. A slot that claims a job wakes the next
-/// (its claim is a local write), so a backlog brings every slot in within a few round trips. A failed wait (the
-/// server gone) wakes every slot, after a pause, so they meet the error and wait the outage out themselves. The
-/// listening thread looks up at least every `sliceMilliseconds`, so a stop or a nearer deadline is noticed soon.
-/// The listening connection is the engine's own second connection: waiting holds it.
+/// A notification of one of the worker's kinds wakes one waiting slot: the slots share one connection, so waking
+/// all of them for one new job would queue their looks one behind the other, the one that finds the job perhaps
+/// last. The woken slot claims for its idle siblings too and hands them the jobs (`wakeSibling`), so a backlog
+/// fills every slot in one round trip; a write of this process wakes no one, since the database notifies what it
+/// makes claimable to this listener as to every other. A failed wait (the server gone) wakes every slot, after a
+/// pause, so they meet the error and wait the outage out themselves. The listening thread looks up at least every
+/// `sliceMilliseconds`, so a stop or a nearer deadline is noticed soon. The listening connection is the engine's
+/// own second connection: waiting holds it.
 ///
 /// `@unchecked Sendable`: `waiters`, `stopped`, `version` and `localVersion` are only touched with `condition`
 /// locked.
@@ -53,13 +54,20 @@ final class NotificationWaiter: WorkSignal, @unchecked Sendable {
         }
     }
 
-    func noteLocalWrite() {
+    /// Nothing to do: whatever a local write makes claimable (a dependent readied, a job put back or rescued) is
+    /// notified by the database like anyone else's, and reaches this process's listener too. Waking a sibling here
+    /// would only send it to look for nothing, on the connection the busy slots need.
+    func noteLocalWrite() {}
+
+    func wakeSibling() {
         let due = condition.withLock { () -> [Waiter] in
             localVersion += 1
             return waiters.isEmpty ? [] : [waiters.removeFirst()]
         }
         resume(due)
     }
+
+    var idleSlots: Int { condition.withLock { waiters.count } }
 
     var current: WorkSignalMark { condition.withLock { mark } }
 

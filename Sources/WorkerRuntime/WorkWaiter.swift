@@ -71,6 +71,11 @@ final class WorkWaiter: WorkSignal, @unchecked Sendable {
         }
     }
 
+    /// The same as any local write here: every waiting slot looks, and one finds what there is.
+    func wakeSibling() { noteLocalWrite() }
+
+    var idleSlots: Int { condition.withLock { waiters.count } }
+
     /// The versions now, to pass to `wait` later.
     var current: WorkSignalMark { condition.withLock { WorkSignalMark(others: version, local: localVersion) } }
 

@@ -114,6 +114,11 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         var stopRequests = 0
         var summary = WorkerSummary()
         var interrupters: [JobID: Interrupter] = [:]
+        /// Jobs one slot claimed for its idle siblings, not yet taken by one (see `claimOne`).
+        var handed: [Claim] = []
+        /// Jobs asked for by claims under way, so two slots claiming at once do not both claim for the same free
+        /// slots.
+        var reserved = 0
     }
 
     public init(queue: Engine, options: WorkerOptions, body: @escaping JobBody) {
@@ -135,6 +140,7 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
             monitor.stop()
             waiter.stop()
         }
+        defer { releaseHanded() }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<options.concurrency {
                 group.addTask { try await self.slot() }
@@ -192,7 +198,7 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         var next: Claim?
         var failures = 0
         var lastRescueLook: Int64 = 0
-        while !isStopping || next != nil {
+        while !isStopping || next != nil || hasHanded {
             let carried = next
             next = nil
             do {
@@ -246,13 +252,16 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         let claim: Claim
         if let carried {
             claim = carried
+        } else if let handed = takeHanded() {
+            // Claimed for this slot by a sibling: taken even when stopping, like a job already running.
+            claim = handed
+            commits.slotTookJob()
         } else {
             guard !isStopping else { return (.stopping, nil, false) }
-            var claimed = try claimOne()
-            if claimed == nil, try rescueExpiredLeases() { claimed = try claimOne() }
+            var claimed = try claimOne(forSiblings: claimNext)
+            if claimed == nil, try rescueExpiredLeases() { claimed = try claimOne(forSiblings: claimNext) }
             guard let claimed else { return (.idle(nextWakeAt: try queue.nextWakeTime(kinds: options.kinds)), nil, false) }
             claim = claimed
-            commits.slotTookJob()
         }
         let outcome: JobOutcome, next: Claim?, interrupted: Bool
         do {
@@ -265,13 +274,51 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         return (.ran(claim.jobID, outcome), next, interrupted)
     }
 
-    /// Claims a due job of the worker's kinds, if there is one (a cheap read first).
-    private func claimOne() throws -> Claim? {
-        guard try queue.hasClaimableWork(kinds: options.kinds), let claim = try queue.claim(options.claimRequest) else {
-            return nil
+    /// Claims a due job of the worker's kinds, if there is one, and with `forSiblings`, in the same claim, one for
+    /// each other slot that holds no job: those are handed over (`takeHanded`), each waking a waiting sibling, so
+    /// a backlog fills every free slot in one round trip instead of one claim after another on the shared
+    /// connection.
+    private func claimOne(forSiblings: Bool) throws -> Claim? {
+        let limit = state.withLock { state -> Int in
+            let free = options.concurrency - commits.busySlots - state.handed.count - state.reserved
+            let limit = forSiblings ? max(1, free) : 1
+            state.reserved += limit
+            return limit
         }
+        defer { state.withLock { $0.reserved -= limit } }
+        let claims = try queue.claimDue(options.claimRequest, limit: limit)
+        guard let first = claims.first else { return nil }
+        commits.slotTookJob()
         waiter.noteLocalWrite()
-        return claim
+        let rest = claims.dropFirst()
+        if !rest.isEmpty { state.withLock { $0.handed.append(contentsOf: rest) } }
+        for _ in rest { waiter.wakeSibling() }
+        // All it asked for: more may be due, for a slot that frees up meanwhile.
+        if claims.count == limit { waiter.wakeSibling() }
+        return first
+    }
+
+    private var hasHanded: Bool { state.withLock { !$0.handed.isEmpty } }
+
+    private func takeHanded() -> Claim? {
+        state.withLock { $0.handed.isEmpty ? nil : $0.handed.removeFirst() }
+    }
+
+    /// Gives back the jobs claimed for siblings that ended before taking them (an immediate stop, an error), so
+    /// they need not wait for their leases to run out.
+    private func releaseHanded() {
+        let left = state.withLock { state -> [Claim] in
+            defer { state.handed.removeAll() }
+            return state.handed
+        }
+        for claim in left {
+            do {
+                try queue.release(claim, reason: "worker \(options.owner) stopped before starting it")
+                count { $0.released += 1 }
+            } catch {
+                options.log?("could not release \(claim.jobID) (\(error)); its lease will run out and it will be rescued")
+            }
+        }
     }
 
     /// Rescues expired leases if there are any (a cheap read first); true when it did.
@@ -310,6 +357,8 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
             do {
                 let (outcome, next) = try await record(result, of: claim, context: context, mayClaimNext: mayClaimNext && !interrupted)
                 outage.answered()
+                // Work was still due for this slot: an idle sibling may find more.
+                if next != nil { waiter.wakeSibling() }
                 return (outcome, next, interrupted)
             } catch JobQueueError.leaseLost {
                 count { $0.leaseLost += 1 }

@@ -7,6 +7,9 @@ import Storage
 public protocol WorkerEngine: JobEngine {
     /// Where idle slots of a worker claiming `kinds` wait for work.
     func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal
+    /// Claims up to `limit` due jobs for a slot that found itself idle (and the idle siblings it hands them to);
+    /// none when nothing is due.
+    func claimDue(_ request: ClaimRequest, limit: Int) throws -> [Claim]
     /// A body's completion hook (`JobResult.completed`) as this engine runs it inside the completion's transaction,
     /// on the engine's own connection.
     func completionHook(_ hook: @escaping @Sendable (any SQLConnection) throws -> Void) -> @Sendable (Connection) throws -> Void
@@ -25,8 +28,14 @@ public protocol WorkSignal: Sendable {
     func start() throws
     /// Ends every wait now.
     func stop()
-    /// A write of this process, which wakes its waiting slots.
+    /// A write of this process that may have made work (a claim, a completion readying dependents, a job put
+    /// back); wakes waiting slots where the database would not announce it to them anyway.
     func noteLocalWrite()
+    /// Moves the mark and wakes one waiting slot: a claim was left for it (`Worker`'s hand-over), or a claim took
+    /// all it asked for and more may be due.
+    func wakeSibling()
+    /// How many slots wait now.
+    var idleSlots: Int { get }
     var current: WorkSignalMark { get }
     func wait(since seen: WorkSignalMark, until deadline: Int64?) async -> WorkSignalMark
 }
@@ -40,6 +49,12 @@ public struct WorkSignalMark: Sendable, Equatable {
 extension JobQueue: WorkerEngine {
     public func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal {
         WorkWaiter(database: database, clock: clock, pollMicroseconds: pollMicroseconds)
+    }
+
+    /// A read first: an empty claim would still take SQLite's write lock.
+    public func claimDue(_ request: ClaimRequest, limit: Int) throws -> [Claim] {
+        guard try hasClaimableWork(kinds: request.kinds) else { return [] }
+        return try claim(request, limit: limit)
     }
 
     public func completionHook(_ hook: @escaping @Sendable (any SQLConnection) throws -> Void) -> @Sendable (Database) throws -> Void {
@@ -58,6 +73,12 @@ extension JobQueue: WorkerEngine {
 extension PostgresJobQueue: WorkerEngine {
     public func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal {
         NotificationWaiter(queue: self, kinds: kinds)
+    }
+
+    /// The claim is its own look: one that finds nothing locks no row and commits nothing, so a read before it
+    /// would only add a round trip to the wake.
+    public func claimDue(_ request: ClaimRequest, limit: Int) throws -> [Claim] {
+        try claim(request, limit: limit)
     }
 
     public func completionHook(_ hook: @escaping @Sendable (any SQLConnection) throws -> Void) -> @Sendable (PostgresConnection) throws -> Void {

@@ -190,6 +190,34 @@ import TestSupport
     }
 
     @Test(arguments: Backend.allCases)
+    func aGroupCommitRecordsEachHeldLeaseReadiesDependentsAndClaimsOneJobPerAsker(_ backend: Backend) throws {
+        let fixture = try EngineFixture(backend)
+        let run = try fixture.enqueue(["a", "b", "c", "d", "e"], dependsOn: ["e": ["a", "b"]])
+        let request = ClaimRequest(kinds: ["test"], owner: "w1", leaseMilliseconds: 1_000)
+        let claims = try fixture.queue.claim(request, limit: 3)
+        #expect(claims.map(\.jobID) == Array(run.jobIDs[0...2]), "one claim takes several due jobs in order")
+        #expect(claims.map(\.token) == [1, 1, 1])
+        try fixture.queue.complete(claims[2], output: .null)
+        func groupCommit(_ engine: some JobEngine) throws -> [Result<Claim?, any Error>] {
+            try engine.complete([
+                JobCompletion(claim: claims[0], output: .int(1), claimNext: true),
+                JobCompletion(claim: claims[1], output: .int(2), claimNext: false),
+                JobCompletion(claim: claims[2], output: .int(3), claimNext: true),
+            ], thenClaim: request)
+        }
+        let results = try groupCommit(fixture.queue)
+        #expect(try results[0].get()?.jobID == run.jobIDs[3], "only the recorded completion that asked gets a job")
+        #expect(try results[1].get() == nil)
+        #expect(throws: JobQueueError.leaseLost(claims[2].jobID, token: 1)) { try results[2].get() }
+        #expect(try fixture.queue.job(run.jobIDs[0]).output == JSONValue.int(1))
+        #expect(try fixture.queue.job(run.jobIDs[1]).output == JSONValue.int(2))
+        #expect(try fixture.queue.job(run.jobIDs[2]).output == JSONValue.null, "a refused completion writes nothing")
+        let readied = try #require(try fixture.queue.events(run: nil, job: run.jobIDs[4], afterID: 0, limit: 10).last)
+        #expect(readied.from == .pending && readied.to == .ready && readied.message == "parents succeeded (last: job-2)")
+        #expect(try fixture.claim()?.jobID == run.jobIDs[4])
+    }
+
+    @Test(arguments: Backend.allCases)
     func progressAppendsAnEventWithoutChangingState(_ backend: Backend) throws {
         let fixture = try EngineFixture(backend)
         try fixture.enqueue(["a"])

@@ -51,7 +51,7 @@ import TestSupport
             #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.contains("not on PostgreSQL yet"), "\(arguments): \(refused.stderr)")
         }
-        let fromEnvironment = try await adapt(["work", "--workers", "train"], environment: ["ADAPT_DATABASE": target])
+        let fromEnvironment = try await adapt(["replay", "run-1"], environment: ["ADAPT_DATABASE": target])
         #expect(fromEnvironment.status == 1 && fromEnvironment.stderr.contains("not on PostgreSQL yet"), "\(fromEnvironment.stderr)")
         #expect(!FileManager.default.fileExists(atPath: state), "the state directory was not used instead")
     }

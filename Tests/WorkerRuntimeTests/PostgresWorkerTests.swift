@@ -68,6 +68,31 @@ import WorkerRuntime
         #expect(median < 100, "woken by the notification, not by a timeout: \(waits)")
     }
 
+    /// One notification wakes one slot; that slot claims for its idle siblings too and hands them the jobs, so a
+    /// backlog arriving at once runs on every slot at once.
+    @Test func aBacklogArrivingAtAnIdleWorkerRunsOnEverySlotAtOnce() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let other = try PostgresJobQueue(connectionString: target)
+        let running = LockedBox(0)
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 4)) { _, _ in
+            running.update { $0 += 1 }
+            // Each body waits for the other three to be running beside it.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while running.get() < 4 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            return .completed(.int(running.get()))
+        }
+        let loop = Task { try await worker.run() }
+        try await Task.sleep(for: .milliseconds(200))
+        try other.enqueue(noops(4))
+        try await waitUntil("the four jobs finished") {
+            try count(other, "SELECT count(*) FROM jobs WHERE state = 'succeeded'") == 4
+        }
+        worker.requestStop()
+        _ = try await loop.value
+        #expect(try count(other, "SELECT count(*) FROM jobs WHERE output = '4'") == 4, "every job ran beside the other three")
+    }
+
     /// Finishing jobs are not notified on PostgreSQL; a worker told to exit when idle still notices that the job
     /// another host ran has finished, rather than waiting for that job's lease to run out.
     @Test func aWorkerExitingWhenIdleLeavesSoonAfterTheLastJobElsewhereFinishes() async throws {
