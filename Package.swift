@@ -11,7 +11,7 @@ let fuzzEntryNames = [
 ]
 
 #if arch(x86_64)
-let avx2Flags = ["-Xcc", "-mavx2", "-Xcc", "-mf16c", "-DQUANTIZED_KERNELS_F16C"]
+let avx2Flags = ["-Xcc", "-mavx2", "-Xcc", "-mf16c", "-DQUANTIZED_KERNELS_F16C", "-DQUANTIZED_KERNELS_AVX2"]
 #else
 let avx2Flags: [String] = []
 #endif

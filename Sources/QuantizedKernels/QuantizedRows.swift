@@ -24,12 +24,16 @@ public struct QuantizedActivations: @unchecked Sendable {
     /// Per group, Σ x̂ as llama.cpp's Q8_1 blocks store it (an f16 of the unrounded step · Σ q), for the
     /// legacy types with a minimum, so that they read the values llama.cpp reads.
     public let sums: UnsafePointer<Float>
+    /// The same 8-bit values as bytes in element order, 32 a group, for the AVX2 kernels' `vpmaddubsw`.
+    public let bytes: UnsafePointer<Int8>
 
     /// Bytes a group takes in `values`.
     public static let groupBytes = 96
 
-    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>) {
+    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>,
+                bytes: UnsafePointer<Int8>) {
         self.values = values
+        self.bytes = bytes
         self.scales = scales
         self.halfSums = halfSums
         self.sums = sums
@@ -75,6 +79,9 @@ public enum QuantizedRows {
     @inline(never)
     public static func compute(type: UInt32, matrix m: QuantizedMatrix, rows: Range<Int>, activations a: QuantizedActivations,
                                into y: UnsafeMutablePointer<Float>) {
+        #if QUANTIZED_KERNELS_AVX2
+        if ByteDotProducts.compute(type: type, matrix: m, rows: rows, activations: a, into: y) { return }
+        #endif
         switch type {
         case 2: q4_0(m, rows, a, y)
         case 3: q4_1(m, rows, a, y)

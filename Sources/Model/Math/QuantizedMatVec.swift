@@ -57,18 +57,20 @@ enum QuantizedMatVec {
             withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
                   withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
+                   withUnsafeTemporaryAllocation(of: Int8.self, capacity: 32 * groups) { bytes in
                     quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!,
-                             halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
+                             halfSums: halfSums.baseAddress!, sums: sums.baseAddress!, bytes: bytes.baseAddress!)
                     let job = Job(type: type.rawValue, matrix: matrix, path: path, y: y,
                                   activations: QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!),
                                                                     scales: scales.baseAddress!, halfSums: halfSums.baseAddress!,
-                                                                    sums: sums.baseAddress!))
+                                                                    sums: sums.baseAddress!, bytes: bytes.baseAddress!))
                     // Small matrices are not worth waking a thread for.
                     let workers = requested ?? (rows * columns >= 1 << 16 ? BLAS.threads : 1)
                     let tasks = (rows + rowsPerTask - 1) / rowsPerTask
                     DecodeTeam.forEachTask(tasks, members: workers) { task in
                         job.compute(task * rowsPerTask..<min(rows, (task + 1) * rowsPerTask))
                     }
+                   }
                   }
                 }
             }
@@ -92,7 +94,8 @@ enum QuantizedMatVec {
                     type: type, matrix: QuantizedKernelsAVX2.QuantizedMatrix(blocks: matrix.blocks, rowBytes: matrix.rowBytes, groups: matrix.groups),
                     rows: rows,
                     activations: QuantizedKernelsAVX2.QuantizedActivations(values: activations.values, scales: activations.scales,
-                                                                           halfSums: activations.halfSums, sums: activations.sums),
+                                                                           halfSums: activations.halfSums, sums: activations.sums,
+                                                                           bytes: activations.bytes),
                     into: y)
             case .portable:
                 QuantizedKernels.QuantizedRows.compute(type: type, matrix: matrix, rows: rows, activations: activations, into: y)
@@ -100,12 +103,12 @@ enum QuantizedMatVec {
         }
     }
 
-    /// x rounded to 8 bits per group of 32 in `QuantizedActivations`' layout, as llama.cpp's AVX2
+    /// x rounded to 8 bits per group of 32 in `QuantizedActivations`' layouts (`values` and `bytes`), as llama.cpp's AVX2
     /// `quantize_row_q8_0`/`q8_1` round it: q = round-half-even(x · 127 / max |x|), and the step kept as an f16
     /// of max |x| / 127 (Q8_1's Σ x̂ likewise: an f16 of the unrounded step · Σ q). Reading the values llama.cpp
     /// reads keeps greedy decoding on llama.cpp's path.
     static func quantize(_ x: UnsafePointer<Float>, groups: Int, values: UnsafeMutableRawPointer, scales: UnsafeMutablePointer<Float>,
-                         halfSums: UnsafeMutablePointer<Int32>, sums: UnsafeMutablePointer<Float>) {
+                         halfSums: UnsafeMutablePointer<Int32>, sums: UnsafeMutablePointer<Float>, bytes: UnsafeMutablePointer<Int8>) {
         // Eight lanes at a time; every step is exact or rounds as the scalar operation does, so the values are
         // those of the element-by-element loop this replaces (the tests compare with llama.cpp's rounding).
         typealias Eight = SIMD8<Float>
@@ -128,7 +131,7 @@ enum QuantizedMatVec {
             (out + 32).initialize(repeating: 1, count: 16)
             guard finite else {
                 // A NaN step makes the group's products NaN, as the f32 product would be; no value can be rounded.
-                for i in 0..<32 { out[i] = 0 }
+                for i in 0..<32 { out[i] = 0; bytes[32 * g + i] = 0 }
                 (scales[g], sums[g], halfSums[2 * g], halfSums[2 * g + 1]) = (.nan, .nan, 0, 0)
                 continue
             }
@@ -142,6 +145,7 @@ enum QuantizedMatVec {
                                   highHalf: SIMD16(lowHalf: rounded(xs.2), highHalf: rounded(xs.3)))
             UnsafeMutableRawPointer(out).storeBytes(of: q.evenHalf, as: SIMD16<Int16>.self)
             UnsafeMutableRawPointer(out).storeBytes(of: q.oddHalf, toByteOffset: 32, as: SIMD16<Int16>.self)
+            UnsafeMutableRawPointer(bytes + 32 * g).storeBytes(of: SIMD32<Int8>(truncatingIfNeeded: q), as: SIMD32<Int8>.self)
             let low = SIMD16<Int32>(truncatingIfNeeded: q.lowHalf).wrappedSum()
             let high = SIMD16<Int32>(truncatingIfNeeded: q.highHalf).wrappedSum()
             let step = largest / 127
