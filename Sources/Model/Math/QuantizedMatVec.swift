@@ -145,7 +145,10 @@ enum QuantizedMatVec {
                                   highHalf: SIMD16(lowHalf: rounded(xs.2), highHalf: rounded(xs.3)))
             UnsafeMutableRawPointer(out).storeBytes(of: q.evenHalf, as: SIMD16<Int16>.self)
             UnsafeMutableRawPointer(out).storeBytes(of: q.oddHalf, toByteOffset: 32, as: SIMD16<Int16>.self)
-            UnsafeMutableRawPointer(bytes + 32 * g).storeBytes(of: SIMD32<Int8>(truncatingIfNeeded: q), as: SIMD32<Int8>.self)
+            // Sixteen at a time: the 32-lane conversion went through the stack value by value.
+            let out8 = UnsafeMutableRawPointer(bytes + 32 * g)
+            out8.storeBytes(of: SIMD16<Int8>(truncatingIfNeeded: q.lowHalf), as: SIMD16<Int8>.self)
+            out8.storeBytes(of: SIMD16<Int8>(truncatingIfNeeded: q.highHalf), toByteOffset: 16, as: SIMD16<Int8>.self)
             let low = SIMD16<Int32>(truncatingIfNeeded: q.lowHalf).wrappedSum()
             let high = SIMD16<Int32>(truncatingIfNeeded: q.highHalf).wrappedSum()
             let step = largest / 127
