@@ -15,7 +15,7 @@ import QuantizedKernelsAVX2
 /// whoever computes it, so the result does not depend on the thread count at all.
 enum QuantizedMatVec {
     /// Which compilation of the row kernels runs: `avx2` where the CPU has AVX2 and F16C (that compilation
-    /// converts halves with it), else `portable` (the architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable`
+    /// converts halves with it and multiplies bytes with `vpmaddubsw`), else `portable` (the architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable`
     /// forces the latter. Both give the same bits.
     enum Path: String, Sendable, CaseIterable {
         case avx2, portable
