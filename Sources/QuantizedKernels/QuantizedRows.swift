@@ -2,7 +2,9 @@
 // and, through a symbolic link, as QuantizedKernelsAVX2 with AVX2 and FMA enabled (Package.swift). Model picks
 // one at run time from the CPU's flags. Both compilations perform the same operations in the same order on
 // the same values, so their results agree bit for bit; only the instructions differ (the AVX2 one also converts
-// halves with F16C, `QUANTIZED_KERNELS_F16C`, which is exact as the portable conversion is).
+// halves with F16C, `QUANTIZED_KERNELS_F16C`, which is exact as the portable conversion is). The AVX2 one
+// computes the decode rows with `ByteDotProducts` instead (`QUANTIZED_KERNELS_AVX2`): 8-bit products giving the
+// same integer sums, then this file's float operations in this file's order, so the bits still agree.
 // Every kernel lives in this one file: debug builds compile each file on its own, and a helper defined in
 // another file would be called rather than inlined in every group.
 
@@ -24,12 +26,16 @@ public struct QuantizedActivations: @unchecked Sendable {
     /// Per group, Σ x̂ as llama.cpp's Q8_1 blocks store it (an f16 of the unrounded step · Σ q), for the
     /// legacy types with a minimum, so that they read the values llama.cpp reads.
     public let sums: UnsafePointer<Float>
+    /// The same 8-bit values as bytes in element order, 32 a group, for the AVX2 kernels' `vpmaddubsw`.
+    public let bytes: UnsafePointer<Int8>
 
     /// Bytes a group takes in `values`.
     public static let groupBytes = 96
 
-    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>) {
+    public init(values: UnsafeRawPointer, scales: UnsafePointer<Float>, halfSums: UnsafePointer<Int32>, sums: UnsafePointer<Float>,
+                bytes: UnsafePointer<Int8>) {
         self.values = values
+        self.bytes = bytes
         self.scales = scales
         self.halfSums = halfSums
         self.sums = sums
@@ -64,8 +70,8 @@ public struct QuantizedMatrix: @unchecked Sendable {
 /// Tried and dropped: reading the activations in order (sixteen bytes widened with `vpmovzxbw` cost one
 /// instruction more per sixteen values than the even/odd lanes, read as they lie); multiplying the weights and the
 /// activations with `pmaddwd` directly (LLVM sees byte-wide weights, widens them to 32 bits and loses the
-/// pattern); `pmaddubsw` (formed only from a saturating pattern LLVM simplifies away once the weights' range is
-/// known); two rows per pass sharing the activations' loads (the ones' widening is then hoisted and `pmaddwd`
+/// pattern); `pmaddubsw` from Swift SIMD (formed only from a saturating pattern LLVM simplifies away once the
+/// weights' range is known; the AVX2 compilation calls the intrinsic instead, `ByteDotProducts`); two rows per pass sharing the activations' loads (the ones' widening is then hoisted and `pmaddwd`
 /// lost again).
 public enum QuantizedRows {
     /// The GGML type numbers this file reads.
@@ -75,6 +81,9 @@ public enum QuantizedRows {
     @inline(never)
     public static func compute(type: UInt32, matrix m: QuantizedMatrix, rows: Range<Int>, activations a: QuantizedActivations,
                                into y: UnsafeMutablePointer<Float>) {
+        #if QUANTIZED_KERNELS_AVX2
+        if ByteDotProducts.compute(type: type, matrix: m, rows: rows, activations: a, into: y) { return }
+        #endif
         switch type {
         case 2: q4_0(m, rows, a, y)
         case 3: q4_1(m, rows, a, y)

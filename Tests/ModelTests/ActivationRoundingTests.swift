@@ -7,13 +7,14 @@ import Testing
 struct ActivationRoundingTests {
     /// The element-by-element rounding the vector code must reproduce: q = round-half-even(x · 127 / max |x|) per
     /// group of 32, the step an f16 of max |x| / 127, a group with a NaN or an infinity all zeros and a NaN step.
-    static func reference(_ x: [Float]) -> (values: [Int16], scales: [Float], sums: [Float], halfSums: [Int32]) {
-        var values: [Int16] = [], scales: [Float] = [], sums: [Float] = [], halfSums: [Int32] = []
+    static func reference(_ x: [Float]) -> (values: [Int16], scales: [Float], sums: [Float], halfSums: [Int32], bytes: [Int8]) {
+        var values: [Int16] = [], scales: [Float] = [], sums: [Float] = [], halfSums: [Int32] = [], bytes: [Int8] = []
         for g in 0..<(x.count / 32) {
             let group = x[(32 * g)..<(32 * g + 32)]
             var q = [Int16](repeating: 0, count: 32)
             guard group.allSatisfy(\.isFinite) else {
                 values += q + [Int16](repeating: 1, count: 16)
+                bytes += [Int8](repeating: 0, count: 32)
                 scales.append(Float.nan); sums.append(Float.nan); halfSums += [0, 0]
                 continue
             }
@@ -23,12 +24,13 @@ struct ActivationRoundingTests {
             let low = q[0..<16].reduce(Int32(0)) { $0 + Int32($1) }, high = q[16..<32].reduce(Int32(0)) { $0 + Int32($1) }
             let laidOut: [Int16] = (0..<32).map { p in q[p % 16 * 2 + p / 16] }
             values += laidOut + [Int16](repeating: 1, count: 16)
+            bytes += q.map { Int8($0) }
             let step: Float = largest / 127
             scales.append(Float(Float16(step)))
             sums.append(Float(Float16(step * Float(low + high))))
             halfSums += [low, high]
         }
-        return (values, scales, sums, halfSums)
+        return (values, scales, sums, halfSums, bytes)
     }
 
     @Test func theActivationsAreRoundedAsTheElementLoopRoundsThem() {
@@ -47,11 +49,14 @@ struct ActivationRoundingTests {
         var values = [Int16](repeating: -7, count: groups * QuantizedActivations.groupBytes / 2)
         var scales = [Float](repeating: 0, count: groups), sums = [Float](repeating: 0, count: groups)
         var halfSums = [Int32](repeating: 0, count: 2 * groups)
+        var bytes = [Int8](repeating: -7, count: 32 * groups)
         values.withUnsafeMutableBytes { v in
-            QuantizedMatVec.quantize(x, groups: groups, values: v.baseAddress!, scales: &scales, halfSums: &halfSums, sums: &sums)
+            QuantizedMatVec.quantize(x, groups: groups, values: v.baseAddress!, scales: &scales, halfSums: &halfSums, sums: &sums,
+                                     bytes: &bytes)
         }
         let expected = Self.reference(x)
         #expect(values == expected.values)
+        #expect(bytes == expected.bytes)
         #expect(halfSums == expected.halfSums)
         #expect(zip(scales, expected.scales).allSatisfy { $0.bitPattern == $1.bitPattern || ($0.isNaN && $1.isNaN) })
         #expect(zip(sums, expected.sums).allSatisfy { $0.bitPattern == $1.bitPattern || ($0.isNaN && $1.isNaN) })

@@ -16,7 +16,7 @@ import QuantizedKernelsAVX2
 /// x go to the team together (`multiply(_:columns:x:)`): one rounding of x and one hand-off for all of them.
 enum QuantizedMatVec {
     /// Which compilation of the row kernels runs: `avx2` where the CPU has AVX2 and F16C (that compilation
-    /// converts halves with it), else `portable` (the architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable`
+    /// converts halves with it and multiplies bytes with `vpmaddubsw`), else `portable` (the architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable`
     /// forces the latter. Both give the same bits.
     enum Path: String, Sendable, CaseIterable {
         case avx2, portable
@@ -72,10 +72,12 @@ enum QuantizedMatVec {
             withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { scales in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * groups) { halfSums in
                   withUnsafeTemporaryAllocation(of: Float.self, capacity: groups) { sums in
+                   withUnsafeTemporaryAllocation(of: Int8.self, capacity: 32 * groups) { bytes in
                     quantize(x, groups: groups, values: values.baseAddress!, scales: scales.baseAddress!,
-                             halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
+                             halfSums: halfSums.baseAddress!, sums: sums.baseAddress!, bytes: bytes.baseAddress!)
                     let activations = QuantizedKernels.QuantizedActivations(values: UnsafeRawPointer(values.baseAddress!), scales: scales.baseAddress!,
-                                                                            halfSums: halfSums.baseAddress!, sums: sums.baseAddress!)
+                                                                            halfSums: halfSums.baseAddress!, sums: sums.baseAddress!,
+                                                                            bytes: bytes.baseAddress!)
                     let jobs = products.map { product in
                         Job(type: product.type.rawValue, path: path, y: product.y, activations: activations,
                             matrix: QuantizedKernels.QuantizedMatrix(blocks: product.blocks, rowBytes: columns / product.type.blockSize * product.type.blockBytes,
@@ -99,6 +101,7 @@ enum QuantizedMatVec {
                             }
                         }
                     }
+                   }
                   }
                 }
             }
@@ -123,7 +126,8 @@ enum QuantizedMatVec {
                     type: type, matrix: QuantizedKernelsAVX2.QuantizedMatrix(blocks: matrix.blocks, rowBytes: matrix.rowBytes, groups: matrix.groups),
                     rows: rows,
                     activations: QuantizedKernelsAVX2.QuantizedActivations(values: activations.values, scales: activations.scales,
-                                                                           halfSums: activations.halfSums, sums: activations.sums),
+                                                                           halfSums: activations.halfSums, sums: activations.sums,
+                                                                           bytes: activations.bytes),
                     into: y)
             case .portable:
                 QuantizedKernels.QuantizedRows.compute(type: type, matrix: matrix, rows: rows, activations: activations, into: y)
@@ -131,12 +135,12 @@ enum QuantizedMatVec {
         }
     }
 
-    /// x rounded to 8 bits per group of 32 in `QuantizedActivations`' layout, as llama.cpp's AVX2
+    /// x rounded to 8 bits per group of 32 in `QuantizedActivations`' layouts (`values` and `bytes`), as llama.cpp's AVX2
     /// `quantize_row_q8_0`/`q8_1` round it: q = round-half-even(x · 127 / max |x|), and the step kept as an f16
     /// of max |x| / 127 (Q8_1's Σ x̂ likewise: an f16 of the unrounded step · Σ q). Reading the values llama.cpp
     /// reads keeps greedy decoding on llama.cpp's path.
     static func quantize(_ x: UnsafePointer<Float>, groups: Int, values: UnsafeMutableRawPointer, scales: UnsafeMutablePointer<Float>,
-                         halfSums: UnsafeMutablePointer<Int32>, sums: UnsafeMutablePointer<Float>) {
+                         halfSums: UnsafeMutablePointer<Int32>, sums: UnsafeMutablePointer<Float>, bytes: UnsafeMutablePointer<Int8>) {
         // Eight lanes at a time; every step is exact or rounds as the scalar operation does, so the values are
         // those of the element-by-element loop this replaces (the tests compare with llama.cpp's rounding).
         typealias Eight = SIMD8<Float>
@@ -159,7 +163,7 @@ enum QuantizedMatVec {
             (out + 32).initialize(repeating: 1, count: 16)
             guard finite else {
                 // A NaN step makes the group's products NaN, as the f32 product would be; no value can be rounded.
-                for i in 0..<32 { out[i] = 0 }
+                for i in 0..<32 { out[i] = 0; bytes[32 * g + i] = 0 }
                 (scales[g], sums[g], halfSums[2 * g], halfSums[2 * g + 1]) = (.nan, .nan, 0, 0)
                 continue
             }
@@ -173,6 +177,10 @@ enum QuantizedMatVec {
                                   highHalf: SIMD16(lowHalf: rounded(xs.2), highHalf: rounded(xs.3)))
             UnsafeMutableRawPointer(out).storeBytes(of: q.evenHalf, as: SIMD16<Int16>.self)
             UnsafeMutableRawPointer(out).storeBytes(of: q.oddHalf, toByteOffset: 32, as: SIMD16<Int16>.self)
+            // Sixteen at a time: the 32-lane conversion went through the stack value by value.
+            let out8 = UnsafeMutableRawPointer(bytes + 32 * g)
+            out8.storeBytes(of: SIMD16<Int8>(truncatingIfNeeded: q.lowHalf), as: SIMD16<Int8>.self)
+            out8.storeBytes(of: SIMD16<Int8>(truncatingIfNeeded: q.highHalf), toByteOffset: 16, as: SIMD16<Int8>.self)
             let low = SIMD16<Int32>(truncatingIfNeeded: q.lowHalf).wrappedSum()
             let high = SIMD16<Int32>(truncatingIfNeeded: q.highHalf).wrappedSum()
             let step = largest / 127
