@@ -95,6 +95,31 @@ public struct BlobCollector {
         }
     }
 
+    /// A stored blob as the sweep sees it: its size, and when it was last stored (milliseconds since the epoch).
+    struct StoredBlob {
+        let digest: Digest
+        let size: Int64
+        let storedMilliseconds: Int64
+    }
+
+    /// The collector's rules, whichever store holds the blobs: an erased blob goes whoever owns it, an owned one
+    /// stays, an unowned one goes once it is older than `grace`. `delete` is called for each that goes (a dry
+    /// run's deletes nothing), and `report` counts them.
+    static func sweep(_ stored: [StoredBlob], owned: Set<Digest>, erased: Set<Digest>, grace: Int64, now: Int64,
+                      into report: inout Report, delete: (Digest) throws -> Void) throws {
+        for blob in stored {
+            let isErased = erased.contains(blob.digest)
+            if !isErased {
+                if owned.contains(blob.digest) { report.keptBlobs += 1; continue }
+                if now - blob.storedMilliseconds < grace { report.keptBlobs += 1; report.keptRecent += 1; continue }
+            }
+            try delete(blob.digest)
+            report.deletedBlobs += 1
+            report.freedBytes += blob.size
+            if isErased { report.erasedDeleted += 1 }
+        }
+    }
+
     private func tableExists(_ name: String) throws -> Bool {
         try database.scalar("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", name).integerValue == 1
     }
@@ -115,17 +140,11 @@ public struct BlobCollector {
             let erased = Set(try ReplayStore.erasedBlobs(in: database))
             // A dry run deletes nothing, so it needs no lock file (and creates none in a read-only state).
             let sweep = {
-                for digest in blobs.all() {
-                    guard let attributes = blobs.attributes(digest) else { continue }
-                    let isErased = erased.contains(digest)
-                    if !isErased {
-                        if owned.contains(digest) { report.keptBlobs += 1; continue }
-                        if now - attributes.storedMilliseconds < grace { report.keptBlobs += 1; report.keptRecent += 1; continue }
-                    }
+                let stored = blobs.all().compactMap { digest in
+                    blobs.attributes(digest).map { StoredBlob(digest: digest, size: $0.size, storedMilliseconds: $0.storedMilliseconds) }
+                }
+                try Self.sweep(stored, owned: owned, erased: erased, grace: grace, now: now, into: &report) { digest in
                     if !dryRun { try blobs.remove(digest) }
-                    report.deletedBlobs += 1
-                    report.freedBytes += attributes.size
-                    if isErased { report.erasedDeleted += 1 }
                 }
             }
             if dryRun { try sweep() } else { try blobs.withLock(exclusive: true, sweep) }

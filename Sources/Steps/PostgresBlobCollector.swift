@@ -37,7 +37,7 @@ public struct PostgresBlobCollector {
             BlobCollector.digests(in: value, into: &found)
         }
         if try tableExists("jobs") {
-            for row in try connection.query("SELECT input, output, checkpoint_pointer FROM jobs", arguments: []) {
+            for row in try connection.query("SELECT input, output FROM jobs", arguments: []) {
                 collect(row.string("input"))
                 collect(row.string("output"))
             }
@@ -79,16 +79,11 @@ public struct PostgresBlobCollector {
             if !dryRun { try connection.execute("LOCK TABLE blobs IN SHARE ROW EXCLUSIVE MODE") }
             let owned = try owned()
             let erased = Set(try ReplayStore.erasedBlobs(in: connection))
-            for blob in try blobs.listing() {
-                let isErased = erased.contains(blob.digest)
-                if !isErased {
-                    if owned.contains(blob.digest) { report.keptBlobs += 1; continue }
-                    if now - blob.storedMilliseconds < grace { report.keptBlobs += 1; report.keptRecent += 1; continue }
-                }
-                if !dryRun { try blobs.delete(blob.digest) }
-                report.deletedBlobs += 1
-                report.freedBytes += blob.size
-                if isErased { report.erasedDeleted += 1 }
+            let stored = try blobs.listing().map {
+                BlobCollector.StoredBlob(digest: $0.digest, size: $0.size, storedMilliseconds: $0.storedMilliseconds)
+            }
+            try BlobCollector.sweep(stored, owned: owned, erased: erased, grace: grace, now: now, into: &report) { digest in
+                if !dryRun { try blobs.delete(digest) }
             }
         }
         guard !dryRun else { return report }
