@@ -11,16 +11,21 @@ public struct JobHistory: Sendable {
     /// The state directory's database, where erased inputs are looked up; nil on PostgreSQL, which holds no data
     /// yet (so no input of a job there can have been erased).
     let database: Database?
+    /// The PostgreSQL engine and where it is, for a follower's own listening connection; nil on SQLite.
+    let postgres: (queue: PostgresJobQueue, connectionString: String)?
 
     /// Reads the job table of `database` (opened read-only by a listing).
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
         self.database = database
+        postgres = nil
     }
 
     /// Reads the job tables of the PostgreSQL database `connectionString` names.
     public init(postgres connectionString: String) throws {
-        queue = try PostgresJobQueue(connectionString: connectionString)
+        let postgres = try PostgresJobQueue(connectionString: connectionString)
+        queue = postgres
+        self.postgres = (postgres, connectionString)
         database = nil
     }
 
@@ -102,9 +107,12 @@ public struct JobHistory: Sendable {
 
     /// Hands `print` every event once, in batches of at most `limit`; returns once `run` (when given) has
     /// finished, else runs until the process is stopped. Wakes on each commit to the SQLite database; on
-    /// PostgreSQL it looks every `postgresPollMilliseconds`, and an event appears once every transaction older
-    /// than its own has ended (`PostgresJobQueue.tail`), so one committed late is not skipped.
+    /// PostgreSQL when a transaction that wrote events commits (`PostgresEventFollower`). There an event appears
+    /// once every transaction older than its own has ended (`PostgresJobQueue.tail`), so one committed late is not
+    /// skipped; while such a transaction holds committed events back it looks again every
+    /// `heldBackLookMilliseconds`, since a transaction that ends without writing events notifies no one.
     public func follow(run: RunID?, job: JobID?, limit: Int, _ print: ([EventRecord]) -> Void) async throws {
+        let follower = try postgres.map { try PostgresEventFollower(connectionString: $0.connectionString) }
         var cursor = EventCursor()
         while true {
             let version = try database?.dataVersion()
@@ -121,13 +129,18 @@ public struct JobHistory: Sendable {
                 }
                 return
             }
-            guard let database else {
-                try await Task.sleep(for: .milliseconds(Self.postgresPollMilliseconds))
-                continue
+            if let database {
+                while try database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
+            } else if let follower, let postgres {
+                // Blocks this task's thread: the command has nothing else to do meanwhile.
+                let heldBack = try postgres.queue.hasUnsettledEvents(after: cursor)
+                _ = try follower.waitForEvents(timeoutMilliseconds: heldBack ? Self.heldBackLookMilliseconds : Self.idleLookMilliseconds)
             }
-            while try database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
 
-    static let postgresPollMilliseconds = 50
+    /// While committed events wait for an older transaction to end.
+    static let heldBackLookMilliseconds = 20
+    /// Otherwise a notification wakes the follower; this look is a safety net, not the mechanism.
+    static let idleLookMilliseconds = 1_000
 }
