@@ -112,7 +112,9 @@ public struct JobHistory: Sendable {
     /// skipped; while such a transaction holds committed events back it looks again every
     /// `heldBackLookMilliseconds`, since a transaction that ends without writing events notifies no one.
     public func follow(run: RunID?, job: JobID?, limit: Int, _ print: ([EventRecord]) -> Void) async throws {
-        let follower = try postgres.map { try PostgresEventFollower(connectionString: $0.connectionString) }
+        // A role that may only read cannot list itself as a follower: it looks every `heldBackLookMilliseconds`
+        // instead, as does everyone while events are held back (a server it cannot reach fails the first read).
+        let follower = postgres.flatMap { try? PostgresEventFollower(connectionString: $0.connectionString) }
         var cursor = EventCursor()
         while true {
             let version = try database?.dataVersion()
@@ -135,6 +137,8 @@ public struct JobHistory: Sendable {
                 // Blocks this task's thread: the command has nothing else to do meanwhile.
                 let heldBack = try postgres.queue.hasUnsettledEvents(after: cursor)
                 _ = try follower.waitForEvents(timeoutMilliseconds: heldBack ? Self.heldBackLookMilliseconds : Self.idleLookMilliseconds)
+            } else {
+                try await Task.sleep(for: .milliseconds(Self.heldBackLookMilliseconds))
             }
         }
     }
