@@ -8,19 +8,23 @@ import Storage
 /// and the event stream `events --follow` prints as it grows.
 public struct JobHistory: Sendable {
     let queue: any JobEngine
-    /// The state directory's database, where erased inputs are looked up; nil on PostgreSQL, which holds no data
-    /// yet (so no input of a job there can have been erased).
+    /// Where erased inputs are looked up: the database holding the job tables.
+    let connection: any SQLConnection
+    /// The state directory's database, whose commits wake a follower; nil on PostgreSQL.
     let database: Database?
 
     /// Reads the job table of `database` (opened read-only by a listing).
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
+        connection = database
         self.database = database
     }
 
     /// Reads the job tables of the PostgreSQL database `connectionString` names.
     public init(postgres connectionString: String) throws {
-        queue = try PostgresJobQueue(connectionString: connectionString)
+        let queue = try PostgresJobQueue(connectionString: connectionString)
+        self.queue = queue
+        connection = queue.connection
         database = nil
     }
 
@@ -85,8 +89,7 @@ public struct JobHistory: Sendable {
     }
 
     private func erasedInputs(of job: JobRecord) throws -> [ErasedInput] {
-        guard let database else { return [] }
-        return try ErasedInput.of(job, in: database)
+        try ErasedInput.of(job, in: connection)
     }
 
     /// Throws `unknownRun` or `unknownJob` for a filter that names nothing.

@@ -33,8 +33,7 @@ enum BundleCommands {
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
         let out = URL(fileURLWithPath: try a.required("out"))
         try OutputPath.check(out, option: "out", inputs: [])
-        let state = try GlobalOptions.existingState(invocation)
-        let (bundle, bytes) = try RunBundles.export(runID, database: try GlobalOptions.readOnlyDatabase(invocation), state: state,
+        let (bundle, bytes) = try RunBundles.export(runID, from: try GlobalOptions.recordedRuns(invocation),
                                                     includeUserData: a.flag("include-user-data"), to: out)
         if a.flag("json") {
             Console.print(JSON.pretty(JSONValue.object([

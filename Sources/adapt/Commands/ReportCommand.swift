@@ -36,8 +36,7 @@ enum ReportCommand {
         }
         let outURL = try a[ReportCommand.out].map { URL(fileURLWithPath: $0) }
         if let outURL { try OutputPath.check(outURL, option: "out", inputs: []) }
-        let state = try GlobalOptions.existingState(invocation)
-        let data = try ReportService.gather(subject, database: try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs,
+        let data = try ReportService.gather(subject, from: try GlobalOptions.recordedRuns(invocation),
                                             includeText: a[ReportCommand.includeText])
         if let outURL { try ReportService.write(ReportService.html(data), to: outURL) }
         if a[.json] {
