@@ -47,9 +47,9 @@ struct BackendNight: Sendable {
     }
 
     /// The JSON document a successful command printed.
-    func json(_ arguments: [String]) async throws -> JSONValue {
+    func json(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> JSONValue {
         let result = try await adapt(arguments)
-        try fixture.expectSuccess(result)
+        try fixture.expectSuccess(result, sourceLocation: sourceLocation)
         return try JSON.decode(JSONValue.self, from: result.stdout, context: arguments.joined(separator: " "))
     }
 }

@@ -77,7 +77,7 @@ import TestSupport
         #expect(page.status == 0 && page.stdout.hasPrefix("<!DOCTYPE html>"), "\(page.stderr)")
     }
 
-    @Test func replayOfAnUnknownRunOnPostgresSaysSoAndWritesNothingInTheHostDirectory() async throws {
+    @Test func anUnknownRunOnPostgresIsRefusedByReplayExportAndReport() async throws {
         let night = try await BackendNight.make(.postgres)
         let refused = try await night.adapt(["replay", "run-9", "--check"])
         #expect(refused.status == 1 && refused.stderr.contains("run-9"), "\(refused.stderr)")
