@@ -19,7 +19,8 @@ enum BundleCommands {
             (buffer snapshot, incumbent and active adapters) and the base model's name and SHA-256, never the
             model. A run whose buffer snapshot holds examples (user text) is refused unless --include-user-data
             is given; the bundle records that flag and every command that reads it shows it. --json prints
-            {run_id, out, bytes, blobs, steps, include_user_data, base_model: {name, digest}}.
+            {run_id, out, bytes, blobs, steps, include_user_data, base_model: {name, digest}}. With --database
+            postgres://… (or ADAPT_DATABASE) the run and its blobs are read from that database.
             """,
         options: [
             OptionSpec("out", value: "FILE", help: "the bundle file to write (mode 0600)"),

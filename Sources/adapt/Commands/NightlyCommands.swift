@@ -208,7 +208,8 @@ enum NightlyCommands {
             expected, actual}: a step's input field that differs from the one it ran with (input.learning_rate)
             comes before any result or digest. With --check a difference exits with status 1. The default
             scratch directory is private (0700) inside the state directory; one left by a killed replay is
-            removed by the next.
+            removed by the next. With --database postgres://… (or ADAPT_DATABASE) the run, its records and its blobs
+            are read from that database, and --state names this host's directory (the model in models/, the scratch).
             A run whose input was erased ('data forget') or expired cannot be replayed: exit 2, and --json says so
             ("replayable": false).
             With --bundle FILE (from 'adapt run export') no state directory is needed: the run is replayed from
