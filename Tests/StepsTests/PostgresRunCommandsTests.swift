@@ -77,6 +77,24 @@ import TestSupport
         #expect(page.status == 0 && page.stdout.hasPrefix("<!DOCTYPE html>"), "\(page.stderr)")
     }
 
+    @Test func aRunWhoseSnapshotWasErasedOnPostgresSaysSoWhenShownAndCannotBeReplayed() async throws {
+        let night = try await BackendNight.make(.postgres)
+        let run = try await night.enqueue()
+        try night.fixture.expectSuccess(await night.adapt(["work", "--exit-when-idle"]))
+        let id = try #require(try await night.json(["data", "list", "--lineage", "logbook", "--json"]).arrayValue?.first?["id"]?.stringValue)
+        try night.fixture.expectSuccess(await night.adapt(["data", "forget", "--id", id]))
+
+        let shown = try await night.json(["show", run, "--json"])
+        let erased = try #require(shown["erased_inputs"]?.arrayValue, "\(shown)")
+        #expect(erased.contains { $0["field"]?.stringValue == "inputs.buffer_snapshot" && $0["reason"]?.stringValue == "forget" })
+        let replay = try await night.adapt(["replay", run, "--check", "--json"])
+        #expect(replay.status == 2 && replay.stderr.contains("erased"), "\(replay.stderr)")
+        let document = try JSON.decode(JSONValue.self, from: replay.stdout, context: "replay")
+        #expect(document["replayable"] == .bool(false) && !(document["erased_inputs"]?.arrayValue ?? []).isEmpty, "\(document)")
+        let exported = try await night.adapt(["run", "export", run, "--out", night.fixture.directory.file("x.bundle").path, "--include-user-data"])
+        #expect(exported.status == 1 && exported.stderr.contains("erased"), "\(exported.stderr)")
+    }
+
     @Test func anUnknownRunOnPostgresIsRefusedByReplayExportAndReport() async throws {
         let night = try await BackendNight.make(.postgres)
         let refused = try await night.adapt(["replay", "run-9", "--check"])
