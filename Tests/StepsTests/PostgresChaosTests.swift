@@ -13,13 +13,16 @@ import TestSupport
 /// again. The run ends with the adapter and gate report of an undisturbed night, every step recorded once.
 @Suite(.serialized, .timeLimit(.minutes(Slowdown.minutes(10)))) struct PostgresChaosTests {
     static let lease = 3000
+    /// How long the test waits for each moment of the chaos: a night takes 20 to 30 s in all, so a wait this long
+    /// means the moment never comes (a broken fence keeps the rescued step from running elsewhere, say).
+    static let patience = Slowdown.scaled(seconds: 120)
 
     /// One host: its network, and the `adapt work` running there.
     struct Host {
         let network: NetworkNamespace
         let supervisor: RunningProcess
 
-        /// Whether `owner` (a job's lease owner) is one of this host's workers: the tag `adapt work` gives
+        /// Whether `worker` is one of this host's: the tag `adapt work` gives
         /// each worker it spawns names the supervisor's pid.
         func runs(_ worker: TrainWorker) -> Bool { worker.owner.contains("/work-\(supervisor.pid).") }
     }
@@ -34,8 +37,8 @@ import TestSupport
     /// The worker running the run's train step, once `ready` says so.
     static func trainWorker(_ queue: PostgresJobQueue, _ run: RunID,
                             where ready: (JobRecord) throws -> Bool = { _ in true }) throws -> TrainWorker? {
-        guard let train = try queue.jobs(matching: .init(run: run, kind: "train")).first, train.state == .running, try ready(train),
-              let owner = train.leaseOwner, let pid = owner.split(separator: "/").last.flatMap({ Int32($0) }) else { return nil }
+        guard let train = try queue.jobs(matching: .init(run: run, kind: "train")).first, train.state == .running,
+              try ready(train), let owner = train.leaseOwner, let pid = owner.split(separator: "/").last.flatMap({ Int32($0) }) else { return nil }
         return TrainWorker(pid: pid, attempt: train.attempt, owner: owner)
     }
 
@@ -71,19 +74,19 @@ import TestSupport
 
         // 1. The train worker, once its first checkpoint is in the database: killed.
         var killed: TrainWorker?
-        try await PostgresNightlyTests.waitUntil("the train step has a checkpoint") {
+        try await PostgresNightlyTests.waitUntil("the train step has a checkpoint", timeout: Self.patience) {
             killed = try Self.trainWorker(queue, run) { try queue.checkpointPointer(job: $0.id) != nil }
             if let killed { kill(killed.pid, SIGKILL) }
             return killed != nil
         }
         // 2. The worker of the next attempt: paused past its lease, until another attempt runs, then let go.
         var paused: TrainWorker?
-        try await PostgresNightlyTests.waitUntil("another train worker runs the step") {
+        try await PostgresNightlyTests.waitUntil("another train worker runs the step", timeout: Self.patience) {
             paused = try Self.trainWorker(queue, run) { $0.attempt > (killed?.attempt ?? 0) }
             if let paused { kill(paused.pid, SIGSTOP) }
             return paused != nil
         }
-        try await PostgresNightlyTests.waitUntil("the paused worker's step runs elsewhere") {
+        try await PostgresNightlyTests.waitUntil("the paused worker's step runs elsewhere", timeout: Self.patience) {
             try Self.trainWorker(queue, run) { $0.attempt > (paused?.attempt ?? 0) } != nil
         }
         if let paused { kill(paused.pid, SIGCONT) }
@@ -93,15 +96,17 @@ import TestSupport
         let cutHost = try #require(hosts.first { $0.runs(cut) }, "no host runs \(cut.owner)")
         let otherHost = try #require(hosts.first { !$0.runs(cut) })
         try cutHost.network.cut()
-        try await PostgresNightlyTests.waitUntil("the cut host's step runs on the other host") {
+        try await PostgresNightlyTests.waitUntil("the cut host's step runs on the other host", timeout: Self.patience) {
             try Self.trainWorker(queue, run) { $0.attempt > cut.attempt }.map(otherHost.runs) == true
         }
-        try await PostgresNightlyTests.waitUntil("the cut host says the database is unreachable") {
+        try await PostgresNightlyTests.waitUntil("the cut host says the database is unreachable", timeout: Self.patience) {
             cutHost.supervisor.stderr.contains("database unreachable")
         }
         try cutHost.network.restore()
         // 4. The server, while the train step runs: stopped at once and started again 2 s later.
-        try await PostgresNightlyTests.waitUntil("the train step runs") { try Self.trainWorker(queue, run) != nil }
+        try await PostgresNightlyTests.waitUntil("the train step runs", timeout: Self.patience) {
+            try Self.trainWorker(queue, run) != nil
+        }
         try cluster.stopServer()
         try await Task.sleep(for: .seconds(2))
         try cluster.startServer()

@@ -9,7 +9,8 @@ import Glibc
 /// socket the child inherited closes: a server the child leaves running inherits it too, so the wait would last as
 /// long as the server. Output goes to a file for the same reason.
 enum DetachedSpawn {
-    /// Starts `command` (its first element an absolute path) with stdin from /dev/null and stdout and stderr into `outputPath`; nil if it could not.
+    /// Starts `command` (its first element an absolute path) with stdin from /dev/null and stdout and stderr
+    /// into `outputPath`; nil if it could not.
     static func start(_ command: [String], outputPath: String) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
