@@ -8,8 +8,9 @@ import Storage
 /// and the event stream `events --follow` prints as it grows.
 public struct JobHistory: Sendable {
     let queue: any JobEngine
-    /// The state directory's database, where erased inputs are looked up; nil on PostgreSQL, which holds no data
-    /// yet (so no input of a job there can have been erased).
+    /// Where erased inputs are looked up: the database holding the job tables.
+    let connection: any SQLConnection
+    /// The state directory's database, whose commits wake a follower; nil on PostgreSQL.
     let database: Database?
     /// The PostgreSQL engine and where it is, for a follower's own listening connection; nil on SQLite.
     let postgres: (queue: PostgresJobQueue, connectionString: String)?
@@ -17,15 +18,17 @@ public struct JobHistory: Sendable {
     /// Reads the job table of `database` (opened read-only by a listing).
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
+        connection = database
         self.database = database
         postgres = nil
     }
 
     /// Reads the job tables of the PostgreSQL database `connectionString` names.
     public init(postgres connectionString: String) throws {
-        let postgres = try PostgresJobQueue(connectionString: connectionString)
-        queue = postgres
-        self.postgres = (postgres, connectionString)
+        let queue = try PostgresJobQueue(connectionString: connectionString)
+        self.queue = queue
+        connection = queue.connection
+        postgres = (queue, connectionString)
         database = nil
     }
 
@@ -90,8 +93,7 @@ public struct JobHistory: Sendable {
     }
 
     private func erasedInputs(of job: JobRecord) throws -> [ErasedInput] {
-        guard let database else { return [] }
-        return try ErasedInput.of(job, in: database)
+        try ErasedInput.of(job, in: connection)
     }
 
     /// Throws `unknownRun` or `unknownJob` for a filter that names nothing.

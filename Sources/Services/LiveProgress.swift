@@ -7,12 +7,27 @@ import Storage
 /// What is running now, read from the job table: each running job with the newest progress note its step wrote
 /// (`TrainingNote`: step N/M, the loss raw and smoothed, tokens per second, time left). `adapt work` draws it as
 /// bars or JSON lines while its workers run; `adapt runs --watch` shows it under the runs it refreshes.
+///
+/// The notes are the job's own events, so on PostgreSQL they are rows of the server written by whichever host
+/// runs the step: a supervisor sees the progress of steps running elsewhere, as `events` does.
 public struct LiveProgress: Sendable {
-    let queue: JobQueue
+    let queue: any JobEngine
+    /// The SQLite database whose commits wake a follower; nil on PostgreSQL, where it looks every
+    /// `postgresPollMilliseconds` (a progress note is written every few training steps, not every millisecond).
+    let sqlite: Database?
 
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
+        sqlite = database
     }
+
+    /// The running jobs of the PostgreSQL database `connectionString` names.
+    public init(postgres connectionString: String) throws {
+        queue = try PostgresJobQueue(connectionString: connectionString)
+        sqlite = nil
+    }
+
+    static let postgresPollMilliseconds = 250
 
     /// One running job and how far it is; the step fields are nil for a step that writes no training notes.
     public struct Entry: Sendable, Equatable, Encodable {
@@ -58,7 +73,7 @@ public struct LiveProgress: Sendable {
         let jobs = try queue.jobs(matching: .init(run: run, state: .running, limit: 1_000)).sorted { $0.id < $1.id }
         return try jobs.map { job in
             // The newest note of this attempt: an earlier attempt's figures would show progress that was lost.
-            let events = try queue.events(job: job.id, limit: Int.max).filter { $0.attempt == job.attempt }
+            let events = try queue.events(run: nil, job: job.id, afterID: 0, limit: Int.max).filter { $0.attempt == job.attempt }
             let claimed = events.last { $0.to == .running && $0.from != .running }?.at ?? job.updatedAt
             var note: TrainingNote.StepNote?
             var at = claimed
@@ -79,11 +94,20 @@ public struct LiveProgress: Sendable {
     public func follow(run: RunID? = nil, _ show: ([Entry]) -> Void) async throws {
         var last: [Entry]?
         while !Task.isCancelled {
-            let version = try queue.database.dataVersion()
+            let version = try sqlite?.dataVersion()
             let entries = try running(run: run)
             if entries != last { show(entries); last = entries }
-            while try queue.database.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
+            try await waitForChange(since: version)
         }
+    }
+
+    /// Returns after the next commit to the SQLite database (or cancellation), or on PostgreSQL after one poll interval.
+    func waitForChange(since version: Int64?) async throws {
+        guard let sqlite else {
+            try await Task.sleep(for: .milliseconds(Self.postgresPollMilliseconds))
+            return
+        }
+        while try sqlite.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
     }
 
     /// One line for a terminal `width` columns wide: `train job-3  [#####-----] 20/48  loss 2.310 (2.401)  512 tok/s  ETA 1:05`.
@@ -113,12 +137,12 @@ extension LiveProgress {
     public func followRuns(limit: Int, _ show: ([RunRecord], [Entry]) -> Void) async throws {
         var last: ([RunRecord], [Entry])?
         while !Task.isCancelled {
-            let version = try queue.database.dataVersion()
+            let version = try sqlite?.dataVersion()
             let runs = try queue.runs(limit: limit)
             let entries = try running()
             if last.map({ $0.0 != runs || $0.1 != entries }) ?? true { show(runs, entries); last = (runs, entries) }
             if runs.allSatisfy(\.isFinished) { return }
-            while try queue.database.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
+            try await waitForChange(since: version)
         }
     }
 }

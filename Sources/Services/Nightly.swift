@@ -65,7 +65,7 @@ public enum Nightly {
         // The step bodies' tables are created here once rather than by five workers at once.
         let queue = try PostgresJobQueue(connectionString: connectionString)
         _ = try PostgresBlobStore(connection: queue.connection)
-        log("on \(queue.displayTarget); live progress and run announcements are not on PostgreSQL yet "
+        log("on \(queue.displayTarget); runs that end are not announced on PostgreSQL yet "
             + "(adapt runs --watch and adapt events read its job tables)")
         var request = request
         request.workerEnvironment[WorkerSupervisor.databaseVariable] = connectionString
@@ -114,22 +114,24 @@ public enum Nightly {
         public var description: String { "--scratch \(path) is not empty; replay needs an empty directory" }
     }
 
-    /// Re-executes `run` in `scratch` (or a private temporary directory inside the state, removed after),
+    /// Re-executes `run` of `runs` in `scratch` (or a private temporary directory inside `state`, removed after),
     /// comparing by bits, or within `tolerance` from the first step whose arithmetic differs (`ReplayComparison`).
-    /// `stepLog` hears the steps' own lines, `log` the replay's.
-    public static func replay(_ run: RunID, state: StateDirectory, database: Database, scratch: URL?,
+    /// `state` is where the base model is read from and the scratch made: with PostgreSQL, this host's own
+    /// directory. `stepLog` hears the steps' own lines, `log` the replay's.
+    public static func replay(_ run: RunID, state: StateDirectory, runs: RecordedRuns, scratch: URL?,
                               tolerance: Double? = nil,
                               stepLog: @escaping @Sendable (String) -> Void,
                               log: @escaping @Sendable (String) -> Void) throws -> ReplayOutcome {
-        let environment = StepEnvironment(state: state, database: database, deviceRoot: StepEnvironment.deviceRoot(), log: stepLog)
-        let queue = try JobQueue(database: database)
+        let environment = StepEnvironment(state: state, connection: runs.connection, blobs: runs.blobs,
+                                          deviceRoot: StepEnvironment.deviceRoot(), log: stepLog)
+        let queue = runs.queue
         guard try queue.runExists(run) else { throw JobQueueError.unknownRun(run) }
         if let scratch, let contents = try? FileManager.default.contentsOfDirectory(atPath: scratch.path), !contents.isEmpty {
             throw ScratchNotEmpty(path: scratch.path)
         }
         // Recorded with other kernels this CPU runs: computed with them, the bits can match.
         // (A run that cannot be loaded says why below.)
-        if let recorded = try? RecordedRun.load(run, queue: queue, blobs: state.blobs),
+        if let recorded = try? RecordedRun.load(run, queue: queue, connection: runs.connection, blobs: runs.blobs),
            let coreType = RunReplay.coreTypeToPin(manifest: recorded.manifest, steps: recorded.steps) {
             log("executing again with OpenBLAS core type \(coreType), the one the run was recorded with")
             _ = StepProcess.reexecute(pinning: coreType)
@@ -145,7 +147,7 @@ public enum Nightly {
             }
             guard case .inputErased = error else { throw error }
             let erased = try queue.jobs(matching: JobQueue.JobFilter(run: run, limit: 10_000)).sorted { $0.id < $1.id }
-                .flatMap { try ErasedInput.of($0, in: queue.database) }
+                .flatMap { try ErasedInput.of($0, in: runs.connection) }
             return .notReplayable(error, document: .object([
                 "run_id": .string(run.description), "equal": .bool(false), "first_difference": .null,
                 "replayable": .bool(false), "error": .string(error.description),

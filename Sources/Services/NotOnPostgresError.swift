@@ -21,7 +21,7 @@ public struct NotOnPostgresError: Error, CustomStringConvertible {
     public var description: String {
         "this command needs \(needs), which are not on PostgreSQL yet (\(target)); on PostgreSQL run the job "
             + "commands (enqueue, worker, runs, jobs, show, events, cancel, retry, rescue, prune-history), the data and "
-            + "registry commands, gc and the nightly steps (enqueue nightly, work). Drop --database and unset "
+            + "registry commands, gc, the nightly steps (enqueue nightly, work), replay, report and run export. Drop --database and unset "
             + "ADAPT_DATABASE to use the state directory"
     }
 }

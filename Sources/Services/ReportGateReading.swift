@@ -8,7 +8,7 @@ import Steps
 /// decision, and (only when asked) the held-out examples' text from the snapshot the eval step scored.
 enum ReportGateReading {
     /// The eval step's output is the record; nil until it succeeded.
-    static func of(eval: JobRecord?, promote: JobRecord?, lineage: String?, includeText: Bool, blobs: BlobStore) throws -> ReportGate? {
+    static func of(eval: JobRecord?, promote: JobRecord?, lineage: String?, includeText: Bool, blobs: any BlobStorage) throws -> ReportGate? {
         guard let eval, eval.state == .succeeded, let output = eval.output else { return nil }
         let recorded = try EvalOutput(jobOutput: output)
         let report = recorded.gate.report
@@ -34,7 +34,7 @@ enum ReportGateReading {
 
     /// The examples with their text, when the snapshot is still stored and its examples are the scored ones one for
     /// one (a held-out example too long to score leaves the pairing unknown, and then no text is shown).
-    static func withText(_ examples: [ReportGate.Example], snapshot: Digest, blobs: BlobStore) throws -> [ReportGate.Example] {
+    static func withText(_ examples: [ReportGate.Example], snapshot: Digest, blobs: any BlobStorage) throws -> [ReportGate.Example] {
         let stored: [SnapshotExample]
         do { stored = try DatasetSnapshot.load(snapshot, from: blobs) } catch CoreError.blobMissing { return examples }
         guard stored.count == examples.count else { return examples }

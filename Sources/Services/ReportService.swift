@@ -32,15 +32,14 @@ public enum ReportService {
         public var description: String { "this state has no run yet; enqueue one with 'adapt enqueue nightly --lineage L'" }
     }
 
-    public static func gather(_ subject: Subject, database: Database, blobs: BlobStore, includeText: Bool,
+    public static func gather(_ subject: Subject, from runs: RecordedRuns, includeText: Bool,
                               now: Int64 = SystemClock().nowMilliseconds()) throws -> ReportData {
-        let queue = try JobQueue(database: database)
         switch subject {
         case let .run(id):
-            guard let id = try id ?? queue.runs(limit: 1).first?.id else { throw NoRuns() }
-            return try run(id, queue: queue, blobs: blobs, includeText: includeText, now: now)
+            guard let id = try id ?? runs.queue.runs(limit: 1).first?.id else { throw NoRuns() }
+            return try run(id, from: runs, includeText: includeText, now: now)
         case let .lineage(lineage):
-            return try self.lineage(lineage.name, queue: queue, blobs: blobs, now: now)
+            return try self.lineage(lineage.name, from: runs, now: now)
         }
     }
 
@@ -49,10 +48,11 @@ public enum ReportService {
 
     // MARK: A run
 
-    static func run(_ id: RunID, queue: JobQueue, blobs: BlobStore, includeText: Bool, now: Int64) throws -> ReportData {
+    static func run(_ id: RunID, from runs: RecordedRuns, includeText: Bool, now: Int64) throws -> ReportData {
+        let queue = runs.queue
         let record = try queue.run(id)
         let jobs = try queue.jobs(matching: .init(run: id, limit: Int.max)).sorted { $0.id < $1.id }
-        let events = try queue.events(run: id, limit: Int.max)
+        let events = try queue.events(run: id, job: nil, afterID: 0, limit: Int.max)
         let byJob = Dictionary(grouping: events, by: \.jobID)
         let lineage = record.manifest["lineage"]?.stringValue
         let lanes = jobs.map { job in
@@ -63,8 +63,8 @@ public enum ReportService {
         let losses = train.flatMap { ReportLosses.of($0, events: byJob[$0.id] ?? []) }
         let gate = try ReportGateReading.of(eval: jobs.first { $0.kind == StepKind.eval.rawValue },
                                             promote: jobs.first { $0.kind == StepKind.promote.rawValue },
-                                            lineage: lineage, includeText: includeText, blobs: blobs)
-        let (versions, moves) = try registry(lineage, database: queue.database, blobs: blobs)
+                                            lineage: lineage, includeText: includeText, blobs: runs.blobs)
+        let (versions, moves) = try registry(lineage, in: runs)
         return ReportData(subject: .run, lineage: lineage, generatedAt: now, includesText: includeText, runs: [summary(record)],
                           jobs: lanes, losses: losses, gate: gate, versions: versions, pointerMoves: moves)
     }
@@ -77,18 +77,19 @@ public enum ReportService {
 
     // MARK: A lineage
 
-    static func lineage(_ lineage: String, queue: JobQueue, blobs: BlobStore, now: Int64) throws -> ReportData {
+    static func lineage(_ lineage: String, from recorded: RecordedRuns, now: Int64) throws -> ReportData {
+        let queue = recorded.queue
         let runs = try queue.runs(limit: Int.max)
             .filter { $0.kind == NightlyRun.kind && $0.manifest["lineage"]?.stringValue == lineage }
             .sorted { ($0.manifest["night"]?.stringValue ?? "", $0.id) < ($1.manifest["night"]?.stringValue ?? "", $1.id) }
-        let (versions, moves) = try registry(lineage, database: queue.database, blobs: blobs)
+        let (versions, moves) = try registry(lineage, in: recorded)
         guard !runs.isEmpty || !versions.isEmpty else { throw UnknownLineage(lineage: lineage) }
         let nights = try runs.map { try night($0, queue: queue, lineage: lineage) }
         return ReportData(subject: .lineage, lineage: lineage, generatedAt: now, includesText: false, runs: runs.map(summary),
                           versions: versions, pointerMoves: moves, nights: nights)
     }
 
-    static func night(_ run: RunRecord, queue: JobQueue, lineage: String) throws -> ReportNight {
+    static func night(_ run: RunRecord, queue: any JobEngine, lineage: String) throws -> ReportNight {
         let jobs = try queue.jobs(matching: .init(run: run.id, limit: Int.max))
         let eval = jobs.first { $0.kind == StepKind.eval.rawValue && $0.state == .succeeded }.flatMap { $0.output }
             .flatMap { try? EvalOutput(jobOutput: $0) }
@@ -111,9 +112,9 @@ public enum ReportService {
     // MARK: The registry
 
     /// The lineage's versions and pointer moves, oldest first (none for a run that names no lineage).
-    static func registry(_ lineage: String?, database: Database, blobs: BlobStore) throws -> ([ReportVersion], [ReportPointerMove]) {
+    static func registry(_ lineage: String?, in runs: RecordedRuns) throws -> ([ReportVersion], [ReportPointerMove]) {
         guard let lineage, let name = ShortIdentifier(lineage) else { return ([], []) }
-        let registry = try AdapterRegistry(database: database, blobs: blobs)
+        let registry = try AdapterRegistry(connection: runs.connection, blobs: runs.blobs)
         let entries = try RegistryService.list(registry, lineage: name)
         let versions = entries.map { entry in
             ReportVersion(version: entry.version.reference.description, digest: entry.version.adapterDigest.hex,

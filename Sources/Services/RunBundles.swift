@@ -10,11 +10,11 @@ public enum RunBundles {
     public typealias Report = RunReplay.Report
 
     /// Writes the bundle of `run` to `out` (atomically, mode 0600); returns it with its size in bytes.
-    public static func export(_ run: RunID, database: Database, state: StateDirectory, includeUserData: Bool,
+    public static func export(_ run: RunID, from runs: RecordedRuns, includeUserData: Bool,
                               to out: URL) throws -> (bundle: RunBundle, bytes: Int) {
-        let queue = try JobQueue(database: database)
-        guard try queue.runExists(run) else { throw JobQueueError.unknownRun(run) }
-        let bundle = try RunBundle.export(run, queue: queue, blobs: state.blobs, includeUserData: includeUserData)
+        guard try runs.queue.runExists(run) else { throw JobQueueError.unknownRun(run) }
+        let bundle = try RunBundle.export(run, queue: runs.queue, connection: runs.connection, blobs: runs.blobs,
+                                          includeUserData: includeUserData)
         let data = try bundle.encoded()
         try AtomicFile.write(data, to: out)
         return (bundle, data.count)

@@ -22,7 +22,7 @@ public struct ErasedInput: Sendable, Equatable, Encodable {
     }
 
     /// The erased inputs among the blobs `job`'s output names.
-    public static func of(_ job: JobRecord, in database: Database) throws -> [ErasedInput] {
+    public static func of(_ job: JobRecord, in database: any SQLConnection) throws -> [ErasedInput] {
         guard let output = job.output else { return [] }
         let named = digestFields(output)
         let erasures = try ReplayStore.erasures(of: named.map(\.digest), in: database)

@@ -2,6 +2,7 @@ import AdaptCore
 import Foundation
 import JobQueue
 import Pipelines
+import Storage
 
 /// What a replay needs of a recorded run, wherever it comes from: the run's job table in the state that ran
 /// it, or a bundle (`RunBundle`) on a machine that has only the bundle and the model file.
@@ -31,15 +32,17 @@ public struct RecordedRun: Sendable {
         self.blob = blob
     }
 
-    /// The succeeded steps of `runID` in `queue`, reading blobs from `blobs`. A run whose recorded input was
-    /// erased or expired throws `StepError.inputErased`: the blob is gone by design.
-    public static func load(_ runID: RunID, queue: JobQueue, blobs: any BlobStorage) throws -> RecordedRun {
+    /// The succeeded steps of `runID` in `queue`, reading blobs from `blobs` and erasure records through
+    /// `connection` (the database holding `queue`, SQLite or PostgreSQL). A run whose recorded input was erased or
+    /// expired throws `StepError.inputErased`: the blob is gone by design.
+    public static func load(_ runID: RunID, queue: any JobEngine, connection: any SQLConnection,
+                            blobs: any BlobStorage) throws -> RecordedRun {
         let run = try queue.run(runID)
         let jobs = try queue.jobs(matching: JobQueue.JobFilter(run: runID, limit: 10_000)).sorted { $0.id < $1.id }
         var steps: [Step] = []
         for job in jobs where job.state == .succeeded {
             guard let output = job.output else { continue }
-            if let erased = try ErasedInput.of(job, in: queue.database).first {
+            if let erased = try ErasedInput.of(job, in: connection).first {
                 throw StepError.inputErased(run: runID.description, step: erased.step, field: erased.field, sentence: erased.message)
             }
             let ancestors = try StepRunner.nearestSucceededAncestors(queue: queue, job: job.id).mapValues(\.id.value)

@@ -3,6 +3,7 @@ import Foundation
 import JobQueue
 import Pipelines
 import ReplayBuffer
+import Storage
 import Training
 
 /// A recorded run in one file that replays on a machine with no state directory (issue 24): the run's
@@ -40,15 +41,17 @@ public struct RunBundle: Sendable, Equatable, Codable {
         case includeUserData = "include_user_data", runID = "run_id", runName = "run_name", baseModel = "base_model"
     }
 
-    /// The bundle of `runID` in `queue`. A run whose buffer snapshot holds examples is refused unless
+    /// The bundle of `runID` in `queue`, whose database `connection` is and whose blobs `store` holds (the state
+    /// directory's, or PostgreSQL's `blobs` table). A run whose buffer snapshot holds examples is refused unless
     /// `includeUserData`: the snapshot is the lineage's (scrubbed) text.
-    public static func export(_ runID: RunID, queue: JobQueue, blobs store: BlobStore, includeUserData: Bool) throws -> RunBundle {
+    public static func export(_ runID: RunID, queue: any JobEngine, connection: any SQLConnection, blobs store: any BlobStorage,
+                              includeUserData: Bool) throws -> RunBundle {
         let run = try queue.run(runID)
         guard let name = run.manifest["base_model"]?["name"]?.stringValue,
               let digest = run.manifest["base_model"]?["digest"]?.stringValue.flatMap(Digest.init(hex:)) else {
             throw StepError.notAPipelineRun(run: runID.description, field: "base_model")
         }
-        let recorded = try RecordedRun.load(runID, queue: queue, blobs: store)
+        let recorded = try RecordedRun.load(runID, queue: queue, connection: connection, blobs: store)
         guard !recorded.steps.isEmpty else {
             throw StepError.replayNotPossible(run: runID.description, reason: "none of its steps has succeeded yet")
         }

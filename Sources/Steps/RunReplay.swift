@@ -109,13 +109,14 @@ public struct RunReplay {
 
     /// The state the run was recorded in.
     public let original: StepEnvironment
-    public let queue: JobQueue
+    /// The run's job tables, in the database `original.database` names.
+    public let queue: any JobEngine
     /// An empty directory to replay in.
     public let scratch: StateDirectory
     public let comparison: ReplayComparison
     public let log: @Sendable (String) -> Void
 
-    public init(original: StepEnvironment, queue: JobQueue, scratch: StateDirectory, comparison: ReplayComparison = .bits,
+    public init(original: StepEnvironment, queue: any JobEngine, scratch: StateDirectory, comparison: ReplayComparison = .bits,
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.original = original
         self.queue = queue
@@ -129,7 +130,7 @@ public struct RunReplay {
         guard let baseName = run.manifest["base_model"]?["name"]?.stringValue else {
             throw StepError.notAPipelineRun(run: runID.description, field: "base_model")
         }
-        let recorded = try RecordedRun.load(runID, queue: queue, blobs: original.blobs)
+        let recorded = try RecordedRun.load(runID, queue: queue, connection: original.database, blobs: original.blobs)
         // The model is read from where the run found it.
         return try Self.replay(recorded, model: try original.modelURL(baseName), scratch: scratch, clock: original.clock,
                                deviceRoot: original.deviceRoot, comparison: comparison, log: log)

@@ -11,7 +11,7 @@ enum GlobalOptions {
     /// instead of the state directory's file.
     static let postgres = Option<String?>(
         "database", value: "URL", default: nil,
-        help: "a PostgreSQL database for the job, data, registry and gc commands, enqueue nightly and work, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
+        help: "a PostgreSQL database for the job, data, registry and gc commands, enqueue nightly, work, replay, report and run export, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
     ) { text in try postgresURL(text) }
 
     static func postgresURL(_ text: String) throws -> String {
@@ -46,6 +46,14 @@ enum GlobalOptions {
     /// promote`/`rollback` use it there.
     static func hostState(_ invocation: Invocation) throws -> StateDirectory {
         try StateOptions.stateDirectory(invocation.global)
+    }
+
+    /// The recorded runs a command reads (`run export`, `report`, live progress): in the PostgreSQL database named,
+    /// else in the state directory, which must exist and is only read.
+    static func recordedRuns(_ invocation: Invocation) throws -> RecordedRuns {
+        if let url = try postgresDatabase(invocation) { return try RecordedRuns(postgres: url) }
+        let state = try existingState(invocation)
+        return try RecordedRuns(database: try StateAccess.reading(state), blobs: state.blobs)
     }
 
     /// The database of a command that only reads (`StateAccess.reading`).

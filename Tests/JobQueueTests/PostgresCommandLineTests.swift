@@ -70,12 +70,12 @@ import TestSupport
 
     @Test func aCommandNeedingTheStateDirectoryRefusesAPostgresDatabase() async throws {
         let target = "postgresql://adapt@127.0.0.1:1/none"
-        for arguments in [["--database", target, "replay", "run-1"], ["--database", target, "report"]] {
+        for arguments in [["--database", target, "doctor"], ["--database", target, "doctor", "--json"]] {
             let refused = try await adapt(arguments)
             #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.contains("not on PostgreSQL yet"), "\(arguments): \(refused.stderr)")
         }
-        let fromEnvironment = try await adapt(["replay", "run-1"], environment: ["ADAPT_DATABASE": target])
+        let fromEnvironment = try await adapt(["doctor"], environment: ["ADAPT_DATABASE": target])
         #expect(fromEnvironment.status == 1 && fromEnvironment.stderr.contains("not on PostgreSQL yet"), "\(fromEnvironment.stderr)")
         #expect(!FileManager.default.fileExists(atPath: state), "the state directory was not used instead")
     }

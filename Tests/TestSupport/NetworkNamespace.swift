@@ -25,38 +25,22 @@ public final class NetworkNamespace: @unchecked Sendable {
     public let subnet: String
     private let hostLink: String
 
-    /// What stops a namespace from being made.
-    public enum Problem: Error, CustomStringConvertible {
-        case missingTool
-        case noFreeSubnet
-        case commandFailed(command: String, status: Int32, output: String)
-
-        public var description: String {
-            switch self {
-            case .missingTool:
-                return "iproute2's ip was not found at /usr/sbin/ip or /sbin/ip; install Debian's iproute2"
-            case .noFreeSubnet:
-                return "every 10.213.N.0/30 namespace (adapt-net-0 … adapt-net-255) is taken; "
-                    + "delete stale ones with `ip netns del adapt-net-N`"
-            case let .commandFailed(command, status, output):
-                return "\(command) exited with status \(status): \(output.suffix(600))"
-            }
-        }
-    }
-
     public init() throws {
-        guard let tool = Self.ipTool else { throw Problem.missingTool }
+        guard let tool = Self.ipTool else { throw Self.missingTool }
         var taken: Int?
         for candidate in Self.candidateSubnets() {
             do {
                 try Self.ip(tool, ["netns", "add", "adapt-net-\(candidate)"])
                 taken = candidate
                 break
-            } catch let Problem.commandFailed(_, _, output) where output.contains("exists") {
+            } catch let SetupProblem.commandFailed(_, _, output) where output.contains("exists") {
                 continue  // another namespace has this subnet
             }
         }
-        guard let number = taken else { throw Problem.noFreeSubnet }
+        guard let number = taken else {
+            throw SetupProblem.exhausted(remedy: "every 10.213.N.0/30 namespace (adapt-net-0 … adapt-net-255) is taken; "
+                                         + "delete stale ones with `ip netns del adapt-net-N`")
+        }
         name = "adapt-net-\(number)"
         hostLink = "adnet\(number)h"
         hostAddress = "10.213.\(number).1"
@@ -111,7 +95,7 @@ public final class NetworkNamespace: @unchecked Sendable {
         .map { URL(fileURLWithPath: $0) }
 
     private static func requiredTool() throws -> URL {
-        guard let ipTool else { throw Problem.missingTool }
+        guard let ipTool else { throw missingTool }
         return ipTool
     }
 
@@ -125,29 +109,23 @@ public final class NetworkNamespace: @unchecked Sendable {
     private static func ip(_ tool: URL, _ arguments: [String]) throws -> String {
         let result = try Executables.run(executableAt: tool, arguments)
         guard result.status == 0 else {
-            throw Problem.commandFailed(command: "ip " + arguments.joined(separator: " "), status: result.status,
-                                        output: result.stderr)
+            throw SetupProblem.commandFailed(command: "ip " + arguments.joined(separator: " "), status: result.status,
+                                             output: result.stderr)
         }
         return result.stdout
     }
 
-    /// A test process killed with SIGKILL releases nothing, and the programs it started inside outlive it. A
-    /// small shell polls for the test process and then kills what still runs inside, deletes the veth pair (a
-    /// socket left retransmitting over a cut link would keep the namespace, and so the pair, alive for minutes)
-    /// and the namespace. After a normal release it finds them all gone already.
+    private static let missingTool = SetupProblem.missingTool(
+        need: "iproute2's ip was not found at /usr/sbin/ip or /sbin/ip; install Debian's iproute2")
+
+    /// Once the test process is gone, even SIGKILLed: kills what still runs inside (programs it started would
+    /// outlive it), deletes the veth pair (a socket left retransmitting over a cut link would keep the
+    /// namespace, and so the pair, alive for minutes) and the namespace.
     private static func startWatchdog(namespace: String, hostLink: String, tool: URL) {
-        let script = """
-            while kill -0 "$1" 2>/dev/null; do sleep 1; done
+        Watchdog.leave("network-namespace-watchdog", cleanup: """
             for pid in $("$3" netns pids "$2" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
             "$3" link del "$4" 2>/dev/null
             "$3" netns del "$2" 2>/dev/null
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, "network-namespace-watchdog", String(getpid()), namespace, tool.path, hostLink]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
+            """, arguments: [namespace, tool.path, hostLink])
     }
 }

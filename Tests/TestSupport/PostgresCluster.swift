@@ -23,28 +23,12 @@ public final class PostgresCluster: @unchecked Sendable {
     /// The cluster's data directory (`initdb -D`): tests read the database's files there.
     public var dataDirectory: String { directory.path + "/data" }
 
-    /// What stops a cluster from starting.
-    public enum Problem: Error, CustomStringConvertible {
-        case missingServer
-        case commandFailed(command: String, status: Int32, output: String)
-
-        public var description: String {
-            switch self {
-            case .missingServer:
-                return "PostgreSQL's initdb and pg_ctl were not found (on PATH or under /usr/lib/postgresql/*/bin); "
-                    + "run scripts/bootstrap, which installs Debian's postgresql package"
-            case let .commandFailed(command, status, output):
-                return "\(command) exited with status \(status): \(output.suffix(800))"
-            }
-        }
-    }
-
     /// Starts a new cluster; call `stop()` when done (`shared` stops itself when the test process exits).
     /// Besides loopback, the server listens on `alsoListeningOn` (addresses this machine has, such as the near
     /// end of a `NetworkNamespace`) and trusts connections from `trusting` (CIDR subnets, such as the
     /// namespace's), so that programs on other hosts of the test reach it.
     public init(alsoListeningOn extraAddresses: [String] = [], trusting subnets: [String] = []) throws {
-        guard let binaries = Self.serverBinaries() else { throw Problem.missingServer }
+        guard let binaries = Self.serverBinaries() else { throw Self.missingServer }
         self.binaries = binaries
         listenAddresses = (["127.0.0.1"] + extraAddresses).joined(separator: ",")
         directory = TemporaryDirectory("adapt-pg")
@@ -62,7 +46,7 @@ public final class PostgresCluster: @unchecked Sendable {
             try access.seekToEnd()
             try access.write(contentsOf: Data(rules.utf8))
         }
-        var lastError: Error = Problem.missingServer
+        var lastError: Error = Self.missingServer
         for _ in 0..<5 {
             let candidate = Self.freePort()
             do {
@@ -131,6 +115,10 @@ public final class PostgresCluster: @unchecked Sendable {
 
     // MARK: Internals
 
+    private static let missingServer = SetupProblem.missingTool(
+        need: "PostgreSQL's initdb and pg_ctl were not found (on PATH or under /usr/lib/postgresql/*/bin); "
+            + "run scripts/bootstrap, which installs Debian's postgresql package")
+
     private static let nobody: uid_t = 65534
     private static let nogroup: gid_t = 65534
 
@@ -150,18 +138,15 @@ public final class PostgresCluster: @unchecked Sendable {
         return nil
     }
 
-    /// Runs a server program in `directory`, as `nobody` when this process is root, and waits for it.
-    ///
-    /// Through `posix_spawn` and `waitpid` rather than Foundation's `Process`, which learns that a child ended
-    /// when a socket the child inherited closes: the server `pg_ctl start` leaves running inherits it too, so
-    /// the wait would last as long as the server. Output goes to a file for the same reason.
+    /// Runs a server program in `directory`, as `nobody` when this process is root, and waits for it
+    /// (`DetachedSpawn`: the server `pg_ctl start` leaves running must not hold this process's files).
     private static func runAsServerUser(_ program: URL, _ arguments: [String], in directory: String) throws {
         var command = ["/usr/bin/env", "-C", directory, "LC_ALL=C"]
         if getuid() == 0 { command += ["/usr/bin/setpriv", "--reuid=\(nobody)", "--regid=\(nogroup)", "--clear-groups", "--"] }
         command += [program.path] + arguments
         let outputPath = directory + "/\(program.lastPathComponent).out"
-        guard let pid = spawn(command, outputPath: outputPath) else {
-            throw Problem.commandFailed(command: program.lastPathComponent, status: errno, output: "could not start it")
+        guard let pid = DetachedSpawn.start(command, outputPath: outputPath) else {
+            throw SetupProblem.commandFailed(command: program.lastPathComponent, status: errno, output: "could not start it")
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -169,55 +154,22 @@ public final class PostgresCluster: @unchecked Sendable {
         guard exitStatus == 0 else {
             var log = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             if let server = try? String(contentsOfFile: directory + "/server.log", encoding: .utf8) { log += "\n" + server }
-            throw Problem.commandFailed(command: program.lastPathComponent, status: exitStatus, output: log)
+            throw SetupProblem.commandFailed(command: program.lastPathComponent, status: exitStatus, output: log)
         }
     }
 
-    /// A test process killed with SIGKILL runs no exit handler, so its server would outlive it. A small shell
-    /// left behind polls for the test process and, once it is gone, stops the server the immediate way (SIGQUIT
-    /// to the postmaster, which is what `pg_ctl stop -m immediate` sends) and deletes the cluster's directory.
-    /// After a normal exit the server is already stopped and only the directory is left to delete.
+    /// Once the test process is gone, even SIGKILLed: stops the server the immediate way (SIGQUIT to the
+    /// postmaster, which is what `pg_ctl stop -m immediate` sends) and deletes the cluster's directory. After a
+    /// normal exit the server is already stopped and only the directory is left to delete.
     private static func startWatchdog(directory: String) {
-        let script = """
-            while kill -0 "$1" 2>/dev/null; do sleep 1; done
+        Watchdog.leave("postgres-cluster-watchdog", cleanup: """
             if [ -f "$2/data/postmaster.pid" ]; then
               server=$(head -n 1 "$2/data/postmaster.pid")
               kill -QUIT "$server" 2>/dev/null
               while kill -0 "$server" 2>/dev/null; do sleep 0.2; done
             fi
             rm -rf "$2"
-            """
-        _ = spawn(["/bin/sh", "-c", script, "postgres-cluster-watchdog", String(getpid()), directory],
-                  outputPath: "/dev/null")
-    }
-
-    /// Starts `command` with stdin from /dev/null and stdout and stderr into `outputPath`; nil if it could not.
-    private static func spawn(_ command: [String], outputPath: String) -> pid_t? {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of this process reaches the server: a pipe another test opened for its own child at this
-        // moment, inherited by a server that lives on, would keep that child's output from ever ending.
-        // (glibc ≥ 2.34 has it; Swift's Glibc module does not declare it, so it is looked up.)
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
-            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "PGDATA")
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
-        guard spawned == 0 else {
-            errno = spawned
-            return nil
-        }
-        return pid
+            """, arguments: [directory])
     }
 
     /// A loopback port nobody listens on now (the kernel's choice for port 0).

@@ -19,7 +19,8 @@ enum BundleCommands {
             (buffer snapshot, incumbent and active adapters) and the base model's name and SHA-256, never the
             model. A run whose buffer snapshot holds examples (user text) is refused unless --include-user-data
             is given; the bundle records that flag and every command that reads it shows it. --json prints
-            {run_id, out, bytes, blobs, steps, include_user_data, base_model: {name, digest}}.
+            {run_id, out, bytes, blobs, steps, include_user_data, base_model: {name, digest}}. With --database
+            postgres://… (or ADAPT_DATABASE) the run and its blobs are read from that database.
             """,
         options: [
             OptionSpec("out", value: "FILE", help: "the bundle file to write (mode 0600)"),
@@ -33,8 +34,7 @@ enum BundleCommands {
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
         let out = URL(fileURLWithPath: try a.required("out"))
         try OutputPath.check(out, option: "out", inputs: [])
-        let state = try GlobalOptions.existingState(invocation)
-        let (bundle, bytes) = try RunBundles.export(runID, database: try GlobalOptions.readOnlyDatabase(invocation), state: state,
+        let (bundle, bytes) = try RunBundles.export(runID, from: try GlobalOptions.recordedRuns(invocation),
                                                     includeUserData: a.flag("include-user-data"), to: out)
         if a.flag("json") {
             Console.print(JSON.pretty(JSONValue.object([

@@ -17,7 +17,8 @@ extension JobCommands {
         let limit = try invocation.arguments[Listing.runLimit]
         let json = invocation.arguments[.json]
         if invocation.arguments[Listing.watch] {
-            let live = try LiveProgress(database: try GlobalOptions.readOnlyDatabase(invocation))
+            let live = try GlobalOptions.postgresDatabase(invocation).map(LiveProgress.init(postgres:))
+                ?? LiveProgress(database: try GlobalOptions.readOnlyDatabase(invocation))
             let inPlace = !json && Console.isTerminal
             try await live.followRuns(limit: limit) { runs, running in
                 if json {

@@ -105,7 +105,7 @@ enum NightlyCommands {
             refused, failed, cancelled), gate, version, failed_step, finished_at, report}.
             With --database postgres://… (or ADAPT_DATABASE) the workers keep every row and blob there and --state names
             this host's own directory (its models/ and exports/): hosts that share only the database each run one
-            `adapt work`. There, no progress is shown and no run's end announced yet.
+            `adapt work`. There, progress is every running step's, whichever host runs it; no run's end is announced yet.
             """,
         options: [Work.workers, Work.exitWhenIdle, Work.lease, .json]
     ) { invocation in
@@ -118,27 +118,34 @@ enum NightlyCommands {
         if let lease { workerArguments += ["--lease-ms", String(lease)] }
         let request = Nightly.WorkRequest(kinds: kinds, executableDirectory: WorkerLocation.directory(adaptExecutable: WorkerLocation.currentExecutable),
                                           workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
-        if let url = try GlobalOptions.postgresDatabase(invocation) {
-            let state = try GlobalOptions.hostState(invocation)
-            _ = try state.createPrivate()
-            let summary = try await Nightly.work(request, state: state, postgres: url) { Console.error("work: \($0)") }
-            if a[.json] { Console.print(JSON.pretty(summary)) }
-            return
-        }
-        let database = try GlobalOptions.database(invocation)
-        let state = try GlobalOptions.stateDirectory(invocation)
+        let postgres = try GlobalOptions.postgresDatabase(invocation)
+        let state = try postgres == nil ? GlobalOptions.stateDirectory(invocation) : GlobalOptions.hostState(invocation)
+        let database = try postgres == nil ? GlobalOptions.database(invocation) : nil
+        if let database { try Nightly.prepareStore(database) } else { _ = try state.createPrivate() }
         // Progress goes to stderr, as `adapt train`'s does: bars when a person watches (stdout is a terminal), JSON
-        // lines with --json (stdout keeps its one summary document), nothing new otherwise.
-        try Nightly.prepareStore(database)
+        // lines with --json (stdout keeps its one summary document), nothing new otherwise. On PostgreSQL it is
+        // every running step's, whichever host runs it.
         let style: ProgressBoard.Style? = a[.json] ? .jsonLines : Console.isTerminal ? .bars : nil
         let board = style.map(ProgressBoard.init(style:))
         let watcher = try board.map { board in
-            let live = try LiveProgress(database: try StateAccess.reading(state))
+            let live = try postgres.map(LiveProgress.init(postgres:)) ?? LiveProgress(database: try StateAccess.reading(state))
             return Task { try? await live.follow { board.show($0, at: SystemClock().nowMilliseconds()) } }
         }
         let log: @Sendable (String) -> Void = { line in
             if let board { board.log("work: \(line)") } else { Console.error("work: \(line)") }
         }
+        if let postgres {
+            defer {
+                watcher?.cancel()
+                board?.finish()
+            }
+            let summary = try await Nightly.work(request, state: state, postgres: postgres, log: log)
+            board?.finish()
+            if a[.json] { Console.print(JSON.pretty(summary)) }
+            return
+        }
+        // Opened above whenever no PostgreSQL database is named.
+        guard let database else { return }
         // Each run that ends while this works is announced: on stdout (under the systemd timer, the unit's stdout is
         // the journal), as a JSON line on stderr with --json, and to the pipeline's notify command.
         let json = a[.json]
@@ -201,7 +208,8 @@ enum NightlyCommands {
             expected, actual}: a step's input field that differs from the one it ran with (input.learning_rate)
             comes before any result or digest. With --check a difference exits with status 1. The default
             scratch directory is private (0700) inside the state directory; one left by a killed replay is
-            removed by the next.
+            removed by the next. With --database postgres://… (or ADAPT_DATABASE) the run, its records and its blobs
+            are read from that database, and --state names this host's directory (the model in models/, the scratch).
             A run whose input was erased ('data forget') or expired cannot be replayed: exit 2, and --json says so
             ("replayable": false).
             With --bundle FILE (from 'adapt run export') no state directory is needed: the run is replayed from
@@ -228,8 +236,16 @@ enum NightlyCommands {
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
         let outcome: Nightly.ReplayOutcome
         do {
-            outcome = try Nightly.replay(runID, state: try GlobalOptions.stateDirectory(invocation),
-                                         database: try GlobalOptions.database(invocation),
+            // On PostgreSQL the run's rows and blobs are the server's; the model and the scratch are this host's.
+            let (state, runs) = try GlobalOptions.postgresDatabase(invocation).map { url in
+                let host = try GlobalOptions.hostState(invocation)
+                _ = try host.createPrivate()
+                return (host, try RecordedRuns(postgres: url))
+            } ?? {
+                let state = try GlobalOptions.stateDirectory(invocation)
+                return (state, try RecordedRuns(database: try GlobalOptions.database(invocation), blobs: state.blobs))
+            }()
+            outcome = try Nightly.replay(runID, state: state, runs: runs,
                                          scratch: try a[Replay.scratch].map { URL(fileURLWithPath: $0) },
                                          tolerance: try a[Replay.tolerance],
                                          stepLog: { Console.error($0) }, log: { Console.error("replay: " + TerminalText.escaped($0)) })

@@ -18,7 +18,8 @@ enum ReportCommand {
             prints. Without --out it goes to stdout. It holds no example text unless --include-text is given.
             --json prints the data the page is drawn from: {subject, lineage, generated_at, includes_text, runs,
             jobs, losses (each point's raw loss), training (their steps, the smoothed losses, checkpoints, resumes), gate,
-            versions, pointer_moves, nights} (with --out the page is written as well).
+            versions, pointer_moves, nights} (with --out the page is written as well). With --database postgres://… (or
+            ADAPT_DATABASE) the history, the registry and the snapshot blobs are read from that database.
             """,
         options: [lineage, out, includeText, .json],
         positionals: [PositionalSpec("RUN", optional: true, help: "run id (run-N or N); default: the newest run")]
@@ -36,8 +37,7 @@ enum ReportCommand {
         }
         let outURL = try a[ReportCommand.out].map { URL(fileURLWithPath: $0) }
         if let outURL { try OutputPath.check(outURL, option: "out", inputs: []) }
-        let state = try GlobalOptions.existingState(invocation)
-        let data = try ReportService.gather(subject, database: try GlobalOptions.readOnlyDatabase(invocation), blobs: state.blobs,
+        let data = try ReportService.gather(subject, from: try GlobalOptions.recordedRuns(invocation),
                                             includeText: a[ReportCommand.includeText])
         if let outURL { try ReportService.write(ReportService.html(data), to: outURL) }
         if a[.json] {
