@@ -5,7 +5,7 @@ import TestSupport
 
 /// `adapt work` and `adapt runs --watch` while a real run trains: step N/M, the loss raw and smoothed, tokens per
 /// second and time left, as bars on a terminal and as JSON lines with --json.
-@Suite(.serialized) struct LiveProgressTests {
+@Suite(.serialized, .timeLimit(.minutes(Slowdown.minutes(5)))) struct LiveProgressTests {
     func lines(_ text: String) -> [JSONValue] {
         text.split(separator: "\n").compactMap { line in
             guard line.hasPrefix("{") else { return nil }
