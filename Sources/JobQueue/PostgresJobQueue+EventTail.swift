@@ -39,6 +39,12 @@ extension PostgresJobQueue {
         return try connection.query(sql, arguments: a.values).map(EventRecord.init(row:))
     }
 
+    /// True when events after `cursor` have committed but are held back by an older transaction still open: the
+    /// follower must look again when that one ends, which nothing announces.
+    public func hasUnsettledEvents(after cursor: EventCursor) throws -> Bool {
+        try connection.queryOne("SELECT 1 FROM job_events WHERE xact >= $1::text::xid8 LIMIT 1", cursor.settledBefore) != nil
+    }
+
     /// The id below which every transaction of the server has ended.
     func settledHorizon() throws -> Int64 {
         let value = try connection.scalar("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")

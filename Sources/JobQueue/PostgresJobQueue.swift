@@ -46,20 +46,23 @@ public final class PostgresJobQueue: Sendable {
     public func enqueue(_ description: RunDescription) throws -> EnqueueResult {
         let ordered = try description.validate()
         let now = self.now
-        return try connection.transaction {
-            try connection.run("SELECT pg_advisory_xact_lock($1)", Self.enqueueLock)
+        // Four round trips for a run of one job (begin with the lock, the run, its job, commit): the enqueue is part
+        // of every enqueue→start wait.
+        return try connection.transaction(openingWith: "SELECT pg_advisory_xact_lock(\(Self.enqueueLock))") {
             if let key = description.uniqueKey,
                let row = try connection.queryOne("SELECT id, first_job_id, last_job_id FROM job_runs WHERE unique_key = $1", key),
                let id = row.int64("id"), let first = row.int64("first_job_id"), let last = row.int64("last_job_id") {
                 return EnqueueResult(runID: RunID(id), jobIDs: (first...last).map(JobID.init), existing: true)
             }
-            let first = try connection.scalar("SELECT coalesce(max(id), 0) + 1 FROM jobs").integerValue ?? 1
+            // The next job id is read in this statement, after the lock was taken (its snapshot is the statement's).
             let runRow = try connection.queryOne("""
                 INSERT INTO job_runs (kind, name, unique_key, manifest, created_at, first_job_id, last_job_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id
+                SELECT $1, $2, $3, $4, $5, next.id, next.id + $6 FROM (SELECT coalesce(max(id), 0) + 1 AS id FROM jobs) AS next
+                RETURNING id, first_job_id
                 """, description.kind, description.name, description.uniqueKey,
-                JobJSON.canonicalString(description.manifest), now, first, first + Int64(ordered.count) - 1)
+                JobJSON.canonicalString(description.manifest), now, Int64(ordered.count) - 1)
             let runID = RunID(runRow?.int64("id") ?? 0)
+            let first = runRow?.int64("first_job_id") ?? 1
             var ids: [String: JobID] = [:]
             for (offset, step) in ordered.enumerated() {
                 let id = JobID(first + Int64(offset))

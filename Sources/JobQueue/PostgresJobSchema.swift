@@ -13,9 +13,11 @@ import Storage
 /// One addition: a job becoming claimable (ready or failed) notifies channel `adapt_jobs` with its kind, which
 /// idle workers LISTEN to instead of polling. NOTIFY is delivered at commit, so a woken worker finds the job.
 /// Later migrations, each in a file of its own: `eventTransactions` (the transaction that wrote each event),
-/// `serverSideClaims` (the claim and the group commit as server-side functions).
+/// `serverSideClaims` (the claim and the group commit as server-side functions), `eventNotifications` (a
+/// notification per event-writing transaction while someone follows the stream).
 public enum PostgresJobSchema {
-    public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims])
+    public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims,
+                                                                          eventNotifications])
 
     /// The channel `jobs_notify_claimable` notifies.
     public static let channel = "adapt_jobs"

@@ -12,12 +12,15 @@ public struct JobHistory: Sendable {
     let connection: any SQLConnection
     /// The state directory's database, whose commits wake a follower; nil on PostgreSQL.
     let database: Database?
+    /// The PostgreSQL engine and where it is, for a follower's own listening connection; nil on SQLite.
+    let postgres: (queue: PostgresJobQueue, connectionString: String)?
 
     /// Reads the job table of `database` (opened read-only by a listing).
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
         connection = database
         self.database = database
+        postgres = nil
     }
 
     /// Reads the job tables of the PostgreSQL database `connectionString` names.
@@ -25,6 +28,7 @@ public struct JobHistory: Sendable {
         let queue = try PostgresJobQueue(connectionString: connectionString)
         self.queue = queue
         connection = queue.connection
+        postgres = (queue, connectionString)
         database = nil
     }
 
@@ -105,9 +109,14 @@ public struct JobHistory: Sendable {
 
     /// Hands `print` every event once, in batches of at most `limit`; returns once `run` (when given) has
     /// finished, else runs until the process is stopped. Wakes on each commit to the SQLite database; on
-    /// PostgreSQL it looks every `postgresPollMilliseconds`, and an event appears once every transaction older
-    /// than its own has ended (`PostgresJobQueue.tail`), so one committed late is not skipped.
+    /// PostgreSQL when a transaction that wrote events commits (`PostgresEventFollower`). There an event appears
+    /// once every transaction older than its own has ended (`PostgresJobQueue.tail`), so one committed late is not
+    /// skipped; while such a transaction holds committed events back it looks again every
+    /// `heldBackLookMilliseconds`, since a transaction that ends without writing events notifies no one.
     public func follow(run: RunID?, job: JobID?, limit: Int, _ print: ([EventRecord]) -> Void) async throws {
+        // A role that may only read cannot list itself as a follower: it looks every `heldBackLookMilliseconds`
+        // instead, as does everyone while events are held back (a server it cannot reach fails the first read).
+        let follower = postgres.flatMap { try? PostgresEventFollower(connectionString: $0.connectionString) }
         var cursor = EventCursor()
         while true {
             let version = try database?.dataVersion()
@@ -124,13 +133,20 @@ public struct JobHistory: Sendable {
                 }
                 return
             }
-            guard let database else {
-                try await Task.sleep(for: .milliseconds(Self.postgresPollMilliseconds))
-                continue
+            if let database {
+                while try database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
+            } else if let follower, let postgres {
+                // Blocks this task's thread: the command has nothing else to do meanwhile.
+                let heldBack = try postgres.queue.hasUnsettledEvents(after: cursor)
+                _ = try follower.waitForEvents(timeoutMilliseconds: heldBack ? Self.heldBackLookMilliseconds : Self.idleLookMilliseconds)
+            } else {
+                try await Task.sleep(for: .milliseconds(Self.heldBackLookMilliseconds))
             }
-            while try database.dataVersion() == version { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
 
-    static let postgresPollMilliseconds = 50
+    /// While committed events wait for an older transaction to end.
+    static let heldBackLookMilliseconds = 20
+    /// Otherwise a notification wakes the follower; this look is a safety net, not the mechanism.
+    static let idleLookMilliseconds = 1_000
 }

@@ -42,8 +42,9 @@ enum MigrationTables {
     static let postgresSchemas = [PostgresJobSchema.schema, ReplaySchema.postgresSchema, RegistrySchema.postgres,
                                   PostgresBlobStore.schema]
     /// Tables that are not copied as rows: the schema record (each side writes its own), and on PostgreSQL the
-    /// blob store, copied blob by blob (`BlobCopy`) so every digest is checked.
-    static let bookkeeping: Set<String> = ["adapt_schema", "blobs", "blob_chunks"]
+    /// blob store, copied blob by blob (`BlobCopy`) so every digest is checked, and the sessions following the
+    /// event stream (`PostgresJobSchema.eventNotifications`), which mean nothing on another server.
+    static let bookkeeping: Set<String> = ["adapt_schema", "blobs", "blob_chunks", "job_event_followers"]
 
     // MARK: Checks before anything is written
 

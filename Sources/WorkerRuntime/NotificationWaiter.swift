@@ -13,26 +13,13 @@ import JobQueue
 /// pause, so they meet the error and wait the outage out themselves. The listening thread looks up at least every
 /// `sliceMilliseconds`, so a stop or a nearer deadline is noticed soon. The listening connection is the engine's
 /// own second connection: waiting holds it.
-///
-/// `@unchecked Sendable`: `waiters`, `stopped`, `version` and `localVersion` are only touched with `condition`
-/// locked.
-final class NotificationWaiter: WorkSignal, @unchecked Sendable {
+final class NotificationWaiter: WorkSignal, Sendable {
     private let queue: PostgresJobQueue
     private let kinds: [String]
-    private let condition = NSCondition()
-    private var waiters: [Waiter] = []
-    private var stopped = false
-    private var version: Int64 = 0
-    private var localVersion = 0
+    private let slots = WaitingSlots()
     static let sliceMilliseconds: Int64 = 100
     /// After a failed wait, the pause before the next (the slots back off on their own meanwhile).
     static let failurePauseMicroseconds: UInt32 = 100_000
-
-    struct Waiter {
-        let seen: WorkSignalMark
-        let deadline: Int64?
-        let continuation: CheckedContinuation<WorkSignalMark, Never>
-    }
 
     init(queue: PostgresJobQueue, kinds: [String]) {
         self.queue = queue
@@ -47,12 +34,7 @@ final class NotificationWaiter: WorkSignal, @unchecked Sendable {
         thread.start()
     }
 
-    func stop() {
-        condition.withLock {
-            stopped = true
-            condition.broadcast()
-        }
-    }
+    func stop() { slots.stop() }
 
     /// Nothing to do: whatever a local write makes claimable (a dependent readied, a job put back or rescued) is
     /// notified by the database like anyone else's, and reaches this process's listener too. Waking a sibling here
@@ -60,63 +42,24 @@ final class NotificationWaiter: WorkSignal, @unchecked Sendable {
     func noteLocalWrite() {}
 
     func wakeSibling() {
-        let due = condition.withLock { () -> [Waiter] in
-            localVersion += 1
-            return waiters.isEmpty ? [] : [waiters.removeFirst()]
+        let (due, mark) = slots.condition.withLock { () -> ([WaitingSlots.Waiter], WorkSignalMark) in
+            slots.local += 1
+            return (slots.waiters.isEmpty ? [] : [slots.waiters.removeFirst()], slots.mark)
         }
-        resume(due)
+        WaitingSlots.resume(due, with: mark)
     }
 
-    var idleSlots: Int { condition.withLock { waiters.count } }
+    var idleSlots: Int { slots.count }
 
-    var current: WorkSignalMark { condition.withLock { mark } }
+    var current: WorkSignalMark { slots.current }
 
     func wait(since seen: WorkSignalMark, until deadline: Int64?) async -> WorkSignalMark {
-        await withCheckedContinuation { continuation in
-            let answer = condition.withLock { () -> WorkSignalMark? in
-                if stopped || seen != mark { return mark }
-                waiters.append(Waiter(seen: seen, deadline: deadline, continuation: continuation))
-                condition.broadcast()
-                return nil
-            }
-            if let answer { continuation.resume(returning: answer) }
-        }
-    }
-
-    private var mark: WorkSignalMark { WorkSignalMark(others: version, local: localVersion) }
-
-    /// Removes and returns the first waiter when `wakeOne`, every waiter when `wakeAll`, and those whose deadline
-    /// passed by `now`. Call locked.
-    private func takeReady(now: Int64, wakeOne: Bool, wakeAll: Bool) -> [Waiter] {
-        var due: [Waiter] = []
-        var woken = false
-        waiters.removeAll { waiter in
-            let ready = wakeAll || (wakeOne && !woken) || waiter.deadline.map { now >= $0 } ?? false
-            if ready { due.append(waiter) }
-            woken = woken || ready
-            return ready
-        }
-        return due
-    }
-
-    private func resume(_ due: [Waiter]) {
-        let versions = current
-        for waiter in due { waiter.continuation.resume(returning: versions) }
+        await slots.wait(since: seen, until: deadline)
     }
 
     private func loop() {
-        while true {
-            condition.lock()
-            while waiters.isEmpty && !stopped { condition.wait() }
-            if stopped {
-                let all = waiters
-                waiters.removeAll()
-                condition.unlock()
-                resume(all)
-                return
-            }
-            let nearest = waiters.compactMap(\.deadline).min()
-            condition.unlock()
+        while slots.awaitWaiters() {
+            let nearest = slots.condition.withLock { slots.waiters.compactMap(\.deadline).min() }
             let now = queue.clock.nowMilliseconds()
             let timeout = min(Self.sliceMilliseconds, max(0, (nearest ?? .max) - now))
             var notified = false, failed = false
@@ -126,11 +69,19 @@ final class NotificationWaiter: WorkSignal, @unchecked Sendable {
                 usleep(Self.failurePauseMicroseconds)
                 failed = true
             }
-            let due = condition.withLock { () -> [Waiter] in
-                if notified || failed { version &+= 1 }
-                return takeReady(now: queue.clock.nowMilliseconds(), wakeOne: notified, wakeAll: failed)
+            // A notification wakes one slot, a failure every slot; a passed deadline wakes its own.
+            let after = queue.clock.nowMilliseconds()
+            let (due, mark) = slots.condition.withLock { () -> ([WaitingSlots.Waiter], WorkSignalMark) in
+                if notified || failed { slots.others &+= 1 }
+                var woken = false
+                let due = slots.take { waiter in
+                    let ready = failed || (notified && !woken) || waiter.deadline.map { after >= $0 } ?? false
+                    woken = woken || ready
+                    return ready
+                }
+                return (due, slots.mark)
             }
-            resume(due)
+            WaitingSlots.resume(due, with: mark)
         }
     }
 }

@@ -13,30 +13,17 @@ import Storage
 /// 10 ms as a fallback. So new work is seen within a fraction of a millisecond and an idle worker costs
 /// almost no CPU. Without inotify it looks every `pollMicroseconds` (DESIGN.md: "every millisecond or so").
 /// A plain thread keeps the cooperative threads free for job bodies.
-///
-/// `@unchecked Sendable`: `waiters`, `stopped`, `version` and `localVersion` are only touched with
-/// `condition` locked.
-final class WorkWaiter: WorkSignal, @unchecked Sendable {
+final class WorkWaiter: WorkSignal, Sendable {
     private let database: Database
     private let clock: any AdaptCore.Clock
     private let pollMicroseconds: UInt32
-    private let condition = NSCondition()
-    private var waiters: [Waiter] = []
-    private var stopped = false
-    private var version: Int64 = 0
-    private var localVersion = 0
+    private let slots = WaitingSlots()
     private let watch: DirectoryWatch?
     /// How long to keep looking quickly after a write to the folder, and how often.
     static let burstNanoseconds: UInt64 = 50_000_000
     static let burstPollMicroseconds: UInt32 = 200
     /// With inotify, a look this often even when nothing is written (a safety net, not the mechanism).
     static let fallbackMicroseconds = 10_000
-
-    struct Waiter {
-        let seen: WorkSignalMark
-        let deadline: Int64?
-        let continuation: CheckedContinuation<WorkSignalMark, Never>
-    }
 
     init(database: Database, clock: any AdaptCore.Clock, pollMicroseconds: Int) {
         self.database = database
@@ -47,89 +34,59 @@ final class WorkWaiter: WorkSignal, @unchecked Sendable {
     }
 
     func start() throws {
-        version = try database.dataVersion()
+        let version = try database.dataVersion()
+        slots.condition.withLock { slots.others = version }
         let thread = Thread { [self] in loop() }
         thread.name = "work-waiter"
         thread.start()
     }
 
     /// Ends every wait now and the thread soon after.
-    func stop() {
-        condition.withLock {
-            stopped = true
-            condition.broadcast()
-        }
-    }
+    func stop() { slots.stop() }
 
     /// Counts a write of this process (sibling slots share one connection, whose own commits do not move
     /// `data_version`), and wakes the slots waiting.
     func noteLocalWrite() {
-        condition.withLock {
-            localVersion += 1
+        slots.condition.withLock {
+            slots.local += 1
             // Only a waiting sibling needs waking; the poll thread sleeps on the condition when none waits.
-            if !waiters.isEmpty { condition.broadcast() }
+            if !slots.waiters.isEmpty { slots.condition.broadcast() }
         }
     }
 
     /// The same as any local write here: every waiting slot looks, and one finds what there is.
     func wakeSibling() { noteLocalWrite() }
 
-    var idleSlots: Int { condition.withLock { waiters.count } }
+    var idleSlots: Int { slots.count }
 
     /// The versions now, to pass to `wait` later.
-    var current: WorkSignalMark { condition.withLock { WorkSignalMark(others: version, local: localVersion) } }
+    var current: WorkSignalMark { slots.current }
 
     /// Returns once the versions differ from `seen`, `deadline` (clock milliseconds) has passed, or `stop`.
     func wait(since seen: WorkSignalMark, until deadline: Int64?) async -> WorkSignalMark {
-        await withCheckedContinuation { continuation in
-            let stoppedAlready = condition.withLock {
-                if !stopped {
-                    waiters.append(Waiter(seen: seen, deadline: deadline, continuation: continuation))
-                    condition.broadcast()
-                }
-                return stopped
-            }
-            if stoppedAlready { continuation.resume(returning: seen) }
-        }
+        await slots.wait(since: seen, until: deadline)
     }
 
     private func loop() {
         var burstUntil: UInt64 = 0
         while true {
-            condition.lock()
-            if waiters.isEmpty && !stopped {
-                condition.unlock()
-                watch?.disarm()
-                condition.lock()
-            }
-            while waiters.isEmpty && !stopped { condition.wait() }
-            if stopped {
-                let all = waiters
-                waiters.removeAll()
-                let now = WorkSignalMark(others: version, local: localVersion)
-                condition.unlock()
-                for waiter in all { waiter.continuation.resume(returning: now) }
-                return
-            }
-            condition.unlock()
+            let idle = slots.condition.withLock { slots.waiters.isEmpty && !slots.stopped }
+            if idle { watch?.disarm() }
+            guard slots.awaitWaiters() else { return }
             // Watch before reading the version, so a commit lands in one or the other.
             watch?.arm()
             // A failed read (the database busy past its timeout) counts as a change: the slot looks again.
             let observed = (try? database.dataVersion()) ?? -1
             let now = clock.nowMilliseconds()
-            condition.lock()
-            if observed != -1 { version = observed }
-            let versions = WorkSignalMark(others: observed == -1 ? version &+ 1 : version, local: localVersion)
-            var due: [Waiter] = []
-            waiters.removeAll { waiter in
-                let ready = waiter.seen != versions || waiter.deadline.map { now >= $0 } ?? false
-                if ready { due.append(waiter) }
-                return ready
+            let (due, versions, nearest, stillWaiting) = slots.condition.withLock {
+                () -> ([WaitingSlots.Waiter], WorkSignalMark, Int64?, Bool) in
+                if observed != -1 { slots.others = observed }
+                var versions = slots.mark
+                if observed == -1 { versions.others &+= 1 }
+                let due = slots.take { $0.seen != versions || $0.deadline.map { now >= $0 } ?? false }
+                return (due, versions, slots.waiters.compactMap(\.deadline).min(), !slots.waiters.isEmpty)
             }
-            let nearest = waiters.compactMap(\.deadline).min()
-            let stillWaiting = !waiters.isEmpty
-            condition.unlock()
-            for waiter in due { waiter.continuation.resume(returning: versions) }
+            WaitingSlots.resume(due, with: versions)
             guard stillWaiting else { continue }
             guard let watch else {
                 usleep(pollMicroseconds)

@@ -196,11 +196,14 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
     /// task cancelled for good.
     private func slot() async throws -> Bool {
         var next: Claim?
+        var lookedAlready = false
         var failures = 0
         var lastRescueLook: Int64 = 0
         while !isStopping || next != nil || hasHanded {
             let carried = next
+            let skipClaim = lookedAlready
             next = nil
+            lookedAlready = false
             do {
                 // Expired leases are looked for when idle, and every lease/3 while busy, so a dead worker's
                 // job does not wait behind a backlog.
@@ -211,12 +214,15 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
                 }
                 // Read the versions before looking for work, so a commit landing after the look still wakes us.
                 let seen = waiter.current
-                let step = try await turn(carried, claimNext: true)
+                let step = try await turn(carried, claimNext: true, lookedAlready: skipClaim)
                 next = step.next
                 switch step.turn {
-                case .ran:
+                case let .ran(_, outcome):
                     if step.interrupted { return true }
                     failures = 0
+                    // A success's transaction claimed this slot's next job if one was due (`GroupCommit`): having
+                    // found none, the slot need not look again before it waits.
+                    lookedAlready = outcome == .succeeded && next == nil
                 case .stopping:
                     return false
                 case let .idle(nextWakeAt):
@@ -247,8 +253,10 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
 
     /// One turn: runs `carried` (claimed by the previous completion) or a job claimed now, and records it.
     /// `next` is the job the completion claimed in the same transaction, when `claimNext` asked for one;
-    /// `interrupted` says the body's task was cancelled (see `process`).
-    private func turn(_ carried: Claim?, claimNext: Bool) async throws -> (turn: WorkerTurn, next: Claim?, interrupted: Bool) {
+    /// `interrupted` says the body's task was cancelled (see `process`). With `lookedAlready` (the last
+    /// completion's claim found nothing) it claims only what the schedule says is due now.
+    private func turn(_ carried: Claim?, claimNext: Bool,
+                      lookedAlready: Bool = false) async throws -> (turn: WorkerTurn, next: Claim?, interrupted: Bool) {
         let claim: Claim
         if let carried {
             claim = carried
@@ -258,9 +266,17 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
             commits.slotTookJob()
         } else {
             guard !isStopping else { return (.stopping, nil, false) }
-            var claimed = try claimOne(forSiblings: claimNext)
-            if claimed == nil, try rescueExpiredLeases() { claimed = try claimOne(forSiblings: claimNext) }
-            guard let claimed else { return (.idle(nextWakeAt: try queue.nextWakeTime(kinds: options.kinds)), nil, false) }
+            var claimed = lookedAlready ? nil : try claimOne(forSiblings: claimNext)
+            var wake: Int64?
+            if claimed == nil {
+                // One read says both when to look next and whether a lease ran out already (its expiry is a wake
+                // time): an idle turn is two round trips on the connection the busy slots share, not three.
+                wake = try queue.nextWakeTime(kinds: options.kinds)
+                if let wake, wake <= queue.clock.nowMilliseconds(), try rescueExpiredLeases() || lookedAlready {
+                    claimed = try claimOne(forSiblings: claimNext)
+                }
+            }
+            guard let claimed else { return (.idle(nextWakeAt: wake), nil, false) }
             claim = claimed
         }
         let outcome: JobOutcome, next: Claim?, interrupted: Bool

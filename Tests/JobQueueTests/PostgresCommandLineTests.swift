@@ -44,6 +44,30 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: state), "nothing was written to the state directory")
     }
 
+    /// The follower waits for the events' notifications (it is listed as a follower before the worker starts), and
+    /// ends once the run has finished, having printed each event once.
+    @Test func followingARunOnPostgresPrintsEachEventOnceAndEndsWithTheRun() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let db = ["--database", target]
+        let enqueued = try await json(adapt(db + ["enqueue", "noop", "--count", "2", "--chain", "--json"]))
+        let run = try #require(enqueued["run_id"]?.stringValue)
+        async let following = adapt(db + ["events", "--follow", "--run", run, "--json"])
+        let watcher = try PostgresConnection(target)
+        let deadline = Date().addingTimeInterval(60)
+        while try watcher.scalar("SELECT count(*) FROM job_event_followers").integerValue == 0 && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let worked = try await adapt(db + ["worker", "--kinds", "noop", "--exit-when-idle"])
+        #expect(worked.status == 0, "\(worked.stderr)")
+        let followed = try await following
+        #expect(followed.status == 0, "\(followed.stderr)")
+        let printed = try followed.stdout.split(separator: "\n").map { try JSON.decode(JSONValue.self, from: String($0), context: "line") }
+        let all = try #require(try await json(adapt(db + ["events", "--run", run, "--json"])).arrayValue)
+        #expect(printed == all, "every event of the run once, in id order")
+        #expect(all.count == 7, "two jobs: pending/ready, running, succeeded, and the second made ready")
+        #expect(try watcher.scalar("SELECT count(*) FROM job_event_followers") == .integer(0), "the follower unlisted itself")
+    }
+
     @Test func aCommandNeedingTheStateDirectoryRefusesAPostgresDatabase() async throws {
         let target = "postgresql://adapt@127.0.0.1:1/none"
         for arguments in [["--database", target, "doctor"], ["--database", target, "doctor", "--json"]] {

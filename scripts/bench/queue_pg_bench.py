@@ -176,6 +176,20 @@ class PgQueuerSystem:
         return [(start - enqueued) * 1000 for start, enqueued in self.started()]
 
 
+# ----------------------------------------------------------------------------------------------- floor
+
+def notify_floor(databases, work, count, interval_ms):
+    """The least enqueue→start can take on this server and machine now: scripts/bench/notify_floor.c (libpq, one
+    thread) commits an insert with a NOTIFY on one connection and receives it on another. Latencies in ms."""
+    binary = os.path.join(work, "notify_floor")
+    include = subprocess.run(["pg_config", "--includedir"], capture_output=True, text=True).stdout.strip()
+    subprocess.run(["cc", "-O2", os.path.join(os.path.dirname(os.path.abspath(__file__)), "notify_floor.c"),
+                    f"-I{include or '/usr/include/postgresql'}", "-lpq", "-o", binary], check=True)
+    out = subprocess.run([binary, databases.dsn(databases.fresh("floor")), str(count), str(interval_ms)],
+                         check=True, capture_output=True, text=True).stdout
+    return [float(line) for line in out.split()]
+
+
 # -------------------------------------------------------------------------------------------- report
 
 def measure(systems, jobs, latency_jobs, rounds, log):
@@ -244,6 +258,9 @@ def main():
     names = [s.name for s in systems]
     started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
     rows = measure(systems, jobs, latency_jobs, rounds, log)
+    floor = notify_floor(databases, args.work, latency_jobs, 10)
+    floor_p50, floor_p99 = percentile(floor, 0.5), percentile(floor, 0.99)
+    log(f"floor (insert+NOTIFY commit → received): p50 {floor_p50:.2f} ms p99 {floor_p99:.2f} ms")
     load_after = load()
     import pgqueuer
     import psycopg
@@ -272,7 +289,11 @@ def main():
         "per job, nothing recorded but a state and two times. PgQueuer dequeues in batches (10 by default) and "
         "writes completions in buffered batches. adapt records more per job than either: a run row, an event per "
         "transition (by trigger), lease, attempt and fencing columns, all checked by constraints. Idle workers of "
-        "all three are woken by NOTIFY.",
+        "all three are woken by NOTIFY. "
+        f"The floor, measured right after the latencies on the same server: a libpq client's insert+NOTIFY reached "
+        f"a second connection p50 {floor_p50:.2f} ms, p99 {floor_p99:.2f} ms after its commit was sent "
+        f"(scripts/bench/notify_floor.c, {latency_jobs} × 10 ms, one thread, no job table): what any of the three "
+        "could reach at best on this machine at this load.",
     ])
     print(history.render("queue-postgres", TITLE, run, body))
     if args.write:
