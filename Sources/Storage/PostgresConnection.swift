@@ -101,6 +101,16 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
         }
     }
 
+    /// `reconnect`, unless the connection works: the look and the reopening under one hold of the lock, so two
+    /// threads that met the same break (a worker's slot and its heartbeat) reopen it once, and neither resets the
+    /// session the other has just opened.
+    public func reconnectIfBroken() throws {
+        try lock.withLock {
+            guard PQstatus(handle) != CONNECTION_OK else { return }
+            try reconnect()
+        }
+    }
+
     // MARK: Statements
 
     /// Runs one or more statements that take no parameters (a migration script).

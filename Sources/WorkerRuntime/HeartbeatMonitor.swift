@@ -7,9 +7,17 @@ import JobQueue
 /// train step does), and a missed heartbeat would lose the lease. When a heartbeat finds the run cancelled
 /// or the lease lost, the monitor flags the job's context and calls its `interrupt` (which cancels the body).
 ///
+/// A heartbeat that finds the database unreachable (a server restarting, a cut link) is not left to the next
+/// interval on a broken connection: the monitor says so through the worker's `OutageBackoff`, shared with its
+/// slots, and tries again after the backoff's delay (never later than the interval), reopening the connection
+/// first. A job whose body does not touch the database then keeps its lease through an outage shorter than the
+/// lease, instead of losing it because only the body's result would have reconnected. Reopening goes through
+/// the connection's own lock, so it waits for a statement or transaction another thread has under way.
+///
 /// `@unchecked Sendable`: `entries` and `stopped` are only touched with `condition` locked.
 final class HeartbeatMonitor: @unchecked Sendable {
-    private let queue: any JobEngine
+    private let queue: any WorkerEngine
+    private let outage: OutageBackoff
     private let condition = NSCondition()
     private var entries: [JobID: Entry] = [:]
     private var stopped = false
@@ -24,8 +32,9 @@ final class HeartbeatMonitor: @unchecked Sendable {
         var due: Int64
     }
 
-    init(queue: any JobEngine) {
+    init(queue: any WorkerEngine, outage: OutageBackoff) {
         self.queue = queue
+        self.outage = outage
     }
 
     static func interval(_ claim: Claim) -> Int64 { max(1, claim.leaseMilliseconds / 3) }
@@ -63,7 +72,7 @@ final class HeartbeatMonitor: @unchecked Sendable {
     /// turned by `runOnce`, which starts no thread).
     func beatDue() {
         let due = condition.withLock { takeDue(now: queue.clock.nowMilliseconds()) }
-        for entry in due { beat(entry) }
+        beat(due)
     }
 
     /// The entries due at `now`, each rescheduled a third of its lease later. Call with `condition` locked.
@@ -92,11 +101,42 @@ final class HeartbeatMonitor: @unchecked Sendable {
             }
             if stopped { condition.unlock(); return }
             condition.unlock()
-            for entry in due { beat(entry) }
+            beat(due)
         }
     }
 
-    private func beat(_ entry: Entry) {
+    /// Sends the heartbeats of `due` one after another. The first to find the database unreachable ends the
+    /// round: the others would meet the same broken connection, so it and the rest are due again after the
+    /// outage backoff's next delay.
+    private func beat(_ due: [Entry]) {
+        for (index, entry) in due.enumerated() {
+            do {
+                // A no-op on a connection that works; after a failure, the reconnect the next round needs.
+                try queue.reconnect()
+                try beat(entry)
+                outage.answered()
+            } catch where queue.isUnreachable(error) {
+                retry(due[index...], afterMilliseconds: Int64(outage.nextDelayMilliseconds(after: error)))
+                return
+            } catch {
+                // A busy or failing database: try again at the next interval; the lease covers two more misses.
+            }
+        }
+    }
+
+    /// Makes `entries` due again `delay` from now, or at their interval if that comes first.
+    private func retry(_ entries: ArraySlice<Entry>, afterMilliseconds delay: Int64) {
+        condition.withLock {
+            let now = queue.clock.nowMilliseconds()
+            for entry in entries {
+                let id = entry.context.claim.jobID
+                self.entries[id]?.due = now + min(delay, Self.interval(entry.context.claim))
+            }
+        }
+    }
+
+    /// One heartbeat; throws only what `beat(_:)` must tell apart (the database unreachable, or another error).
+    private func beat(_ entry: Entry) throws {
         do {
             switch try queue.heartbeat(entry.context.claim, leaseMilliseconds: entry.context.claim.leaseMilliseconds) {
             case .extended: break
@@ -110,8 +150,6 @@ final class HeartbeatMonitor: @unchecked Sendable {
             entry.context.markLeaseLost()
             forget(entry.context.claim.jobID)
             entry.interrupt()
-        } catch {
-            // A busy or failing database: try again at the next interval; the lease covers two more misses.
         }
     }
 }

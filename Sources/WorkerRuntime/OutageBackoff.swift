@@ -33,6 +33,13 @@ final class OutageBackoff: Sendable {
     /// Says the database is unreachable (once per outage), sleeps the next delay, and calls `reconnect`, whose
     /// failure just means another round.
     func waitOut(_ error: any Error, reconnect: () throws -> Void) async {
+        try? await Task.sleep(for: .milliseconds(nextDelayMilliseconds(after: error)))
+        try? reconnect()
+    }
+
+    /// Counts an attempt that met the outage `error` (saying so when it starts one) and returns how long to wait
+    /// before the next: for a caller that cannot sleep in a task, such as the heartbeat thread.
+    func nextDelayMilliseconds(after error: any Error) -> Int {
         let (first, attempt) = state.withLock { outage -> (Bool, Int) in
             if outage == nil {
                 outage = Outage(started: .now(), attempts: 1)
@@ -44,8 +51,7 @@ final class OutageBackoff: Sendable {
         if first {
             log?("database unreachable (\(error)); retrying with backoff (at most every \(Self.capMilliseconds / 1000) s) until it answers")
         }
-        try? await Task.sleep(for: .milliseconds(Self.delayMilliseconds(attempt: attempt)))
-        try? reconnect()
+        return Self.delayMilliseconds(attempt: attempt)
     }
 
     /// The database answered: ends the outage, if there was one, and says how long it lasted.

@@ -125,10 +125,10 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         self.queue = queue
         self.options = options
         self.body = body
-        monitor = HeartbeatMonitor(queue: queue)
+        outage = OutageBackoff(log: options.log)
+        monitor = HeartbeatMonitor(queue: queue, outage: outage)
         waiter = queue.workSignal(kinds: options.kinds, pollMicroseconds: options.pollMicroseconds)
         commits = GroupCommit(queue: queue, request: options.claimRequest)
-        outage = OutageBackoff(log: options.log)
     }
 
     /// Runs until stopped (or idle, with `exitWhenIdle`); returns what it did.
@@ -377,6 +377,8 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
                 if next != nil { waiter.wakeSibling() }
                 return (outcome, next, interrupted)
             } catch JobQueueError.leaseLost {
+                // The fence's refusal is an answer: an outage met while recording is over.
+                outage.answered()
                 count { $0.leaseLost += 1 }
                 options.log?("lost the lease on \(claim.jobID) (attempt \(claim.attempt)); its result was not recorded")
                 return (.leaseLost, nil, interrupted)

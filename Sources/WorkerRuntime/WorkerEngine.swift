@@ -93,7 +93,7 @@ extension PostgresJobQueue: WorkerEngine {
     }
 
     public func reconnect() throws {
-        if !connection.isConnected { try connection.reconnect() }
+        try connection.reconnectIfBroken()
     }
 
     /// Only jobs becoming claimable are notified, not jobs finishing: without a look now and then, a worker told to

@@ -110,6 +110,29 @@ import WorkerRuntime
         #expect(stderr.contains("database reachable again"), "\(stderr)")
     }
 
+    /// A's link is down longer than a connection waits for an answer (2 s here) but shorter than A's lease, while
+    /// its job runs without writing: the heartbeat meets the broken connection, says so, reconnects once the link
+    /// is back and extends the lease in time, so the job succeeds on its first attempt. The cut is not scaled by
+    /// `Slowdown`: it must stay shorter than the lease.
+    @Test func aWorkerWhoseHeartbeatMeetsACutLinkReconnectsAndKeepsItsLease() async throws {
+        let hosts = try hosts(sleep: 12_000)
+        defer { try? hosts.cluster.stop() }
+        // Heartbeats every 3 s: the first after the cut fails at about 5 s, the lease would end at 9 s.
+        let a = try worker("a", in: hosts.a, of: hosts, leaseMilliseconds: 9_000)
+        try await waitUntil("A runs the job") { try hosts.queue.job(hosts.job).state == .running }
+        try hosts.a.cut()
+        try await Task.sleep(for: .seconds(6))
+        try hosts.a.restore()
+        #expect(try await exitStatus("A", a) == 0, "\(a.stderr)")
+        let job = try hosts.queue.job(hosts.job)
+        #expect(job.state == .succeeded && job.attempt == 1, "\(job.state) attempt \(job.attempt)\n\(a.stderr)")
+        #expect(try summary(a)["lease_lost"]?.intValue == 0, "\(a.stdout)\n\(a.stderr)")
+        #expect(try summary(a)["succeeded"]?.intValue == 1, "\(a.stdout)\n\(a.stderr)")
+        let stderr = a.stderr
+        #expect(stderr.contains("database unreachable"), "\(stderr)")
+        #expect(stderr.contains("database reachable again"), "\(stderr)")
+    }
+
     /// A's link is down past its lease: the job is rescued and runs on B; when the link is back, A's late
     /// result is refused by the fence and A says so; the job succeeded once, by B.
     @Test func aWorkerCutOffPastItsLeaseIsFencedAndItsJobRunsOnTheOtherHost() async throws {
