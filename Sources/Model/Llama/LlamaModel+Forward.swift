@@ -102,10 +102,14 @@ extension LlamaModel {
     /// blocks when the model was loaded with `quantizedDecode` (the default). OpenBLAS's thread count is held
     /// meanwhile (`BLAS.withThreadCount`), here and in every public pass.
     public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
-        BLAS.withThreadCount {
+        func lastLogits(_ cache: inout KVCache) -> [Float] {
             let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
             return logits(pass, rows: [tokens.count - 1])
         }
+        // A decoded token read wholly from the blocks multiplies on the decode team alone: OpenBLAS's workers,
+        // left from the prompt pass, would only compete with it.
+        if tokens.count == 1 && decodesFromBlocksOnly { return BLAS.withWorkersParked { lastLogits(&cache) } }
+        return BLAS.withThreadCount { lastLogits(&cache) }
     }
 
     /// Logits of every new position: (T, V) row-major.

@@ -181,6 +181,9 @@ public final class LlamaModel: Sendable {
     /// Per block, the projections stored in a type `QuantizedMatVec` reads (empty when disabled).
     let quantized: [[Projection: GGUFTensorInfo]]
     let quantizedOutput: GGUFTensorInfo?
+    /// Whether a decoded token reads every projection and the output from the quantized blocks (no sgemv on
+    /// an f32 copy, whose products OpenBLAS would split over its own threads).
+    let decodesFromBlocksOnly: Bool
     /// The buffers of the last training pass, for the next one (a concurrent pass makes its own).
     let spareBuffers = Locked<BufferArena?>(nil)
 
@@ -305,6 +308,7 @@ public final class LlamaModel: Sendable {
         }
         let outputInfo = file.tensor(named: tiedOutput ? "token_embd.weight" : "output.weight")
         quantizedOutput = quantizedDecode && outputInfo.map { QuantizedMatVec.supports($0.type) } == true ? outputInfo : nil
+        decodesFromBlocksOnly = quantizedOutput != nil && quantized.allSatisfy { $0.count == names.count }
         weights = [Float](unsafeUninitializedCapacity: total) { buffer, initialized in
             for (info, offset) in plan {
                 file.dequantize(info, into: UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + info.elementCount)]))

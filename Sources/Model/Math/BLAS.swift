@@ -1,5 +1,6 @@
 import CBLAS
 import Foundation
+import Synchronization
 
 /// Single-precision matrix products on OpenBLAS; the only code in the project that calls cblas.
 ///
@@ -52,24 +53,41 @@ public enum BLAS {
     /// multiply a matrix (queue commands, idle workers). The first multi-threaded call starts them again, with
     /// the same thread count, so results are unchanged.
     public static func stopIdleThreads() {
-        _ = blas_thread_shutdown_()
+        countLock.withLock {
+            _ = blas_thread_shutdown_()
+            workersMayRun = false
+        }
     }
 
-    /// OpenBLAS's worker thread count for this process. Setting it waits for computations that hold the count.
+    /// The process's thread count: OpenBLAS's own, or the one a decoding step parked (`withWorkersParked`).
+    /// Setting it waits for computations that hold the count.
     public static var threads: Int {
-        get { Int(openblas_get_num_threads()) }
-        set { countLock.withLock { openblas_set_num_threads(Int32(max(1, newValue))) } }
+        get {
+            let parked = parkedCount.load(ordering: .relaxed)
+            return parked > 0 ? parked : Int(openblas_get_num_threads())
+        }
+        set {
+            countLock.withLock {
+                parkedCount.store(0, ordering: .relaxed)
+                workersMayRun = workersMayRun || newValue > 1
+                openblas_set_num_threads(Int32(max(1, newValue)))
+            }
+        }
     }
 
-    /// Runs `body` with OpenBLAS at `count` threads (nil keeps the current count) and restores the count after.
+    /// Runs `body` with OpenBLAS at `count` threads (nil keeps the process's count) and restores the count after.
     ///
     /// The count is one setting for the whole process while its bits show in every product, so the computations
     /// whose results must repeat hold it: another thread's change (a training pass runs OpenBLAS single-threaded
     /// for its duration) then waits instead of landing in the middle of them. Re-entrant on one thread.
     public static func withThreadCount<T>(_ count: Int? = nil, _ body: () throws -> T) rethrows -> T {
         try countLock.withLock {
+            // Inside, `threads` is OpenBLAS's count, parked or not; the parked count comes back after.
+            let parked = parkedCount.exchange(0, ordering: .relaxed)
+            defer { parkedCount.store(parked, ordering: .relaxed) }
             let previous = Int32(openblas_get_num_threads())
-            let wanted = Int32(max(1, count ?? Int(previous)))
+            let wanted = Int32(max(1, count ?? (parked > 0 ? parked : Int(previous))))
+            if wanted > 1 { workersMayRun = true }
             guard wanted != previous else { return try body() }
             openblas_set_num_threads(wanted)
             defer { openblas_set_num_threads(previous) }
@@ -77,7 +95,36 @@ public enum BLAS {
         }
     }
 
+    /// Runs a decoding step, whose products run on the decode team's threads, with OpenBLAS at one thread and its
+    /// workers stopped, and leaves it so for the next step.
+    ///
+    /// Workers left by a multi-threaded prompt pass would spin for ~0.1 s on the cores the team needs, and setting
+    /// the count back after every step would start a worker anew each time. `threads` still answers the parked
+    /// count, so the team keeps its size, and the next `withThreadCount` runs at that count again.
+    public static func withWorkersParked<T>(_ body: () throws -> T) rethrows -> T {
+        try countLock.withLock {
+            let current = Int(openblas_get_num_threads())
+            if parkedCount.load(ordering: .relaxed) == 0 && current > 1 {
+                parkedCount.store(current, ordering: .relaxed)
+                openblas_set_num_threads(1)
+            }
+            if workersMayRun {
+                _ = blas_thread_shutdown_()
+                workersMayRun = false
+            }
+            return try body()
+        }
+    }
+
+    /// OpenBLAS's own count, parked or not.
+    static var openBLASThreads: Int { Int(openblas_get_num_threads()) }
+
     private static let countLock = NSRecursiveLock()
+    /// The count a decoding step parked OpenBLAS from, 0 when it is not parked. Atomic: decode team members
+    /// read `threads` while the step holds `countLock`.
+    private static let parkedCount = Atomic<Int>(0)
+    /// Whether OpenBLAS may have workers alive since they were last stopped. Only touched with `countLock` held.
+    nonisolated(unsafe) private static var workersMayRun = true
 
     /// The most threads this OpenBLAS build runs (its `MAX_THREADS`, in the build's configuration string).
     /// Asking OpenBLAS for more silently gets this many.
