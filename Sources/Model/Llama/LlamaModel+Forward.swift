@@ -101,16 +101,10 @@ extension LlamaModel {
     /// not trained there: callers stop at the context length. A single token is read from the quantized
     /// blocks when the model was loaded with `quantizedDecode` (the default). OpenBLAS's thread count is held
     /// meanwhile (`BLAS.withThreadCount`), here and in every public pass.
-    ///
-    /// After a batched pass OpenBLAS's threads are stopped (`BLAS.stopIdleThreads`): they would spin for about
-    /// 0.1 s on the cores that the decoding which usually follows (a prompt, then its answer) needs, and it keeps
-    /// OpenBLAS single-threaded. Holding the thread count, no other pass is using them.
     public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
         BLAS.withThreadCount {
             let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
-            let last = logits(pass, rows: [tokens.count - 1])
-            if tokens.count > 1, BLAS.threads > 1 { BLAS.stopIdleThreads() }
-            return last
+            return logits(pass, rows: [tokens.count - 1])
         }
     }
 

@@ -45,8 +45,7 @@ public enum BLAS {
         cblas_sdot(Int32(count), x, 1, y, 1)
     }
 
-    /// Stops OpenBLAS's idle worker threads; call first thing in every executable, and after a multi-threaded
-    /// product that no other follows soon, with no other thread in OpenBLAS (`withThreadCount` held).
+    /// Stops OpenBLAS's idle worker threads; call first thing in every executable.
     ///
     /// OpenBLAS starts its threads when the library is loaded, and they spin (`sched_yield`) for about 2^28
     /// cycles before they sleep: ~0.1 s of a second core burnt by every process, including the many that never
