@@ -197,14 +197,19 @@ extension ByteDotProducts {
         let six: UInt32 = 0x3F3F_3F3F, nibble: UInt32 = 0x0F0F_0F0F, two: UInt32 = 0x0303_0303
         let scales = SIMD2<UInt32>(w0 & six, (w2 & nibble) | ((w0 >> 6) & two) << 4)
         let minimums = SIMD2<UInt32>(w1 & six, ((w2 >> 4) & nibble) | ((w1 >> 6) & two) << 4)
-        @inline(__always) func floats(_ v: SIMD2<UInt32>) -> Floats { Floats(unsafeBitCast(v, to: SIMD8<UInt8>.self)) }
+        // Widened and converted by instructions: the generic SIMD conversion was a call per super-block.
+        @inline(__always) func floats(_ v: SIMD2<UInt32>) -> Floats {
+            _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(Int64(bitPattern: UInt64(v[0]) | UInt64(v[1]) << 32))))
+        }
         return (floats(scales), floats(minimums))
     }
 
-    /// Σ q over each of the eight groups from `g`, as floats.
+    /// Σ q over each of the eight groups from `g`, as floats (integer sums, so exact whatever the order).
     @inline(__always) static func groupSums(_ a: QuantizedActivations, _ g: Int) -> Floats {
-        let pairs = UnsafeRawPointer(a.halfSums + 2 * g).loadUnaligned(as: SIMD16<Int32>.self)
-        return Floats(pairs.evenHalf &+ pairs.oddHalf)
+        let halves = UnsafeRawPointer(a.halfSums + 2 * g)
+        // Pairs summed within each 128-bit lane: groups 0 1 4 5 | 2 3 6 7, put back in order by the permute.
+        let sums = _mm256_hadd_epi32(load(halves, 0), load(halves, 32))
+        return _mm256_cvtepi32_ps(_mm256_permutevar8x32_epi32(sums, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)))
     }
 
     @inline(__always) static func q45_K(_ w: UnsafeRawPointer, _ groups: Int, _ a: QuantizedActivations, highBits: Bool) -> Float {
