@@ -12,22 +12,29 @@ import Storage
 /// runs the step: a supervisor sees the progress of steps running elsewhere, as `events` does.
 public struct LiveProgress: Sendable {
     let queue: any JobEngine
-    /// The SQLite database whose commits wake a follower; nil on PostgreSQL, where it looks every
-    /// `postgresPollMilliseconds` (a progress note is written every few training steps, not every millisecond).
+    /// The SQLite database whose commits wake a follower; nil on PostgreSQL.
     let sqlite: Database?
+    /// On PostgreSQL, what wakes a follower when a transaction writing job events (a progress note, a claim, a
+    /// completion) commits; nil for a role that may not list itself as a follower, which looks every
+    /// `postgresLookMilliseconds` instead. A step that lasts less than one look would otherwise go unseen.
+    let events: PostgresEventFollower?
 
     public init(database: Database) throws {
         queue = try JobQueue(database: database)
         sqlite = database
+        events = nil
     }
 
     /// The running jobs of the PostgreSQL database `connectionString` names.
     public init(postgres connectionString: String) throws {
         queue = try PostgresJobQueue(connectionString: connectionString)
         sqlite = nil
+        events = try? PostgresEventFollower(connectionString: connectionString)
     }
 
-    static let postgresPollMilliseconds = 250
+    /// How long a PostgreSQL follower waits at most before it looks again, woken or not (so it notices
+    /// cancellation soon, and a role that cannot listen still sees progress).
+    static let postgresLookMilliseconds = 250
 
     /// One running job and how far it is; the step fields are nil for a step that writes no training notes.
     public struct Entry: Sendable, Equatable, Encodable {
@@ -101,10 +108,17 @@ public struct LiveProgress: Sendable {
         }
     }
 
-    /// Returns after the next commit to the SQLite database (or cancellation), or on PostgreSQL after one poll interval.
+    /// Returns after the next commit to the SQLite database (or cancellation); on PostgreSQL after the next commit
+    /// that wrote job events, or one look interval.
     func waitForChange(since version: Int64?) async throws {
         guard let sqlite else {
-            try await Task.sleep(for: .milliseconds(Self.postgresPollMilliseconds))
+            guard let events else { return try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds)) }
+            // The wait blocks its thread: it gets one of its own rather than one of the few the tasks share.
+            _ = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result { try events.waitForEvents(timeoutMilliseconds: Self.postgresLookMilliseconds) })
+                }
+            }
             return
         }
         while try sqlite.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
