@@ -14,10 +14,11 @@ import Storage
 /// idle workers LISTEN to instead of polling. NOTIFY is delivered at commit, so a woken worker finds the job.
 /// Later migrations, each in a file of its own: `eventTransactions` (the transaction that wrote each event),
 /// `serverSideClaims` (the claim and the group commit as server-side functions), `eventNotifications` (a
-/// notification per event-writing transaction while someone follows the stream).
+/// notification per event-writing transaction while someone follows the stream), `runAnnouncements` (which
+/// supervisor announces a run that ended).
 public enum PostgresJobSchema {
     public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims,
-                                                                          eventNotifications])
+                                                                          eventNotifications, runAnnouncements])
 
     /// The channel `jobs_notify_claimable` notifies.
     public static let channel = "adapt_jobs"

@@ -65,8 +65,7 @@ public enum Nightly {
         // The step bodies' tables are created here once rather than by five workers at once.
         let queue = try PostgresJobQueue(connectionString: connectionString)
         _ = try PostgresBlobStore(connection: queue.connection)
-        log("on \(queue.displayTarget); runs that end are not announced on PostgreSQL yet "
-            + "(adapt runs --watch and adapt events read its job tables)")
+        log("on \(queue.displayTarget)")
         var request = request
         request.workerEnvironment[WorkerSupervisor.databaseVariable] = connectionString
         return try await work(request, state: state, queue: queue, log: log)

@@ -9,34 +9,64 @@ import Storage
 /// the run's outcome as JSON on stdin (`RunOutcome`), once per run that finishes while it works.
 ///
 /// A run counts as ended when none of its jobs has work ahead (`RunRecord.isFinished`) and its last change came
-/// after this `adapt work` started, so a run that ended earlier is not announced again by a later one.
+/// after this `adapt work` started, so a run that ended earlier is not announced again by a later one. On
+/// PostgreSQL the supervisors of every host see the run end; the one that claims it on the server announces it
+/// (`PostgresJobQueue.claimAnnouncement`).
 public final class RunNotifier: @unchecked Sendable {  // `announced` is only touched with `lock` held
-    let queue: JobQueue
+    let queue: any JobEngine
     let since: Int64
+    /// The database whose commits wake `follow`; nil on PostgreSQL, where it looks every `postgresLookMilliseconds`.
+    private let sqlite: Database?
+    private let postgres: PostgresJobQueue?
     private let lock = NSLock()
     private var announced: Set<RunID> = []
 
     public init(database: Database, since: Int64) throws {
         queue = try JobQueue(database: database)
+        sqlite = database
+        postgres = nil
         self.since = since
     }
 
-    /// The runs that ended since the last call (each once), oldest first.
+    /// The runs of the PostgreSQL database `connectionString` names.
+    public init(postgres connectionString: String, since: Int64) throws {
+        let postgres = try PostgresJobQueue(connectionString: connectionString)
+        queue = postgres
+        sqlite = nil
+        self.postgres = postgres
+        self.since = since
+    }
+
+    /// A run's end is news for a person or a chat, not for a program racing it: a look a second costs the server
+    /// one small read, where waking on every event would make every worker's commit notify (`eventNotifications`).
+    static let postgresLookMilliseconds = 1_000
+
+    /// The runs that ended since the last call (each once, and on PostgreSQL once across hosts), oldest first.
     public func ended() throws -> [RunOutcome] {
         // The newest runs only: a run that ends while `adapt work` runs is among them, and this is read at every commit.
         let finished = try queue.runs(limit: 50).filter {
             $0.kind == NightlyRun.kind && $0.isFinished && $0.updatedAt >= since
         }
-        let fresh = lock.withLock { finished.filter { announced.insert($0.id).inserted } }
-        return try fresh.sorted { $0.id < $1.id }.map { try RunOutcome.of($0, queue: queue) }
+        var ours: [RunRecord] = []
+        for run in lock.withLock({ finished.filter { !announced.contains($0.id) } }) {
+            // A claim that fails (the server gone) leaves the run to the next look.
+            let claimed = try postgres?.claimAnnouncement(of: run.id) ?? true
+            if lock.withLock({ announced.insert(run.id).inserted }), claimed { ours.append(run) }
+        }
+        return try ours.sorted { $0.id < $1.id }.map { try RunOutcome.of($0, queue: queue) }
     }
 
-    /// Calls `handle` with every run that ends, until cancelled; wakes on each commit.
+    /// Calls `handle` with every run that ends, until cancelled; wakes on each commit (on PostgreSQL, every
+    /// `postgresLookMilliseconds`).
     public func follow(_ handle: (RunOutcome) async -> Void) async throws {
         while !Task.isCancelled {
-            let version = try queue.database.dataVersion()
+            let version = try sqlite?.dataVersion()
             for outcome in try ended() { await handle(outcome) }
-            while try queue.database.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
+            guard let sqlite else {
+                try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds))
+                continue
+            }
+            while try sqlite.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
         }
     }
 
@@ -168,7 +198,7 @@ public struct RunOutcome: Sendable, Equatable, Encodable {
         }
     }
 
-    static func of(_ run: RunRecord, queue: JobQueue) throws -> RunOutcome {
+    static func of(_ run: RunRecord, queue: any JobEngine) throws -> RunOutcome {
         let lineage = run.manifest["lineage"]?.stringValue
         let night = try ReportService.night(run, queue: queue, lineage: lineage ?? "")
         let jobs = try queue.jobs(matching: .init(run: run.id, limit: Int.max)).sorted { $0.id < $1.id }

@@ -134,22 +134,12 @@ enum NightlyCommands {
         let log: @Sendable (String) -> Void = { line in
             if let board { board.log("work: \(line)") } else { Console.error("work: \(line)") }
         }
-        if let postgres {
-            defer {
-                watcher?.cancel()
-                board?.finish()
-            }
-            let summary = try await Nightly.work(request, state: state, postgres: postgres, log: log)
-            board?.finish()
-            if a[.json] { Console.print(JSON.pretty(summary)) }
-            return
-        }
-        // Opened above whenever no PostgreSQL database is named.
-        guard let database else { return }
         // Each run that ends while this works is announced: on stdout (under the systemd timer, the unit's stdout is
         // the journal), as a JSON line on stderr with --json, and to the pipeline's notify command.
         let json = a[.json]
-        let notifier = try RunNotifier(database: try StateAccess.reading(state), since: SystemClock().nowMilliseconds())
+        let since = SystemClock().nowMilliseconds()
+        let notifier = try postgres.map { try RunNotifier(postgres: $0, since: since) }
+            ?? RunNotifier(database: try StateAccess.reading(state), since: since)
         let announce: @Sendable (RunOutcome) async -> Void = { outcome in
             if json {
                 Console.error(JSON.canonicalString(JSONValue.object([
@@ -174,7 +164,12 @@ enum NightlyCommands {
             notifying.cancel()
             board?.finish()
         }
-        let summary = try await Nightly.work(request, state: state, database: database, log: log)
+        let summary = if let postgres {
+            try await Nightly.work(request, state: state, postgres: postgres, log: log)
+        } else {
+            // Opened above whenever no PostgreSQL database is named.
+            try await Nightly.work(request, state: state, database: database ?? GlobalOptions.database(invocation), log: log)
+        }
         board?.finish()
         notifying.cancel()
         _ = await notifying.value
