@@ -10,11 +10,22 @@ public final class PostgresEventFollower: Sendable {
     /// after this returns notifies it, so a read of the stream after `init` misses no wake-up.
     public init(connectionString: String) throws {
         connection = try PostgresConnection(connectionString)
+        try follow()
+    }
+
+    private func follow() throws {
         try connection.listen(PostgresJobSchema.eventChannel)
         try connection.transaction {
             try connection.run("DELETE FROM job_event_followers f WHERE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(f.pid))")
             try connection.run("INSERT INTO job_event_followers (pid) VALUES (pg_backend_pid()) ON CONFLICT DO NOTHING")
         }
+    }
+
+    /// After a failed wait (a server restart, a cut link): a new session, listening and listed again (the old
+    /// session's row names a process that is gone, which no trigger counts). Throws while the server is out of reach.
+    public func resume() throws {
+        try connection.reconnect()
+        try follow()
     }
 
     /// Unlisted, transactions stop notifying (a follower that is killed instead is skipped by the trigger).

@@ -98,13 +98,27 @@ public struct LiveProgress: Sendable {
     }
 
     /// Calls `show` with the running jobs now and again after every commit that changes them, until cancelled.
+    /// On PostgreSQL a look that fails (the server out of reach) is made again after a look interval.
     public func follow(run: RunID? = nil, _ show: ([Entry]) -> Void) async throws {
         var last: [Entry]?
         while !Task.isCancelled {
             let version = try sqlite?.dataVersion()
-            let entries = try running(run: run)
+            guard let entries = try await look({ try running(run: run) }) else { continue }
             if entries != last { show(entries); last = entries }
             try await waitForChange(since: version)
+        }
+    }
+
+    /// `read`'s answer, reopening a broken PostgreSQL connection first; nil, after a look interval, while the
+    /// server is out of reach (any other error is thrown).
+    func look<T>(_ read: () throws -> T) async throws -> T? {
+        guard let postgres = queue as? PostgresJobQueue else { return try read() }
+        do {
+            try postgres.connection.reconnectIfBroken()
+            return try read()
+        } catch let error as StorageError where !postgres.connection.isConnected || error.isPostgresOutage {
+            try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds))
+            return nil
         }
     }
 
@@ -114,10 +128,15 @@ public struct LiveProgress: Sendable {
         guard let sqlite else {
             guard let events else { return try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds)) }
             // The wait blocks its thread: it gets one of its own rather than one of the few the tasks share.
-            _ = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+            let waited = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 DispatchQueue.global().async {
-                    continuation.resume(with: Result { try events.waitForEvents(timeoutMilliseconds: Self.postgresLookMilliseconds) })
+                    continuation.resume(returning: (try? events.waitForEvents(timeoutMilliseconds: Self.postgresLookMilliseconds)) != nil)
                 }
+            }
+            // A failed wait: the session is gone; a new one listens once the server answers.
+            if !waited {
+                try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds))
+                try? events.resume()
             }
             return
         }
@@ -152,8 +171,7 @@ extension LiveProgress {
         var last: ([RunRecord], [Entry])?
         while !Task.isCancelled {
             let version = try sqlite?.dataVersion()
-            let runs = try queue.runs(limit: limit)
-            let entries = try running()
+            guard let (runs, entries) = try await look({ (try queue.runs(limit: limit), try running()) }) else { continue }
             if last.map({ $0.0 != runs || $0.1 != entries }) ?? true { show(runs, entries); last = (runs, entries) }
             if runs.allSatisfy(\.isFinished) { return }
             try await waitForChange(since: version)

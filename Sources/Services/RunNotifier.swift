@@ -43,6 +43,8 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
 
     /// The runs that ended since the last call (each once, and on PostgreSQL once across hosts), oldest first.
     public func ended() throws -> [RunOutcome] {
+        // After an outage (a server restart, a cut link) the connection is reopened here: nothing else uses it.
+        try postgres?.connection.reconnectIfBroken()
         // The newest runs only: a run that ends while `adapt work` runs is among them, and this is read at every commit.
         let finished = try queue.runs(limit: 50).filter {
             $0.kind == NightlyRun.kind && $0.isFinished && $0.updatedAt >= since
@@ -57,15 +59,18 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
     }
 
     /// Calls `handle` with every run that ends, until cancelled; wakes on each commit (on PostgreSQL, every
-    /// `postgresLookMilliseconds`).
+    /// `postgresLookMilliseconds`, and a look that fails, the server out of reach, is made again at the next).
     public func follow(_ handle: (RunOutcome) async -> Void) async throws {
         while !Task.isCancelled {
             let version = try sqlite?.dataVersion()
-            for outcome in try ended() { await handle(outcome) }
             guard let sqlite else {
+                do {
+                    for outcome in try ended() { await handle(outcome) }
+                } catch let error as StorageError where error.isPostgresOutage || postgres?.connection.isConnected == false {}
                 try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds))
                 continue
             }
+            for outcome in try ended() { await handle(outcome) }
             while try sqlite.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
         }
     }

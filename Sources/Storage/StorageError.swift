@@ -25,6 +25,14 @@ public enum StorageError: Error, Equatable, CustomStringConvertible {
     /// An open connection broke (the server stopped, the network went away): nothing of the statement committed.
     case postgresConnectionLost(target: String, message: String)
 
+    /// The PostgreSQL server could not be reached or the connection to it broke: worth trying again later.
+    public var isPostgresOutage: Bool {
+        switch self {
+        case .postgresConnection, .postgresConnectionLost: return true
+        default: return false
+        }
+    }
+
     /// SQLite's primary result code (the low byte of an extended code).
     public var primaryCode: Int32? {
         if case let .sqlite(code, _, _) = self { return code & 0xFF }

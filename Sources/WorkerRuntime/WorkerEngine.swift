@@ -86,10 +86,7 @@ extension PostgresJobQueue: WorkerEngine {
     }
 
     public func isUnreachable(_ error: any Error) -> Bool {
-        switch error as? StorageError {
-        case .postgresConnectionLost?, .postgresConnection?: return true
-        default: return !connection.isConnected
-        }
+        (error as? StorageError)?.isPostgresOutage == true || !connection.isConnected
     }
 
     public func reconnect() throws {
