@@ -100,10 +100,12 @@ extension LlamaModel {
     /// Positions past `hyperparameters.contextLength` are computed (RoPE has no hard limit) but the model was
     /// not trained there: callers stop at the context length. A single token is read from the quantized
     /// blocks when the model was loaded with `quantizedDecode` (the default). OpenBLAS's thread count is held
-    /// meanwhile (`BLAS.withThreadCount`), here and in every public pass.
-    public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
+    /// meanwhile (`BLAS.withThreadCount`), here and in every public pass. With `quantizedPrompt` (a prompt of
+    /// generation), several tokens are read from the blocks too where `QuantizedMatMul` runs: their activations
+    /// rounded to 8 bits as a decoded token's are, so the logits move by about as much as decode's do.
+    public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache, quantizedPrompt: Bool = false) -> [Float] {
         func lastLogits(_ cache: inout KVCache) -> [Float] {
-            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
+            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil, quantizedPrompt: quantizedPrompt)
             return logits(pass, rows: [tokens.count - 1])
         }
         // A decoded token read wholly from the blocks multiplies on the decode team alone: OpenBLAS's workers,
@@ -141,13 +143,14 @@ extension LlamaModel {
     /// The batched forward pass: T new tokens at positions P…P+T−1 attend to the P cached ones and to each
     /// other causally. With `record`, every block's activations are kept for `backward`. Training passes and
     /// `f32Only` ones never read the quantized blocks, so their values match the f32 weights the backward uses.
+    /// With `quantizedPrompt` (inference only) a pass of several tokens reads them too (`QuantizedMatMul`).
     /// The team splits the products and the element-wise work (its size changes the last bits of the products);
     /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
     /// Buffers come from `arena` when given (recorded passes only: their every buffer is written before it is read).
     /// Matrices are read through `reader` when given (a training pass shares one with its backward), else
     /// through a reader of this pass.
     func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
-             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil, reader given: BaseMatrixReader? = nil) -> ForwardPass {
+             f32Only: Bool = false, quantizedPrompt: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil, reader given: BaseMatrixReader? = nil) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -191,7 +194,15 @@ extension LlamaModel {
                     return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
                 }
                 if !products.isEmpty { QuantizedMatVec.multiply(products, columns: h.shape(of: ps[0]).input, x: input) }
-                for (p, y) in zip(ps, ys) where !fromBlocks || quantized[b][p] == nil {
+                // A prompt of inference: every token times the same blocks, where the tile kernels read the type.
+                let promptFromBlocks = T > 1 && quantizedPrompt && !record && !f32Only
+                let batched = zip(ps, ys).compactMap { p, y -> QuantizedMatVec.Product? in
+                    guard promptFromBlocks, let info = quantized[b][p], QuantizedMatMul.supports(info.type) else { return nil }
+                    return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
+                }
+                if !batched.isEmpty { QuantizedMatMul.multiply(batched, tokens: T, columns: h.shape(of: ps[0]).input, x: input) }
+                let done = Set((products + batched).map(\.y))
+                for (p, y) in zip(ps, ys) where !done.contains(y) {
                     let (out, inp) = h.shape(of: p)
                     reader.withRows(of: blocks[b].matrix(p)) { Wp in
                         if T == 1 {

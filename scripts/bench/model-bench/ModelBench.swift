@@ -50,7 +50,8 @@ enum ModelBench {
                        time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
                        --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
                        "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes", "decode_bytes_per_token" (the weights a \
-                       decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), "base_weights", \
+                       decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), "prompt_kernels" (the \
+                       prompt pass's: int8-avx512vnni or sgemm), "base_weights", \
                        "read_bytes_per_second" (the best rate --threads threads read a 512 MB buffer)}; with --train-tokens also "train_tokens", \
                        "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
                        each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
@@ -86,7 +87,7 @@ enum ModelBench {
         for _ in 0..<repeats {
             var cache = KVCache()
             let t0 = DispatchTime.now().uptimeNanoseconds
-            var logits = model.forward(tokens: prompt, cache: &cache)
+            var logits = model.forward(tokens: prompt, cache: &cache, quantizedPrompt: true)
             let t1 = DispatchTime.now().uptimeNanoseconds
             for _ in 0..<decodeCount {
                 let next = LlamaModel.top(1, of: logits)[0].id
@@ -108,6 +109,7 @@ enum ModelBench {
             "peak_rss_bytes": .int(peakResidentBytes()),
             "decode_bytes_per_token": .int(decodeBytesPerToken(file)),
             "quantized_kernels": .string(BLASArithmetic.current(threads: BLAS.threads).quantizedKernels ?? "none"),
+            "prompt_kernels": .string(BLASArithmetic.current(threads: BLAS.threads).promptKernels ?? "none"),
             "read_bytes_per_second": .double(readBandwidth(threads: BLAS.threads)),
         ]
         if let trainTokens {

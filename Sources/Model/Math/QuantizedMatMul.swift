@@ -1,0 +1,107 @@
+import Foundation
+import QuantizedKernelsAVX512
+
+/// Y (T, rows) = X (T, columns) · Wᵀ straight from GGML's quantized blocks, for the prompt pass of inference.
+///
+/// The batched sibling of `QuantizedMatVec`: each token's row of X is rounded to 8 bits per group of 32 exactly
+/// as decode rounds it, each task repacks 16 weight rows into a tile of signed bytes with a float scale and
+/// offset per sub-block (`TileRepacking`, a few tens of KB, dropped when the task ends: the model is never held
+/// twice), then multiplies the tile with every token, eight at a time, with `vpdpbusd` (`TileProducts`).
+/// Dequantizing to f32 for sgemm instead moves four bytes a weight and tops out at OpenBLAS's float rate.
+///
+/// Needs AVX-512 with VNNI; elsewhere, for F16/BF16/F32 matrices, and with `ADAPT_PROMPT_KERNELS=sgemm`, the
+/// prompt stays on sgemm over the dequantized matrices. Training, scoring and evaluation never come here: they
+/// need the f32 path's numbers.
+///
+/// Tasks are (matrix, tile of 16 rows) and compute every token the same way whoever runs them, so the result
+/// does not depend on the thread count at all.
+enum QuantizedMatMul {
+    static let environmentVariable = "ADAPT_PROMPT_KERNELS"
+
+    /// The name recorded beside `BLASArithmetic.kernels` for the prompt pass: `int8-avx512vnni`, or `sgemm`
+    /// where the kernels do not run.
+    static var kernelName: String { isAvailable ? "int8-avx512vnni" : "sgemm" }
+
+    /// Whether this CPU runs the tile kernels and `ADAPT_PROMPT_KERNELS=sgemm` does not ask for the old path.
+    static let isAvailable: Bool = {
+        #if arch(x86_64)
+        if ProcessInfo.processInfo.environment[environmentVariable] == "sgemm" { return false }
+        return hasVNNI
+        #else
+        return false
+        #endif
+    }()
+
+    /// Whether the CPU has the AVX-512 subsets the tile kernels are compiled for.
+    static var hasVNNI: Bool {
+        let flags = BLASCoreType.cpuFlags()
+        return ["avx512f", "avx512bw", "avx512vl", "avx512_vnni", "f16c"].allSatisfy(flags.contains)
+    }
+
+    /// Whether a prompt multiplies matrices of `type` here.
+    static func supports(_ type: GGMLType) -> Bool {
+        #if arch(x86_64)
+        return isAvailable && TileRepacking.types.contains(type.rawValue)
+        #else
+        return false
+        #endif
+    }
+
+    /// Yᵢ (T, rowsᵢ) = X · Wᵢᵀ for matrices that read the same X (q, k and v; gate and up): X is rounded once and
+    /// the row tiles of all of them make one task list.
+    static func multiply(_ products: [QuantizedMatVec.Product], tokens: Int, columns: Int, x: UnsafePointer<Float>,
+                         workers requested: Int? = nil) {
+        #if arch(x86_64)
+        precondition(columns % 32 == 0 && products.allSatisfy { columns % $0.type.blockSize == 0 && supports($0.type) })
+        let activations = PromptActivations(x, tokens: tokens, columns: columns)
+        defer { activations.deallocate() }
+        let jobs = products.map { Job(product: $0, columns: columns, tokens: tokens, activations: activations.tiles) }
+        // Tasks of 16 rows, matrix after matrix; firstTasks[i] is matrix i's first.
+        var firstTasks = [0]
+        for product in products { firstTasks.append(firstTasks.last! + (product.rows + TileProducts.rows - 1) / TileProducts.rows) }
+        let workers = requested ?? BLAS.threads
+        jobs.withUnsafeBufferPointer { jobs in
+            firstTasks.withUnsafeBufferPointer { firstTasks in
+                DecodeTeam.forEachTask(firstTasks.last!, members: workers) { task in
+                    var i = 0
+                    while task >= firstTasks[i + 1] { i += 1 }
+                    jobs[i].compute(tile: task - firstTasks[i])
+                }
+            }
+        }
+        #else
+        preconditionFailure("no tile kernels on this architecture")
+        #endif
+    }
+
+    #if arch(x86_64)
+    /// What the tasks share. Unchecked because it carries raw pointers: every pointee outlives the
+    /// `forEachTask` call that uses it, the inputs are only read, and each task writes only its own rows of `y`.
+    struct Job: @unchecked Sendable {
+        let product: QuantizedMatVec.Product
+        let columns: Int
+        let tokens: Int
+        let activations: TokenTiles
+
+        func compute(tile: Int) {
+            let type = product.type.rawValue
+            let rowBytes = columns / product.type.blockSize * product.type.blockBytes
+            let first = tile * TileProducts.rows
+            let count = min(TileProducts.rows, product.rows - first)
+            let bytes = TileRepacking.tileBytes(type, columns: columns)
+            let repacked = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+            defer { repacked.deallocate() }
+            TileRepacking.repack(type: type, rows: product.blocks + first * rowBytes, rowBytes: rowBytes, count: count, columns: columns,
+                                 into: repacked)
+            let mask = UInt16(truncatingIfNeeded: (1 << count) - 1)
+            let (subBlock, sums) = (TileRepacking.subBlock(type), TileRepacking.sums(type))
+            for t in 0..<((tokens + TileProducts.tokens - 1) / TileProducts.tokens) {
+                let firstToken = t * TileProducts.tokens
+                TileProducts.multiply(repacked: repacked, subBlock: subBlock, sums: sums, activations: activations, tile: t,
+                                      validTokens: min(TileProducts.tokens, tokens - firstToken),
+                                      into: product.y + firstToken * product.rows + first, stride: product.rows, rowMask: mask)
+            }
+        }
+    }
+    #endif
+}
