@@ -82,7 +82,7 @@ public enum TileProducts {
     }
 
     /// Bytes one sub-block of a repacked tile takes: its weights, then 16 corrections, 16 scales, 16 offsets.
-    @inline(__always) public static func subBlockBytes(_ size: Int) -> Int { 16 * size + 3 * 64 }
+    @inlinable @inline(__always) public static func subBlockBytes(_ size: Int) -> Int { 16 * size + 3 * 64 }
 
     @inline(__always)
     static func products(_ size: Int, offsets: Bool, _ tile: UnsafeRawPointer, _ columns: Int, _ x: UnsafePointer<UInt32>,

@@ -49,7 +49,7 @@ public enum TileRepacking {
             case 2: legacy(row, groups, 18) { b in (nibbles(b + 2) &- 8, half(b, 0), 0) }
             case 3: legacy(row, groups, 20) { b in (nibbles(b + 4), half(b, 0), half(b, 2)) }
             case 6: legacy(row, groups, 22) { b in (fifthBits(b, 2) &+ nibbles(b + 6) &- 16, half(b, 0), 0) }
-            case 7: legacy(row, groups, 24) { b in (fifthBits(b, 2) &+ nibbles(b + 8), half(b, 0), half(b, 2)) }
+            case 7: legacy(row, groups, 24) { b in (fifthBits(b, 4) &+ nibbles(b + 8), half(b, 0), half(b, 2)) }
             case 8: legacy(row, groups, 34) { b in (b.loadUnaligned(fromByteOffset: 2, as: Bytes.self), half(b, 0), 0) }
             case 20: legacy(row, groups, 18) { b in (codebook(b + 2), half(b, 0), 0) }
             case 23: iq4_xs(row, groups, writer)
@@ -81,13 +81,21 @@ public enum TileRepacking {
         /// The 32 values of group g (two sub-blocks when they are 16 wide, with their own scales and offsets).
         @inline(__always) func group(_ g: Int, _ q: Bytes, scales: (Float, Float), offsets: (Float, Float)) {
             let words = unsafeBitCast(q, to: SIMD8<UInt32>.self)
-            let wide = SIMD32<Int16>(truncatingIfNeeded: q)
+            let (low, high) = halfSums(q)
             if size == 32 {
-                subBlock(g, words, 0, 8, Int32(wide.wrappedSum()), scales.0, offsets.0)
+                subBlock(g, words, 0, 8, low &+ high, scales.0, offsets.0)
             } else {
-                subBlock(2 &* g, words, 0, 4, Int32(wide.lowHalf.wrappedSum()), scales.0, offsets.0)
-                subBlock(2 &* g &+ 1, words, 4, 4, Int32(wide.highHalf.wrappedSum()), scales.1, offsets.1)
+                subBlock(2 &* g, words, 0, 4, low, scales.0, offsets.0)
+                subBlock(2 &* g &+ 1, words, 4, 4, high, scales.1, offsets.1)
             }
+        }
+
+        /// Σ q over the first and the last 16 bytes: `vpsadbw` sums unsigned bytes eight at a time, so q + 128
+        /// is summed and 16 · 128 taken off (widening the bytes in Swift went lane by lane).
+        @inline(__always) func halfSums(_ q: Bytes) -> (Int32, Int32) {
+            let biased = _mm256_xor_si256(unsafeBitCast(q, to: __m256i.self), _mm256_set1_epi8(-128))
+            let sums = _mm256_sad_epu8(biased, _mm256_setzero_si256())
+            return (Int32(truncatingIfNeeded: sums[0] &+ sums[1]) &- 2048, Int32(truncatingIfNeeded: sums[2] &+ sums[3]) &- 2048)
         }
 
         @inline(__always) func subBlock(_ s: Int, _ words: SIMD8<UInt32>, _ first: Int, _ count: Int, _ sum: Int32, _ scale: Float, _ offset: Float) {
