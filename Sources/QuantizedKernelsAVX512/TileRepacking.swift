@@ -46,10 +46,10 @@ public enum TileRepacking {
             let row = rows + r &* rowBytes
             let writer = Writer(tile: tile, row: r, size: size)
             switch type {
-            case 2: legacy(row, groups, 18) { b in (nibbles(b + 2) &- 8, half(b, 0), 0) }
+            case 2: legacy(row, groups, 18) { b in (minus(nibbles(b + 2), 8), half(b, 0), 0) }
             case 3: legacy(row, groups, 20) { b in (nibbles(b + 4), half(b, 0), half(b, 2)) }
-            case 6: legacy(row, groups, 22) { b in (fifthBits(b, 2) &+ nibbles(b + 6) &- 16, half(b, 0), 0) }
-            case 7: legacy(row, groups, 24) { b in (fifthBits(b, 4) &+ nibbles(b + 8), half(b, 0), half(b, 2)) }
+            case 6: legacy(row, groups, 22) { b in (minus(_mm256_or_si256(fifthBits(b, 2), nibbles(b + 6)), 16), half(b, 0), 0) }
+            case 7: legacy(row, groups, 24) { b in (_mm256_or_si256(fifthBits(b, 4), nibbles(b + 8)), half(b, 0), half(b, 2)) }
             case 8: legacy(row, groups, 34) { b in (b.loadUnaligned(fromByteOffset: 2, as: Bytes.self), half(b, 0), 0) }
             case 20: legacy(row, groups, 18) { b in (codebook(b + 2), half(b, 0), 0) }
             case 23: iq4_xs(row, groups, writer)
@@ -70,7 +70,9 @@ public enum TileRepacking {
         }
     }
 
-    typealias Bytes = SIMD32<Int8>
+    /// 32 signed bytes. Byte arithmetic is written with the intrinsics: Swift's SIMD32<Int8> operators went
+    /// element by element here.
+    typealias Bytes = __m256i
 
     /// Where one row's sub-blocks go in the tile: lane `row` of each field.
     struct Writer {
@@ -93,7 +95,7 @@ public enum TileRepacking {
         /// Σ q over the first and the last 16 bytes: `vpsadbw` sums unsigned bytes eight at a time, so q + 128
         /// is summed and 16 · 128 taken off (widening the bytes in Swift went lane by lane).
         @inline(__always) func halfSums(_ q: Bytes) -> (Int32, Int32) {
-            let biased = _mm256_xor_si256(unsafeBitCast(q, to: __m256i.self), _mm256_set1_epi8(-128))
+            let biased = _mm256_xor_si256(q, _mm256_set1_epi8(-128))
             let sums = _mm256_sad_epu8(biased, _mm256_setzero_si256())
             return (Int32(truncatingIfNeeded: sums[0] &+ sums[1]) &- 2048, Int32(truncatingIfNeeded: sums[2] &+ sums[3]) &- 2048)
         }
@@ -113,17 +115,19 @@ public enum TileRepacking {
         Float(Float16(bitPattern: UInt16(littleEndian: p.loadUnaligned(fromByteOffset: offset, as: UInt16.self))))
     }
 
-    @inline(__always) static func signed(_ v: SIMD32<UInt8>) -> Bytes { unsafeBitCast(v, to: Bytes.self) }
+    @inline(__always) static func splat(_ value: UInt8) -> Bytes { _mm256_set1_epi8(CChar(bitPattern: value)) }
+
+    @inline(__always) static func minus(_ v: Bytes, _ value: UInt8) -> Bytes { _mm256_sub_epi8(v, splat(value)) }
 
     /// The legacy order of 16 bytes of nibbles: element j in byte j's low nibble, 16 + j in its high one.
     @inline(__always) static func nibbles(_ p: UnsafeRawPointer) -> Bytes {
-        let q = p.loadUnaligned(as: SIMD16<UInt8>.self)
-        return signed(SIMD32(lowHalf: q & 0x0F, highHalf: q &>> 4))
+        let q = p.loadUnaligned(as: __m128i.self)
+        return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), splat(0x0F))
     }
 
-    /// 16 where bit e of `mask` is set, else 0, in byte e.
-    @inline(__always) static func bitBytes(_ mask: UInt32, _ value: Int8) -> Bytes {
-        unsafeBitCast(_mm256_movm_epi8(mask), to: Bytes.self) & Bytes(repeating: value)
+    /// `value` where bit e of `mask` is set, else 0, in byte e.
+    @inline(__always) static func bitBytes(_ mask: UInt32, _ value: UInt8) -> Bytes {
+        _mm256_and_si256(_mm256_movm_epi8(mask), splat(value))
     }
 
     /// Q5_0/Q5_1's fifth bits (a 32-bit word at `offset`, bit e for element e) as 16 or 0.
@@ -132,7 +136,7 @@ public enum TileRepacking {
     }
 
     /// `value` in byte l where bit `bit` of byte l of the 32 bytes at `p` is set (Q3_K's and Q5_K's high bits).
-    @inline(__always) static func bitOfBytes(_ p: UnsafeRawPointer, _ bit: Int, _ value: Int8) -> Bytes {
+    @inline(__always) static func bitOfBytes(_ p: UnsafeRawPointer, _ bit: Int, _ value: UInt8) -> Bytes {
         let v = p.loadUnaligned(as: __m256i.self)
         return bitBytes(_mm256_test_epi8_mask(v, _mm256_set1_epi8(CChar(bitPattern: UInt8(1) << UInt8(bit)))), value)
     }
@@ -145,12 +149,12 @@ public enum TileRepacking {
 
     /// The codebook values of 16 bytes of nibbles in the legacy order.
     @inline(__always) static func codebook(_ p: UnsafeRawPointer) -> Bytes {
-        unsafeBitCast(_mm256_shuffle_epi8(table, unsafeBitCast(nibbles(p), to: __m256i.self)), to: Bytes.self)
+        _mm256_shuffle_epi8(table, nibbles(p))
     }
 
     /// 32 bytes at `p`, shifted right by `shift`, masked with `mask`.
-    @inline(__always) static func field(_ p: UnsafeRawPointer, _ shift: UInt8, _ mask: UInt8) -> Bytes {
-        signed((p.loadUnaligned(as: SIMD32<UInt8>.self) &>> shift) & mask)
+    @inline(__always) static func field(_ p: UnsafeRawPointer, _ shift: Int32, _ mask: UInt8) -> Bytes {
+        _mm256_and_si256(_mm256_srli_epi16(p.loadUnaligned(as: __m256i.self), shift), splat(mask))
     }
 
     /// Super-blocks of 256 (ggml-common.h `block_iq4_xs`): d, 2 + 4 bytes of 6-bit scales less 32, then the
@@ -186,8 +190,8 @@ public enum TileRepacking {
                     sc = (a & 0x0F) | (packed.load(fromByteOffset: j - 4, as: UInt8.self) >> 6) << 4
                     m = (a >> 4) | (packed.load(fromByteOffset: j, as: UInt8.self) >> 6) << 4
                 }
-                var q = field(block + (qs &+ 32 &* (j / 2)), UInt8(4 * (j % 2)), 0x0F)
-                if highBits { q |= bitOfBytes(block + 16, j, 16) }
+                var q = field(block + (qs &+ 32 &* (j / 2)), Int32(4 * (j % 2)), 0x0F)
+                if highBits { q = _mm256_or_si256(q, bitOfBytes(block + 16, j, 16)) }
                 let scale = Float(sc) * d, offset = -(dmin * Float(m))
                 writer.group(8 &* s &+ j, q, scales: (scale, scale), offsets: (offset, offset))
             }
@@ -203,10 +207,11 @@ public enum TileRepacking {
             for j in 0..<8 {
                 let h = j / 4, k = j % 4
                 let low = field(block + (64 &* h &+ 32 &* (k % 2)), k < 2 ? 0 : 4, 0x0F)
-                let high = field(block + (128 &+ 32 &* h), UInt8(2 * k), 3)
+                let high = field(block + (128 &+ 32 &* h), Int32(2 * k), 3)
                 let s0 = d * Float(block.load(fromByteOffset: 192 &+ 2 &* j, as: Int8.self))
                 let s1 = d * Float(block.load(fromByteOffset: 193 &+ 2 &* j, as: Int8.self))
-                let q = (low | high &<< 4) &- 32
+                // The high pairs are at most 3, so shifting 16-bit lanes carries nothing across bytes.
+                let q = minus(_mm256_or_si256(low, _mm256_slli_epi16(high, 4)), 32)
                 writer.group(8 &* s &+ j, q, scales: (s0, s1), offsets: (0, 0))
             }
         }
@@ -225,8 +230,8 @@ public enum TileRepacking {
                 return d * Float(Int16(low | high << 4) - 32)
             }
             for j in 0..<8 {
-                let pair = field(block + (32 &+ 32 &* (j / 4)), UInt8(2 * (j % 4)), 3)
-                let q = (pair | bitOfBytes(block, j, 4)) &- 4
+                let pair = field(block + (32 &+ 32 &* (j / 4)), Int32(2 * (j % 4)), 3)
+                let q = minus(_mm256_or_si256(pair, bitOfBytes(block, j, 4)), 4)
                 writer.group(8 &* s &+ j, q, scales: (scale(2 * j), scale(2 * j + 1)), offsets: (0, 0))
             }
         }
@@ -239,7 +244,7 @@ public enum TileRepacking {
             let d = half(block, 80), dmin = half(block, 82)
             for j in 0..<8 {
                 let b0 = block.load(fromByteOffset: 2 &* j, as: UInt8.self), b1 = block.load(fromByteOffset: 2 &* j &+ 1, as: UInt8.self)
-                let q = field(block + (16 &+ 32 &* (j / 4)), UInt8(2 * (j % 4)), 3)
+                let q = field(block + (16 &+ 32 &* (j / 4)), Int32(2 * (j % 4)), 3)
                 writer.group(8 &* s &+ j, q, scales: (d * Float(b0 & 0x0F), d * Float(b1 & 0x0F)),
                              offsets: (-(dmin * Float(b0 >> 4)), -(dmin * Float(b1 >> 4))))
             }
