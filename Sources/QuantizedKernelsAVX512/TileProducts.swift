@@ -93,29 +93,34 @@ public enum TileProducts {
                  _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps())
         var w = tile, xq = x, step = steps, sum = sums
         for _ in 0..<(columns / size) {
-            @inline(__always) func weights(_ j: Int) -> __m512i { w.load(fromByteOffset: 64 &* j, as: __m512i.self) }
-            let w0 = weights(0), w1 = weights(1), w2 = weights(2), w3 = weights(3)
-            let (w4, w5, w6, w7) = size == 32 ? (weights(4), weights(5), weights(6), weights(7)) : (w0, w0, w0, w0)
-            let correction = weights(quads)
+            let correction = w.load(fromByteOffset: 64 &* quads, as: __m512i.self)
+            var s = (correction, correction, correction, correction, correction, correction, correction, correction)
+            // Four columns of every row at a time, for the eight tokens one after the other: eight independent
+            // chains of `vpdpbusd`, so each waits for its own previous sum only once every eight instructions
+            // (token by token, each sum waited on the one before: the latency, not the throughput, set the pace).
+            @inline(__always) func columns(_ j: Int) {
+                let weights = w.load(fromByteOffset: 64 &* j, as: __m512i.self)
+                let x = xq + 8 &* j
+                @inline(__always) func word(_ t: Int) -> __m512i { _mm512_set1_epi32(Int32(bitPattern: x[t])) }
+                s.0 = _mm512_dpbusd_epi32(s.0, word(0), weights)
+                s.1 = _mm512_dpbusd_epi32(s.1, word(1), weights)
+                s.2 = _mm512_dpbusd_epi32(s.2, word(2), weights)
+                s.3 = _mm512_dpbusd_epi32(s.3, word(3), weights)
+                s.4 = _mm512_dpbusd_epi32(s.4, word(4), weights)
+                s.5 = _mm512_dpbusd_epi32(s.5, word(5), weights)
+                s.6 = _mm512_dpbusd_epi32(s.6, word(6), weights)
+                s.7 = _mm512_dpbusd_epi32(s.7, word(7), weights)
+            }
+            columns(0); columns(1); columns(2); columns(3)
+            if size == 32 { columns(4); columns(5); columns(6); columns(7) }
             let scale = w.load(fromByteOffset: 64 &* (quads &+ 1), as: __m512.self)
             let offset = offsets ? w.load(fromByteOffset: 64 &* (quads &+ 2), as: __m512.self) : scale
-            @inline(__always) func token(_ t: Int, _ acc: inout __m512) {
-                @inline(__always) func word(_ j: Int) -> __m512i { _mm512_set1_epi32(Int32(bitPattern: xq[8 &* j &+ t])) }
-                var s = _mm512_dpbusd_epi32(correction, word(0), w0)
-                s = _mm512_dpbusd_epi32(s, word(1), w1)
-                s = _mm512_dpbusd_epi32(s, word(2), w2)
-                s = _mm512_dpbusd_epi32(s, word(3), w3)
-                if size == 32 {
-                    s = _mm512_dpbusd_epi32(s, word(4), w4)
-                    s = _mm512_dpbusd_epi32(s, word(5), w5)
-                    s = _mm512_dpbusd_epi32(s, word(6), w6)
-                    s = _mm512_dpbusd_epi32(s, word(7), w7)
-                }
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(scale, _mm512_set1_ps(step[t])), acc)
+            @inline(__always) func scaled(_ t: Int, _ sum32: __m512i, _ acc: inout __m512) {
+                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum32), _mm512_mul_ps(scale, _mm512_set1_ps(step[t])), acc)
                 if offsets { acc = _mm512_fmadd_ps(offset, _mm512_set1_ps(sum[t]), acc) }
             }
-            token(0, &f.0); token(1, &f.1); token(2, &f.2); token(3, &f.3)
-            token(4, &f.4); token(5, &f.5); token(6, &f.6); token(7, &f.7)
+            scaled(0, s.0, &f.0); scaled(1, s.1, &f.1); scaled(2, s.2, &f.2); scaled(3, s.3, &f.3)
+            scaled(4, s.4, &f.4); scaled(5, s.5, &f.5); scaled(6, s.6, &f.6); scaled(7, s.7, &f.7)
             w += subBlockBytes(size)
             xq += 8 &* quads
             step += 8

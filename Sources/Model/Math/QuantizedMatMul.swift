@@ -15,7 +15,7 @@ import QuantizedKernelsAVX512
 ///
 /// Tasks are (matrix, tile of 16 rows) and compute every token the same way whoever runs them, so the result
 /// does not depend on the thread count at all.
-enum QuantizedMatMul {
+public enum QuantizedMatMul {
     static let environmentVariable = "ADAPT_PROMPT_KERNELS"
 
     /// The name recorded beside `BLASArithmetic.kernels` for the prompt pass: `int8-avx512vnni`, or `sgemm`
