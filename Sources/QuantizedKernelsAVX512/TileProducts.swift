@@ -36,16 +36,16 @@ public struct TokenTiles: @unchecked Sendable {
     public var tileFloats: Int { columns / 16 * TileProducts.tokens }
 }
 
-/// Y (tokens, 16 rows) = X̂ · Wᵀ for one tile of 16 weight rows repacked by `TileRepacking`, eight tokens at a
-/// time, with `vpdpbusd`.
+/// Y (tokens, 32 rows) = X̂ · Wᵀ for two tiles of 16 weight rows repacked by `TileRepacking`, with `vpdpbusd`.
 ///
-/// The tile keeps, for each sub-block (16 or 32 columns), the rows' bytes four columns by four: one 512-bit
+/// A tile keeps, for each sub-block (16 or 32 columns), the rows' bytes four columns by four: one 512-bit
 /// register holds columns 4j…4j+3 of all 16 rows, lane r for row r. `vpdpbusd` with one token's four bytes
-/// broadcast adds four products to every row's lane at once, so no horizontal sum is ever needed, and each
-/// sub-block's registers of weights serve the eight tokens. Each token's integer sum starts from the tile's
-/// correction −128 · Σw (the activations carry +128), so it ends as Σ w·q exactly; it is then scaled by
+/// broadcast adds four products to every row's lane at once, so no horizontal sum is ever needed. Each
+/// broadcast serves both tiles and each register of weights four tokens: loads, not multiplications, set the
+/// pace when one tile met eight tokens (one broadcast per `vpdpbusd`). Each token's integer sum starts from the
+/// tile's correction −128 · Σw (the activations carry +128), so it ends as Σ w·q exactly; it is then scaled by
 /// (row scale · token step) into the token's float sum, plus row offset · token Σx̂ for the types with one.
-/// The sub-blocks are added in column order, the same operations whoever computes the tile.
+/// The sub-blocks are added in column order, the same operations whoever computes the tiles.
 ///
 /// Self-contained on purpose: debug builds compile each file on its own, and a helper from another file would be
 /// a call in every sub-block.
@@ -58,25 +58,29 @@ public enum TileProducts {
         case none, exact, rounded
     }
 
-    /// Y[t · stride + r] for the `validTokens` (≤ 8) first tokens of token tile `tile` and the rows of `rowMask`.
+    /// Y[t · stride + r] for the `validTokens` (≤ 8) first tokens of token tile `tile`: rows 0…15 from the tile
+    /// at `repacked` (those of `masks.0`), rows 16…31 from the one after it (those of `masks.1`; none when 0).
     @inline(never)
-    public static func multiply(repacked: UnsafeRawPointer, subBlock: Int, sums: Sums, activations a: TokenTiles, tile: Int,
-                                validTokens: Int, into y: UnsafeMutablePointer<Float>, stride: Int, rowMask: UInt16) {
+    public static func multiply(repacked: UnsafeRawPointer, tileBytes: Int, subBlock: Int, sums: Sums, activations a: TokenTiles,
+                                tile: Int, validTokens: Int, into y: UnsafeMutablePointer<Float>, stride: Int,
+                                masks: (UInt16, UInt16)) {
         let x = a.bytes + tile * a.tileWords
         let floats = tile * a.tileFloats
-        if subBlock == 32 {
-            switch sums {
-            case .none: products(32, offsets: false, repacked, a.columns, x, a.steps32 + floats, a.sums32, y, stride, rowMask, validTokens)
-            case .exact: products(32, offsets: true, repacked, a.columns, x, a.steps32 + floats, a.sums32 + floats, y, stride, rowMask, validTokens)
-            case .rounded:
-                products(32, offsets: true, repacked, a.columns, x, a.steps32 + floats, a.roundedSums32 + floats, y, stride, rowMask, validTokens)
-            }
-        } else {
-            precondition(subBlock == 16, "sub-blocks are 16 or 32 columns")
-            switch sums {
-            case .none: products(16, offsets: false, repacked, a.columns, x, a.steps16 + floats, a.sums16, y, stride, rowMask, validTokens)
-            case .exact, .rounded:
-                products(16, offsets: true, repacked, a.columns, x, a.steps16 + floats, a.sums16 + floats, y, stride, rowMask, validTokens)
+        let pair = Pair(first: repacked, second: repacked + tileBytes, masks: masks)
+        for half in 0..<2 where 4 * half < validTokens {
+            let out = Output(y: y + 4 * half * stride, stride: stride, tokens: min(4, validTokens - 4 * half))
+            if subBlock == 32 {
+                switch sums {
+                case .none: products(32, offsets: false, pair, a.columns, x, half, a.steps32 + floats, a.sums32, out)
+                case .exact: products(32, offsets: true, pair, a.columns, x, half, a.steps32 + floats, a.sums32 + floats, out)
+                case .rounded: products(32, offsets: true, pair, a.columns, x, half, a.steps32 + floats, a.roundedSums32 + floats, out)
+                }
+            } else {
+                precondition(subBlock == 16, "sub-blocks are 16 or 32 columns")
+                switch sums {
+                case .none: products(16, offsets: false, pair, a.columns, x, half, a.steps16 + floats, a.sums16, out)
+                case .exact, .rounded: products(16, offsets: true, pair, a.columns, x, half, a.steps16 + floats, a.sums16 + floats, out)
+                }
             }
         }
     }
@@ -84,53 +88,78 @@ public enum TileProducts {
     /// Bytes one sub-block of a repacked tile takes: its weights, then 16 corrections, 16 scales, 16 offsets.
     @inlinable @inline(__always) public static func subBlockBytes(_ size: Int) -> Int { 16 * size + 3 * 64 }
 
+    struct Pair {
+        let first: UnsafeRawPointer
+        let second: UnsafeRawPointer
+        let masks: (UInt16, UInt16)
+    }
+
+    struct Output {
+        let y: UnsafeMutablePointer<Float>
+        let stride: Int
+        let tokens: Int
+    }
+
+    /// Four tokens (lanes 4·half… of the token tile) times both tiles.
     @inline(__always)
-    static func products(_ size: Int, offsets: Bool, _ tile: UnsafeRawPointer, _ columns: Int, _ x: UnsafePointer<UInt32>,
-                         _ steps: UnsafePointer<Float>, _ sums: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, _ stride: Int,
-                         _ rowMask: UInt16, _ validTokens: Int) {
+    static func products(_ size: Int, offsets: Bool, _ pair: Pair, _ columns: Int, _ x: UnsafePointer<UInt32>, _ half: Int,
+                         _ steps: UnsafePointer<Float>, _ sums: UnsafePointer<Float>, _ out: Output) {
         let quads = size / 4
-        var f = (_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps())
-        var w = tile, xq = x, step = steps, sum = sums
+        let zero = _mm512_setzero_ps()
+        var f = (zero, zero, zero, zero, zero, zero, zero, zero)   // tokens 0–3 × the first tile, then × the second
+        var a = pair.first, b = pair.second
+        let lane = 4 &* half
+        var xq = x + lane, step = steps + lane, sum = sums + lane
         for _ in 0..<(columns / size) {
-            let correction = w.load(fromByteOffset: 64 &* quads, as: __m512i.self)
-            var s = (correction, correction, correction, correction, correction, correction, correction, correction)
-            // Four columns of every row at a time, for the eight tokens one after the other: eight independent
-            // chains of `vpdpbusd`, so each waits for its own previous sum only once every eight instructions
-            // (token by token, each sum waited on the one before: the latency, not the throughput, set the pace).
+            let ca = a.load(fromByteOffset: 64 &* quads, as: __m512i.self), cb = b.load(fromByteOffset: 64 &* quads, as: __m512i.self)
+            var s = (ca, ca, ca, ca, cb, cb, cb, cb)
+            // Four columns of both tiles' rows at a time, for the four tokens: eight independent chains of
+            // `vpdpbusd`, each waiting on its own previous sum only every eighth instruction.
             @inline(__always) func columns(_ j: Int) {
-                let weights = w.load(fromByteOffset: 64 &* j, as: __m512i.self)
+                let wa = a.load(fromByteOffset: 64 &* j, as: __m512i.self), wb = b.load(fromByteOffset: 64 &* j, as: __m512i.self)
                 let x = xq + 8 &* j
                 @inline(__always) func word(_ t: Int) -> __m512i { _mm512_set1_epi32(Int32(bitPattern: x[t])) }
-                s.0 = _mm512_dpbusd_epi32(s.0, word(0), weights)
-                s.1 = _mm512_dpbusd_epi32(s.1, word(1), weights)
-                s.2 = _mm512_dpbusd_epi32(s.2, word(2), weights)
-                s.3 = _mm512_dpbusd_epi32(s.3, word(3), weights)
-                s.4 = _mm512_dpbusd_epi32(s.4, word(4), weights)
-                s.5 = _mm512_dpbusd_epi32(s.5, word(5), weights)
-                s.6 = _mm512_dpbusd_epi32(s.6, word(6), weights)
-                s.7 = _mm512_dpbusd_epi32(s.7, word(7), weights)
+                let x0 = word(0), x1 = word(1), x2 = word(2), x3 = word(3)
+                s.0 = _mm512_dpbusd_epi32(s.0, x0, wa)
+                s.4 = _mm512_dpbusd_epi32(s.4, x0, wb)
+                s.1 = _mm512_dpbusd_epi32(s.1, x1, wa)
+                s.5 = _mm512_dpbusd_epi32(s.5, x1, wb)
+                s.2 = _mm512_dpbusd_epi32(s.2, x2, wa)
+                s.6 = _mm512_dpbusd_epi32(s.6, x2, wb)
+                s.3 = _mm512_dpbusd_epi32(s.3, x3, wa)
+                s.7 = _mm512_dpbusd_epi32(s.7, x3, wb)
             }
             columns(0); columns(1); columns(2); columns(3)
             if size == 32 { columns(4); columns(5); columns(6); columns(7) }
-            let scale = w.load(fromByteOffset: 64 &* (quads &+ 1), as: __m512.self)
-            let offset = offsets ? w.load(fromByteOffset: 64 &* (quads &+ 2), as: __m512.self) : scale
-            @inline(__always) func scaled(_ t: Int, _ sum32: __m512i, _ acc: inout __m512) {
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum32), _mm512_mul_ps(scale, _mm512_set1_ps(step[t])), acc)
-                if offsets { acc = _mm512_fmadd_ps(offset, _mm512_set1_ps(sum[t]), acc) }
+            let scaleA = a.load(fromByteOffset: 64 &* (quads &+ 1), as: __m512.self)
+            let scaleB = b.load(fromByteOffset: 64 &* (quads &+ 1), as: __m512.self)
+            let offsetA = offsets ? a.load(fromByteOffset: 64 &* (quads &+ 2), as: __m512.self) : scaleA
+            let offsetB = offsets ? b.load(fromByteOffset: 64 &* (quads &+ 2), as: __m512.self) : scaleB
+            @inline(__always) func scaled(_ t: Int, _ sa: __m512i, _ sb: __m512i, _ fa: inout __m512, _ fb: inout __m512) {
+                let st = _mm512_set1_ps(step[t])
+                fa = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sa), _mm512_mul_ps(scaleA, st), fa)
+                fb = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sb), _mm512_mul_ps(scaleB, st), fb)
+                if offsets {
+                    let su = _mm512_set1_ps(sum[t])
+                    fa = _mm512_fmadd_ps(offsetA, su, fa)
+                    fb = _mm512_fmadd_ps(offsetB, su, fb)
+                }
             }
-            scaled(0, s.0, &f.0); scaled(1, s.1, &f.1); scaled(2, s.2, &f.2); scaled(3, s.3, &f.3)
-            scaled(4, s.4, &f.4); scaled(5, s.5, &f.5); scaled(6, s.6, &f.6); scaled(7, s.7, &f.7)
-            w += subBlockBytes(size)
+            scaled(0, s.0, s.4, &f.0, &f.4); scaled(1, s.1, s.5, &f.1, &f.5)
+            scaled(2, s.2, s.6, &f.2, &f.6); scaled(3, s.3, s.7, &f.3, &f.7)
+            a += subBlockBytes(size)
+            b += subBlockBytes(size)
             xq += 8 &* quads
             step += 8
             if offsets { sum += 8 }
         }
-        @inline(__always) func store(_ t: Int, _ v: __m512) {
-            if t < validTokens { _mm512_mask_storeu_ps(y + t &* stride, rowMask, v) }
+        @inline(__always) func store(_ t: Int, _ va: __m512, _ vb: __m512) {
+            guard t < out.tokens else { return }
+            let row = out.y + t &* out.stride
+            _mm512_mask_storeu_ps(row, pair.masks.0, va)
+            if pair.masks.1 != 0 { _mm512_mask_storeu_ps(row + 16, pair.masks.1, vb) }
         }
-        store(0, f.0); store(1, f.1); store(2, f.2); store(3, f.3)
-        store(4, f.4); store(5, f.5); store(6, f.6); store(7, f.7)
+        store(0, f.0, f.4); store(1, f.1, f.5); store(2, f.2, f.6); store(3, f.3, f.7)
     }
 }
 #endif

@@ -150,6 +150,45 @@ struct QuantizedMatMulTests {
         #expect(one == run(3), "at 3 threads")
     }
 
+    /// Every token's bytes, steps and sums are decode's (`QuantizedMatVec.quantize`) bit for bit, zero groups and
+    /// groups that are not finite included, so a prompt reads the values a decoded token would.
+    @Test func promptActivationsAreRoundedExactlyAsDecodeRoundsThem() {
+        let (tokens, columns) = (11, 256)
+        var x = Self.activations(tokens: tokens, columns: columns, seed: 12)
+        for i in 0..<32 { x[columns + 64 + i] = 0 }
+        x[3 * columns + 7] = .nan
+        x[5 * columns + 200] = -.infinity
+        let groups = columns / 32
+        let prompt = x.withUnsafeBufferPointer { PromptActivations($0.baseAddress!, tokens: tokens, columns: columns) }
+        defer { prompt.deallocate() }
+        let tiles = prompt.tiles
+        var values = [UInt8](repeating: 0, count: 96 * groups), bytes = [Int8](repeating: 0, count: columns)
+        var steps = [Float](repeating: 0, count: groups), sums = steps, halfSums = [Int32](repeating: 0, count: 2 * groups)
+        func same(_ a: Float, _ b: Float) -> Bool { a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN) }
+        for t in 0..<tokens {
+            x.withUnsafeBufferPointer { xp in
+                QuantizedMatVec.quantize(xp.baseAddress! + t * columns, groups: groups, values: &values, scales: &steps, halfSums: &halfSums,
+                                         sums: &sums, bytes: &bytes)
+            }
+            let (tile, lane) = t.quotientAndRemainder(dividingBy: 8)
+            for q in 0..<(columns / 4) {
+                let word = tiles.bytes[tile * tiles.tileWords + 8 * q + lane]
+                let expected = (0..<4).reduce(UInt32(0)) { $0 | UInt32(UInt8(bitPattern: bytes[4 * q + $1]) ^ 0x80) << (8 * $1) }
+                #expect(word == expected, "token \(t) columns \(4 * q)…")
+            }
+            let f = tile * tiles.tileFloats + lane
+            for g in 0..<groups {
+                let (low, high) = (Float(halfSums[2 * g]), Float(halfSums[2 * g + 1]))
+                #expect(same(tiles.steps32[f + 8 * g], steps[g]) && same(tiles.steps16[f + 16 * g], steps[g])
+                        && same(tiles.steps16[f + 16 * g + 8], steps[g]), "token \(t) group \(g) step")
+                #expect(same(tiles.roundedSums32[f + 8 * g], sums[g]), "token \(t) group \(g) rounded Σx̂")
+                #expect(same(tiles.sums32[f + 8 * g], steps[g] * (low + high)), "token \(t) group \(g) Σx̂")
+                #expect(same(tiles.sums16[f + 16 * g], steps[g] * low) && same(tiles.sums16[f + 16 * g + 8], steps[g] * high),
+                        "token \(t) group \(g) half Σx̂")
+            }
+        }
+    }
+
     /// A group that is not finite makes its outputs NaN, as the f32 product would, instead of a number.
     @Test func aNonFiniteActivationGivesNaNNotANumber() {
         let (rows, columns, tokens) = (3, 64, 2)

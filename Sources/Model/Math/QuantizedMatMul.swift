@@ -13,10 +13,13 @@ import QuantizedKernelsAVX512
 /// prompt stays on sgemm over the dequantized matrices. Training, scoring and evaluation never come here: they
 /// need the f32 path's numbers.
 ///
-/// Tasks are (matrix, tile of 16 rows) and compute every token the same way whoever runs them, so the result
+/// Tasks are (matrix, two tiles of 16 rows) and compute every token the same way whoever runs them, so the result
 /// does not depend on the thread count at all.
 public enum QuantizedMatMul {
     static let environmentVariable = "ADAPT_PROMPT_KERNELS"
+
+    /// Two tiles of 16 (`TileProducts` multiplies them together).
+    static let rowsPerTask = 2 * 16
 
     /// The name recorded beside `BLASArithmetic.kernels` for the prompt pass: `int8-avx512vnni`, or `sgemm`
     /// where the kernels do not run.
@@ -56,16 +59,16 @@ public enum QuantizedMatMul {
         let activations = PromptActivations(x, tokens: tokens, columns: columns)
         defer { activations.deallocate() }
         let jobs = products.map { Job(product: $0, columns: columns, tokens: tokens, activations: activations.tiles) }
-        // Tasks of 16 rows, matrix after matrix; firstTasks[i] is matrix i's first.
+        // Tasks of `rowsPerTask` rows, matrix after matrix; firstTasks[i] is matrix i's first.
         var firstTasks = [0]
-        for product in products { firstTasks.append(firstTasks.last! + (product.rows + TileProducts.rows - 1) / TileProducts.rows) }
+        for product in products { firstTasks.append(firstTasks.last! + (product.rows + rowsPerTask - 1) / rowsPerTask) }
         let workers = requested ?? BLAS.threads
         jobs.withUnsafeBufferPointer { jobs in
             firstTasks.withUnsafeBufferPointer { firstTasks in
                 DecodeTeam.forEachTask(firstTasks.last!, members: workers) { task in
                     var i = 0
                     while task >= firstTasks[i + 1] { i += 1 }
-                    jobs[i].compute(tile: task - firstTasks[i])
+                    jobs[i].compute(task: task - firstTasks[i])
                 }
             }
         }
@@ -83,23 +86,30 @@ public enum QuantizedMatMul {
         let tokens: Int
         let activations: TokenTiles
 
-        func compute(tile: Int) {
+        func compute(task: Int) {
             let type = product.type.rawValue
             let rowBytes = columns / product.type.blockSize * product.type.blockBytes
-            let first = tile * TileProducts.rows
-            let count = min(TileProducts.rows, product.rows - first)
-            let bytes = TileRepacking.tileBytes(type, columns: columns)
-            let repacked = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+            let first = task * QuantizedMatMul.rowsPerTask
+            let count = min(QuantizedMatMul.rowsPerTask, product.rows - first)
+            let tileBytes = TileRepacking.tileBytes(type, columns: columns)
+            let repacked = UnsafeMutableRawPointer.allocate(byteCount: 2 * tileBytes, alignment: 64)
             defer { repacked.deallocate() }
-            TileRepacking.repack(type: type, rows: product.blocks + first * rowBytes, rowBytes: rowBytes, count: count, columns: columns,
-                                 into: repacked)
-            let mask = UInt16(truncatingIfNeeded: (1 << count) - 1)
+            let (low, high) = (min(count, TileProducts.rows), max(0, count - TileProducts.rows))
+            let rows = product.blocks + first * rowBytes
+            TileRepacking.repack(type: type, rows: rows, rowBytes: rowBytes, count: low, columns: columns, into: repacked)
+            if high > 0 {
+                TileRepacking.repack(type: type, rows: rows + TileProducts.rows * rowBytes, rowBytes: rowBytes, count: high, columns: columns,
+                                     into: repacked + tileBytes)
+            } else {
+                (repacked + tileBytes).initializeMemory(as: UInt8.self, repeating: 0, count: tileBytes)
+            }
+            let masks = (UInt16(truncatingIfNeeded: (1 << low) - 1), UInt16(truncatingIfNeeded: (1 << high) - 1))
             let (subBlock, sums) = (TileRepacking.subBlock(type), TileRepacking.sums(type))
             for t in 0..<((tokens + TileProducts.tokens - 1) / TileProducts.tokens) {
                 let firstToken = t * TileProducts.tokens
-                TileProducts.multiply(repacked: repacked, subBlock: subBlock, sums: sums, activations: activations, tile: t,
+                TileProducts.multiply(repacked: repacked, tileBytes: tileBytes, subBlock: subBlock, sums: sums, activations: activations, tile: t,
                                       validTokens: min(TileProducts.tokens, tokens - firstToken),
-                                      into: product.y + firstToken * product.rows + first, stride: product.rows, rowMask: mask)
+                                      into: product.y + firstToken * product.rows + first, stride: product.rows, masks: masks)
             }
         }
     }
