@@ -213,4 +213,19 @@ struct QuantizedMatMulTests {
         #expect(maxAbsDifference(first, f32) <= 0.05 * f32.map(abs).max()!)
         #expect(model.forward(tokens: Tiny.tokens, cache: &twice, quantizedPrompt: true).map(\.bitPattern) == first.map(\.bitPattern))
     }
+
+    /// A prompt of inference computes its products in fixed tiles and its attention heads and SwiGLU in fixed
+    /// pieces with single-threaded OpenBLAS, so its logits are the same bits at one thread and at two.
+    @Test func aPromptPassGivesTheSameBitsAtOneAndTwoThreads() {
+        let model = Tiny.load({ $0.weightType = .q4_1; $0.embeddingType = .q4_1 }, name: "tiny-prompt-threads.gguf")
+        func prompt(threads: Int) -> [UInt32] {
+            BLAS.withThreadCount(threads) {
+                var cache = KVCache()
+                return model.forward(tokens: Tiny.tokens, cache: &cache, quantizedPrompt: true)
+            }.map(\.bitPattern)
+        }
+        let one = prompt(threads: 1)
+        #expect(one == prompt(threads: 2))
+        #expect(one == prompt(threads: 1))
+    }
 }

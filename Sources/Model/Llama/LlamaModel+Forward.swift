@@ -162,6 +162,10 @@ extension LlamaModel {
         precondition(arena == nil || record, "only recorded passes write every buffer before reading it")
         let buffer: (Int) -> FloatBuffer = { arena?.take($0) ?? FloatBuffer($0) }
         let pass = ForwardPass(h, tokens: T, buffer: buffer)
+        // A prompt of inference (never a training or scoring pass): products from the blocks where `QuantizedMatMul`
+        // reads them, attention heads and SwiGLU spread over the decode team with OpenBLAS single-threaded, so the
+        // result does not depend on the thread count and the pass is not left waiting on one thread.
+        let promptFromBlocks = T > 1 && quantizedPrompt && !record && !f32Only
         let scale = h.attentionScale
         let group = H / G
 
@@ -195,7 +199,6 @@ extension LlamaModel {
                 }
                 if !products.isEmpty { QuantizedMatVec.multiply(products, columns: h.shape(of: ps[0]).input, x: input) }
                 // A prompt of inference: every token times the same blocks, where the tile kernels read the type.
-                let promptFromBlocks = T > 1 && quantizedPrompt && !record && !f32Only
                 let batched = zip(ps, ys).compactMap { p, y -> QuantizedMatVec.Product? in
                     guard promptFromBlocks, let info = quantized[b][p], QuantizedMatMul.supports(info.type) else { return nil }
                     return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
@@ -301,9 +304,10 @@ extension LlamaModel {
                                        c: a.att.pointer + head * D, ldc: Cq)
                         }
                         let threads = BLAS.threads
-                        if T == 1, threads > 1 {
-                            // Decoding: the heads are spread over the decode team, and OpenBLAS kept single-threaded
-                            // meanwhile makes every head's products those of one thread, whichever member runs it.
+                        if T == 1 || promptFromBlocks {
+                            // Decoding and prompts of inference: the heads are spread over the decode team, and OpenBLAS
+                            // kept single-threaded meanwhile makes every head's products those of one thread, whichever
+                            // member runs it (and at any thread count).
                             BLAS.withThreadCount(1) { DecodeTeam.forEachTask(H, members: threads, attend) }
                         } else {
                             for head in 0..<H { attend(head) }
@@ -323,12 +327,22 @@ extension LlamaModel {
                 linears([.gate, .up], block: b, a.xn2.pointer, into: [a.gate.pointer, a.up.pointer], acts: a)
                 adapter(.gateUp, block: b, a.xn2.pointer, into: [a.gate.pointer, a.up.pointer], acts: a)
                 let activation = h.architecture.activation
-                team.forEachRange(T * F, align: 16, minimum: 4096) { range in
+                func activate(_ range: Range<Int>) {
                     let i = range.lowerBound
                     switch activation {
                     case .silu: Kernels.swiglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
                     case .geluTanh: Kernels.geglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
                     }
+                }
+                if promptFromBlocks {
+                    // Fixed pieces whose starts are multiples of 16, as the team's: each value is the same whoever
+                    // computes it.
+                    let piece = 16_384, count = T * F
+                    DecodeTeam.forEachTask((count + piece - 1) / piece, members: BLAS.threads) { k in
+                        activate((k * piece)..<min(count, (k + 1) * piece))
+                    }
+                } else {
+                    team.forEachRange(T * F, align: 16, minimum: 4096, activate)
                 }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
                 if let norm = layout.ffnPostNorm { postNorm(projected, saving: a.ffnOut!, inverseRMS: a.ffnPostRms!, weight: W + norm) }
