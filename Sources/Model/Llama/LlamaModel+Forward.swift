@@ -172,6 +172,13 @@ extension LlamaModel {
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
             let reader = given ?? BaseMatrixReader(model: self, weights: W, team: team)
+            // Work on whole rows (tokens): on the team, or for a prompt of inference in fixed pieces of 16 rows on
+            // the decode team (each row computed alone, so the bits do not depend on the pieces).
+            func forEachRows(_ body: (Range<Int>) -> Void) {
+                guard promptFromBlocks else { return team.forEachRange(T, body) }
+                let piece = 16
+                DecodeTeam.forEachTask((T + piece - 1) / piece, members: BLAS.threads) { k in body((k * piece)..<min(T, (k + 1) * piece)) }
+            }
             let x = buffer(T * C)                  // (T, C) residual stream
             for (t, id) in tokens.enumerated() { reader.embeddingRow(id, into: x.pointer + t * C) }
             if h.architecture.scaledEmbedding {
@@ -219,7 +226,7 @@ extension LlamaModel {
                 for (p, y) in zip(ps, ys) {
                     let out = h.shape(of: p).output
                     if let bias = blocks[b].bias(of: p) {
-                        team.forEachRange(T) { rows in
+                        forEachRows { rows in
                             for t in rows { for o in 0..<out { y[t * out + o] += W[bias + o] } }
                         }
                     }
@@ -238,7 +245,7 @@ extension LlamaModel {
                 var dropped: FloatBuffer? = nil
                 if let dropout, dropout.probability > 0 {
                     let kept = buffer(T * inp)
-                    team.forEachRange(T) { rows in
+                    forEachRows { rows in
                         dropout.apply(input, rows: rows, width: inp, block: b, projection: p, into: kept.pointer)
                     }
                     source = UnsafePointer(kept.pointer)
@@ -267,7 +274,7 @@ extension LlamaModel {
                 let a = shared ?? BlockActivations(h, tokens: T, span: S, buffer: buffer)
                 if record { pass.blocks.append(a) }
                 // Attention: RMSNorm, projections, RoPE, cache append, causal GQA softmax(q·kᵀ/√D)·v, o.
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     let first = rows.lowerBound
                     (a.xIn.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
                     Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.attentionNorm, rows: rows.count, width: C,
@@ -276,13 +283,13 @@ extension LlamaModel {
                 linears([.q, .k, .v], block: b, a.xn1.pointer, into: [a.q.pointer, a.k.pointer, a.v.pointer], acts: a)
                 adapter(.qkv, block: b, a.xn1.pointer, into: [a.q.pointer, a.k.pointer, a.v.pointer], acts: a)
                 if let qNorm = layout.qNorm, let kNorm = layout.kNorm {
-                    team.forEachRange(T) { rows in
+                    forEachRows { rows in
                         Self.headNorm(a.q, saving: a.qRaw!, inverseRMS: a.qRms!, weight: W + qNorm, heads: H, rows: rows, h: h)
                         Self.headNorm(a.k, saving: a.kRaw!, inverseRMS: a.kRms!, weight: W + kNorm, heads: G, rows: rows, h: h)
                     }
                 }
                 let pairing = h.architecture.rotaryPairing
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows, pairing: pairing)
                     Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows, pairing: pairing)
                 }
@@ -316,7 +323,7 @@ extension LlamaModel {
                 }
                 linear(.o, block: b, a.att.pointer, into: projected.pointer, acts: a)
                 if let norm = layout.attentionPostNorm { postNorm(projected, saving: a.attentionOut!, inverseRMS: a.attentionPostRms!, weight: W + norm) }
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     let first = rows.lowerBound
                     for i in (first * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
                     (a.xMid.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
@@ -346,13 +353,19 @@ extension LlamaModel {
                 }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
                 if let norm = layout.ffnPostNorm { postNorm(projected, saving: a.ffnOut!, inverseRMS: a.ffnPostRms!, weight: W + norm) }
-                team.forEachRange(T * C, align: 16, minimum: 4096) { range in
-                    for i in range { x.pointer[i] += projected.pointer[i] }
+                if promptFromBlocks {
+                    forEachRows { rows in
+                        for i in (rows.lowerBound * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
+                    }
+                } else {
+                    team.forEachRange(T * C, align: 16, minimum: 4096) { range in
+                        for i in range { x.pointer[i] += projected.pointer[i] }
+                    }
                 }
             }
             // y (T, C) ← RMSNorm(y), y's input kept in `saving` for the backward (Gemma's post norms).
             func postNorm(_ y: FloatBuffer, saving raw: FloatBuffer, inverseRMS: FloatBuffer, weight: UnsafePointer<Float>) {
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     let first = rows.lowerBound
                     (raw.pointer + first * C).update(from: y.pointer + first * C, count: rows.count * C)
                     Kernels.rmsNorm(raw.pointer + first * C, weight: weight, rows: rows.count, width: C, epsilon: h.rmsEpsilon,
@@ -360,7 +373,7 @@ extension LlamaModel {
                 }
             }
             cache.advance(by: T)
-            team.forEachRange(T) { rows in
+            forEachRows { rows in
                 let first = rows.lowerBound
                 (pass.xOut.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
                 Kernels.rmsNorm(x.pointer + first * C, weight: W + outputNormOffset, rows: rows.count, width: C,

@@ -10,7 +10,8 @@ struct PromptActivations {
     private let words: UnsafeMutablePointer<UInt32>
     private let floats: UnsafeMutablePointer<Float>
 
-    init(_ x: UnsafePointer<Float>, tokens: Int, columns: Int) {
+    /// Rounds the `tokens` rows of x (tokens, columns), a tile of eight tokens per task of `workers`.
+    init(_ x: UnsafePointer<Float>, tokens: Int, columns: Int, workers: Int = 1) {
         let lanes = TileProducts.tokens
         let tileCount = (tokens + lanes - 1) / lanes
         let (tileWords, tileFloats) = (columns / 4 * lanes, columns / 16 * lanes)
@@ -23,7 +24,12 @@ struct PromptActivations {
             (floats, floats + perArray, floats + 2 * perArray, floats + 3 * perArray, floats + 4 * perArray)
         tiles = TokenTiles(bytes: words, steps32: steps32, steps16: steps16, sums32: sums32, roundedSums32: roundedSums32, sums16: sums16,
                            columns: columns)
-        for token in 0..<tokens { TokenTileRounding.round(x + token * columns, token: token, into: tiles) }
+        let tiles = self.tiles
+        DecodeTeam.forEachTask(tileCount, members: workers) { tile in
+            for token in (tile * lanes)..<min(tokens, (tile + 1) * lanes) {
+                TokenTileRounding.round(x + token * columns, token: token, into: tiles)
+            }
+        }
     }
 
     func deallocate() {

@@ -56,13 +56,13 @@ public enum QuantizedMatMul {
                          workers requested: Int? = nil) {
         #if arch(x86_64)
         precondition(columns % 32 == 0 && products.allSatisfy { columns % $0.type.blockSize == 0 && supports($0.type) })
-        let activations = PromptActivations(x, tokens: tokens, columns: columns)
+        let workers = requested ?? BLAS.threads
+        let activations = PromptActivations(x, tokens: tokens, columns: columns, workers: workers)
         defer { activations.deallocate() }
         let jobs = products.map { Job(product: $0, columns: columns, tokens: tokens, activations: activations.tiles) }
         // Tasks of `rowsPerTask` rows, matrix after matrix; firstTasks[i] is matrix i's first.
         var firstTasks = [0]
         for product in products { firstTasks.append(firstTasks.last! + (product.rows + rowsPerTask - 1) / rowsPerTask) }
-        let workers = requested ?? BLAS.threads
         jobs.withUnsafeBufferPointer { jobs in
             firstTasks.withUnsafeBufferPointer { firstTasks in
                 DecodeTeam.forEachTask(firstTasks.last!, members: workers) { task in
