@@ -44,7 +44,7 @@ struct QuantizedMatMulTests {
                 let (rounding, _, rounded) = QuantizedMatVecTests.bounds(weights: row, x: xt)
                 let largest = Double(row.map(abs).max()!)
                 var float = Double(3 * columns / 16 + 4) * Double(Float.ulpOfOne) * 3 * largest * rounded.map(abs).reduce(0, +)
-                float += roundedSumAllowance(type, blocks: blocks, row: r, columns: columns, x: xt)
+                float += QuantizedMatVecTests.roundedSumAllowance(type, blocks: blocks, row: r, columns: columns, x: xt)
                 let exact = (0..<columns).reduce(0.0) { $0 + Double(row[row.startIndex + $1]) * Double(xt[$1]) }
                 let onRounded = (0..<columns).reduce(0.0) { $0 + Double(row[row.startIndex + $1]) * rounded[$1] }
                 let value = Double(y[t * rows + r])
@@ -54,21 +54,6 @@ struct QuantizedMatMulTests {
             }
         }
         return worst
-    }
-
-    /// Q4_1 and Q5_1 add minimum · Σx̂ with Σx̂ as llama.cpp's Q8_1 keeps it (and decode reads it), an f16 of
-    /// step · Σq rather than the f16 step times Σq: per group, |minimum| times the difference of the two.
-    static func roundedSumAllowance(_ type: GGMLType, blocks: UnsafeRawBufferPointer, row r: Int, columns: Int, x: [Float]) -> Double {
-        guard type == .q4_1 || type == .q5_1 else { return 0 }
-        return (0..<(columns / 32)).reduce(0.0) { total, g in
-            let block = blocks.baseAddress! + (r * columns / 32 + g) * type.blockBytes
-            let minimum = Double(abs(Dequantize.half(block.loadUnaligned(fromByteOffset: 2, as: UInt16.self))))
-            let group = x[(32 * g)..<(32 * g + 32)]
-            let largest = group.map(abs).max()!
-            let q = group.map { largest == 0 ? 0 : Double(($0 * (127 / largest)).rounded(.toNearestOrEven)) }.reduce(0, +)
-            let step = largest / 127
-            return total + minimum * abs(Double(Float(Float16(step * Float(q)))) - Double(Float(Float16(step))) * q)
-        }
     }
 
     /// Normal values with a few large ones, as real activations have (they set their group's step).
