@@ -163,8 +163,8 @@ extension LlamaModel {
         let buffer: (Int) -> FloatBuffer = { arena?.take($0) ?? FloatBuffer($0) }
         let pass = ForwardPass(h, tokens: T, buffer: buffer)
         // A prompt of inference (never a training or scoring pass): products from the blocks where `QuantizedMatMul`
-        // reads them, attention heads and SwiGLU spread over the decode team with OpenBLAS single-threaded, so the
-        // result does not depend on the thread count and the pass is not left waiting on one thread.
+        // reads them, causal attention blocks, SwiGLU and the per-row work spread over the decode team in fixed
+        // pieces with OpenBLAS single-threaded, so the result does not depend on the thread count.
         let promptFromBlocks = T > 1 && quantizedPrompt && !record && !f32Only
         let scale = h.attentionScale
         let group = H / G
@@ -300,6 +300,16 @@ extension LlamaModel {
                             causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, window: window, team: team)
                             return
                         }
+                        if promptFromBlocks {
+                            // In causal row blocks, as a recorded pass: the masked keys right of each block are skipped.
+                            let threads = BLAS.threads
+                            BLAS.withThreadCount(1) {
+                                causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, window: window) {
+                                    DecodeTeam.forEachTask($0, members: threads, $1)
+                                }
+                            }
+                            return
+                        }
                         // Each head writes its own scores and its own columns of att.
                         func attend(_ head: Int) {
                             let kv = head / group
@@ -311,10 +321,9 @@ extension LlamaModel {
                                        c: a.att.pointer + head * D, ldc: Cq)
                         }
                         let threads = BLAS.threads
-                        if T == 1 || promptFromBlocks {
-                            // Decoding and prompts of inference: the heads are spread over the decode team, and OpenBLAS
-                            // kept single-threaded meanwhile makes every head's products those of one thread, whichever
-                            // member runs it (and at any thread count).
+                        if T == 1 {
+                            // Decoding: the heads are spread over the decode team, and OpenBLAS kept single-threaded
+                            // meanwhile makes every head's products those of one thread, whichever member runs it.
                             BLAS.withThreadCount(1) { DecodeTeam.forEachTask(H, members: threads, attend) }
                         } else {
                             for head in 0..<H { attend(head) }
