@@ -59,27 +59,32 @@ public enum TileProducts {
     }
 
     /// Y[t · stride + r] for the `validTokens` (≤ 8) first tokens of token tile `tile`: rows 0…15 from the tile
-    /// at `repacked` (those of `masks.0`), rows 16…31 from the one after it (those of `masks.1`; none when 0).
+    /// at `repacked` (those of `masks.0`), rows 16…31 from the one after it (those of `masks.1`; none when 0),
+    /// over the sub-blocks `subBlocks`, added to what Y holds when `accumulate` (the sums of the sub-blocks
+    /// before, stored and read back exactly: the float additions stay those of one pass over all of them).
     @inline(never)
     public static func multiply(repacked: UnsafeRawPointer, tileBytes: Int, subBlock: Int, sums: Sums, activations a: TokenTiles,
-                                tile: Int, validTokens: Int, into y: UnsafeMutablePointer<Float>, stride: Int,
-                                masks: (UInt16, UInt16)) {
-        let x = a.bytes + tile * a.tileWords
-        let floats = tile * a.tileFloats
-        let pair = Pair(first: repacked, second: repacked + tileBytes, masks: masks)
+                                tile: Int, validTokens: Int, subBlocks: Range<Int>, accumulate: Bool,
+                                into y: UnsafeMutablePointer<Float>, stride: Int, masks: (UInt16, UInt16)) {
+        let first = subBlocks.lowerBound
+        let x = a.bytes + tile * a.tileWords + first * subBlock / 4 * TileProducts.tokens
+        let floats = tile * a.tileFloats + first * TileProducts.tokens
+        let skip = first * subBlockBytes(subBlock)
+        let pair = Pair(first: repacked + skip, second: repacked + tileBytes + skip, masks: masks)
+        let columns = subBlocks.count * subBlock
         for half in 0..<2 where 4 * half < validTokens {
-            let out = Output(y: y + 4 * half * stride, stride: stride, tokens: min(4, validTokens - 4 * half))
+            let out = Output(y: y + 4 * half * stride, stride: stride, tokens: min(4, validTokens - 4 * half), accumulate: accumulate)
             if subBlock == 32 {
                 switch sums {
-                case .none: products(32, offsets: false, pair, a.columns, x, half, a.steps32 + floats, a.sums32, out)
-                case .exact: products(32, offsets: true, pair, a.columns, x, half, a.steps32 + floats, a.sums32 + floats, out)
-                case .rounded: products(32, offsets: true, pair, a.columns, x, half, a.steps32 + floats, a.roundedSums32 + floats, out)
+                case .none: products(32, offsets: false, pair, columns, x, half, a.steps32 + floats, a.sums32, out)
+                case .exact: products(32, offsets: true, pair, columns, x, half, a.steps32 + floats, a.sums32 + floats, out)
+                case .rounded: products(32, offsets: true, pair, columns, x, half, a.steps32 + floats, a.roundedSums32 + floats, out)
                 }
             } else {
                 precondition(subBlock == 16, "sub-blocks are 16 or 32 columns")
                 switch sums {
-                case .none: products(16, offsets: false, pair, a.columns, x, half, a.steps16 + floats, a.sums16, out)
-                case .exact, .rounded: products(16, offsets: true, pair, a.columns, x, half, a.steps16 + floats, a.sums16 + floats, out)
+                case .none: products(16, offsets: false, pair, columns, x, half, a.steps16 + floats, a.sums16, out)
+                case .exact, .rounded: products(16, offsets: true, pair, columns, x, half, a.steps16 + floats, a.sums16 + floats, out)
                 }
             }
         }
@@ -98,6 +103,7 @@ public enum TileProducts {
         let y: UnsafeMutablePointer<Float>
         let stride: Int
         let tokens: Int
+        let accumulate: Bool
     }
 
     /// Four tokens (lanes 4·half… of the token tile) times both tiles.
@@ -105,8 +111,13 @@ public enum TileProducts {
     static func products(_ size: Int, offsets: Bool, _ pair: Pair, _ columns: Int, _ x: UnsafePointer<UInt32>, _ half: Int,
                          _ steps: UnsafePointer<Float>, _ sums: UnsafePointer<Float>, _ out: Output) {
         let quads = size / 4
-        let zero = _mm512_setzero_ps()
-        var f = (zero, zero, zero, zero, zero, zero, zero, zero)   // tokens 0–3 × the first tile, then × the second
+        @inline(__always) func start(_ t: Int, _ second: Bool) -> __m512 {
+            let mask = second ? pair.masks.1 : pair.masks.0
+            guard out.accumulate, t < out.tokens, mask != 0 else { return _mm512_setzero_ps() }
+            return _mm512_maskz_loadu_ps(mask, out.y + (t &* out.stride &+ (second ? 16 : 0)))
+        }
+        // Tokens 0–3 × the first tile, then × the second.
+        var f = (start(0, false), start(1, false), start(2, false), start(3, false), start(0, true), start(1, true), start(2, true), start(3, true))
         var a = pair.first, b = pair.second
         let lane = 4 &* half
         var xq = x + lane, step = steps + lane, sum = sums + lane

@@ -21,6 +21,10 @@ public enum QuantizedMatMul {
     /// Two tiles of 16 (`TileProducts` multiplies them together).
     static let rowsPerTask = 2 * 16
 
+    /// Bytes of the two tiles a chunk of columns may span: about half of a 48 KB L1 data cache, the rest for the
+    /// activations.
+    static let chunkBytes = 28 * 1024
+
     /// The name recorded beside `BLASArithmetic.kernels` for the prompt pass: `int8-avx512vnni`, or `sgemm`
     /// where the kernels do not run.
     static var kernelName: String { isAvailable ? "int8-avx512vnni" : "sgemm" }
@@ -105,11 +109,19 @@ public enum QuantizedMatMul {
             }
             let masks = (UInt16(truncatingIfNeeded: (1 << low) - 1), UInt16(truncatingIfNeeded: (1 << high) - 1))
             let (subBlock, sums) = (TileRepacking.subBlock(type), TileRepacking.sums(type))
-            for t in 0..<((tokens + TileProducts.tokens - 1) / TileProducts.tokens) {
-                let firstToken = t * TileProducts.tokens
-                TileProducts.multiply(repacked: repacked, tileBytes: tileBytes, subBlock: subBlock, sums: sums, activations: activations, tile: t,
-                                      validTokens: min(TileProducts.tokens, tokens - firstToken),
-                                      into: product.y + firstToken * product.rows + first, stride: product.rows, masks: masks)
+            // The columns in as few chunks as keep both tiles' share within `chunkBytes`, each chunk met by every
+            // token before the next: a wide matrix's tiles would not stay in L1 across the tokens otherwise.
+            let subBlocks = columns / subBlock
+            let chunks = (2 * tileBytes + QuantizedMatMul.chunkBytes - 1) / QuantizedMatMul.chunkBytes
+            let perChunk = (subBlocks + chunks - 1) / chunks
+            for chunk in stride(from: 0, to: subBlocks, by: perChunk) {
+                for t in 0..<((tokens + TileProducts.tokens - 1) / TileProducts.tokens) {
+                    let firstToken = t * TileProducts.tokens
+                    TileProducts.multiply(repacked: repacked, tileBytes: tileBytes, subBlock: subBlock, sums: sums, activations: activations,
+                                          tile: t, validTokens: min(TileProducts.tokens, tokens - firstToken),
+                                          subBlocks: chunk..<min(subBlocks, chunk + perChunk), accumulate: chunk > 0,
+                                          into: product.y + firstToken * product.rows + first, stride: product.rows, masks: masks)
+                }
             }
         }
     }
