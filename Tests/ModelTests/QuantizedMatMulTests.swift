@@ -213,4 +213,21 @@ struct QuantizedMatMulTests {
         #expect(one == prompt(threads: 2))
         #expect(one == prompt(threads: 1))
     }
+
+    /// The prompt pass's SwiGLU is within 4 units in the last place of the scalar one (a libm `expf` per value)
+    /// over the range activations reach and beyond, with 0, infinities and NaN as the scalar one gives them, and
+    /// an odd count (the masked tail).
+    @Test func theVectorSwiGLUStaysWithinAFewUlpOfTheScalarOne() {
+        var gate = (0..<4001).map { Float($0 - 2000) * 0.05 }                  // −100 … 100
+        gate += [0, -0.0, 1e-30, -1e-30, 88, -88, 104, -104, 200, -200, .infinity, -.infinity, .nan]
+        let up = gate.indices.map { Float(($0 % 7) - 3) * 0.7 + 0.1 }
+        var fast = [Float](repeating: 0, count: gate.count), scalar = fast
+        QuantizedMatMul.swiglu(gate: gate, up: up, count: gate.count, into: &fast)
+        Kernels.swiglu(gate: gate, up: up, count: gate.count, into: &scalar)
+        for i in gate.indices {
+            if scalar[i].isNaN { #expect(fast[i].isNaN, "g \(gate[i])"); continue }
+            #expect(fast[i] == scalar[i] || abs(fast[i] - scalar[i]) <= 4 * scalar[i].ulp + Float.leastNormalMagnitude,
+                    "g \(gate[i]): \(fast[i]) against \(scalar[i])")
+        }
+    }
 }

@@ -351,11 +351,16 @@ extension LlamaModel {
                     }
                 }
                 if promptFromBlocks {
-                    // Fixed pieces whose starts are multiples of 16, as the team's: each value is the same whoever
-                    // computes it.
+                    // Fixed pieces whose starts are multiples of 16: each value is the same whoever computes it.
                     let piece = 16_384, count = T * F
                     DecodeTeam.forEachTask((count + piece - 1) / piece, members: BLAS.threads) { k in
-                        activate((k * piece)..<min(count, (k + 1) * piece))
+                        let range = (k * piece)..<min(count, (k + 1) * piece)
+                        if activation == .silu, QuantizedMatMul.isAvailable {
+                            let i = range.lowerBound
+                            QuantizedMatMul.swiglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
+                        } else {
+                            activate(range)
+                        }
                     }
                 } else {
                     team.forEachRange(T * F, align: 16, minimum: 4096, activate)

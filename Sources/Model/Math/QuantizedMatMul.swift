@@ -81,6 +81,15 @@ public enum QuantizedMatMul {
         #endif
     }
 
+    /// SwiGLU of a prompt pass where the tile kernels run (`VectorSwiGLU`: within a few ulp of `Kernels.swiglu`).
+    static func swiglu(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, count: Int, into h: UnsafeMutablePointer<Float>) {
+        #if arch(x86_64)
+        VectorSwiGLU.apply(gate: gate, up: up, count: count, into: h)
+        #else
+        Kernels.swiglu(gate: gate, up: up, count: count, into: h)
+        #endif
+    }
+
     #if arch(x86_64)
     /// What the tasks share. Unchecked because it carries raw pointers: every pointee outlives the
     /// `forEachTask` call that uses it, the inputs are only read, and each task writes only its own rows of `y`.
