@@ -163,9 +163,10 @@ extension LlamaModel {
         let buffer: (Int) -> FloatBuffer = { arena?.take($0) ?? FloatBuffer($0) }
         let pass = ForwardPass(h, tokens: T, buffer: buffer)
         // A prompt of inference (never a training or scoring pass): products from the blocks where `QuantizedMatMul`
-        // reads them, causal attention blocks, SwiGLU and the per-row work spread over the decode team in fixed
-        // pieces with OpenBLAS single-threaded, so the result does not depend on the thread count.
-        let promptFromBlocks = T > 1 && quantizedPrompt && !record && !f32Only
+        // reads them; causal attention blocks, SwiGLU and the per-row work on the decode team in fixed pieces with
+        // OpenBLAS single-threaded. Unless a product stays on sgemm (another type, another CPU, an adapter), the
+        // result does not depend on the thread count.
+        let inferencePrompt = T > 1 && quantizedPrompt && !record && !f32Only
         let scale = h.attentionScale
         let group = H / G
 
@@ -175,7 +176,7 @@ extension LlamaModel {
             // Work on whole rows (tokens): on the team, or for a prompt of inference in fixed pieces of 16 rows on
             // the decode team (each row computed alone, so the bits do not depend on the pieces).
             func forEachRows(_ body: (Range<Int>) -> Void) {
-                guard promptFromBlocks else { return team.forEachRange(T, body) }
+                guard inferencePrompt else { return team.forEachRange(T, body) }
                 let piece = 16
                 DecodeTeam.forEachTask((T + piece - 1) / piece, members: BLAS.threads) { k in body((k * piece)..<min(T, (k + 1) * piece)) }
             }
@@ -207,7 +208,7 @@ extension LlamaModel {
                 if !products.isEmpty { QuantizedMatVec.multiply(products, columns: h.shape(of: ps[0]).input, x: input) }
                 // A prompt of inference: every token times the same blocks, where the tile kernels read the type.
                 let batched = zip(ps, ys).compactMap { p, y -> QuantizedMatVec.Product? in
-                    guard promptFromBlocks, let info = quantized[b][p], QuantizedMatMul.supports(info.type) else { return nil }
+                    guard inferencePrompt, let info = quantized[b][p], QuantizedMatMul.supports(info.type) else { return nil }
                     return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
                 }
                 if !batched.isEmpty { QuantizedMatMul.multiply(batched, tokens: T, columns: h.shape(of: ps[0]).input, x: input) }
@@ -300,7 +301,7 @@ extension LlamaModel {
                             causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, window: window, team: team)
                             return
                         }
-                        if promptFromBlocks {
+                        if inferencePrompt {
                             // In causal row blocks, as a recorded pass: the masked keys right of each block are skipped.
                             let threads = BLAS.threads
                             BLAS.withThreadCount(1) {
@@ -350,7 +351,7 @@ extension LlamaModel {
                     case .geluTanh: Kernels.geglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
                     }
                 }
-                if promptFromBlocks {
+                if inferencePrompt {
                     // Fixed pieces whose starts are multiples of 16: each value is the same whoever computes it.
                     let piece = 16_384, count = T * F
                     DecodeTeam.forEachTask((count + piece - 1) / piece, members: BLAS.threads) { k in
@@ -367,7 +368,7 @@ extension LlamaModel {
                 }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
                 if let norm = layout.ffnPostNorm { postNorm(projected, saving: a.ffnOut!, inverseRMS: a.ffnPostRms!, weight: W + norm) }
-                if promptFromBlocks {
+                if inferencePrompt {
                     forEachRows { rows in
                         for i in (rows.lowerBound * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
                     }
