@@ -15,11 +15,13 @@ struct PromptActivations {
         let lanes = TileProducts.tokens
         let tileCount = (tokens + lanes - 1) / lanes
         let (tileWords, tileFloats) = (columns / 4 * lanes, columns / 16 * lanes)
+        // Every lane of a token is written by `round`; only the last tile's padding is set here.
+        let last = tileCount - 1
         words = .allocate(capacity: tileCount * tileWords)
-        words.initialize(repeating: 0x8080_8080, count: tileCount * tileWords)
+        (words + last * tileWords).initialize(repeating: 0x8080_8080, count: tileWords)
         let arrays = 5, perArray = tileCount * tileFloats
         floats = .allocate(capacity: arrays * perArray)
-        floats.initialize(repeating: 0, count: arrays * perArray)
+        for array in 0..<arrays { (floats + array * perArray + last * tileFloats).initialize(repeating: 0, count: tileFloats) }
         let (steps32, steps16, sums32, roundedSums32, sums16) =
             (floats, floats + perArray, floats + 2 * perArray, floats + 3 * perArray, floats + 4 * perArray)
         tiles = TokenTiles(bytes: words, steps32: steps32, steps16: steps16, sums32: sums32, roundedSums32: roundedSums32, sums16: sums16,
