@@ -41,8 +41,8 @@ public struct TokenTiles: @unchecked Sendable {
 /// A tile keeps, for each sub-block (16 or 32 columns), the rows' bytes four columns by four: one 512-bit
 /// register holds columns 4j…4j+3 of all 16 rows, lane r for row r. `vpdpbusd` with one token's four bytes
 /// broadcast adds four products to every row's lane at once, so no horizontal sum is ever needed. Each
-/// broadcast serves both tiles and each register of weights four tokens: loads, not multiplications, set the
-/// pace when one tile met eight tokens (one broadcast per `vpdpbusd`). Each token's integer sum starts from the
+/// broadcast serves both tiles and each register of weights four tokens: half the broadcasts of one tile met by
+/// eight tokens (which measured the same within this machine's noise). Each token's integer sum starts from the
 /// tile's correction −128 · Σw (the activations carry +128), so it ends as Σ w·q exactly; it is then scaled by
 /// (row scale · token step) into the token's float sum, plus row offset · token Σx̂ for the types with one.
 /// The sub-blocks are added in column order, the same operations whoever computes the tiles.

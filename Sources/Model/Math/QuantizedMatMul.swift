@@ -4,10 +4,11 @@ import QuantizedKernelsAVX512
 /// Y (T, rows) = X (T, columns) · Wᵀ straight from GGML's quantized blocks, for the prompt pass of inference.
 ///
 /// The batched sibling of `QuantizedMatVec`: each token's row of X is rounded to 8 bits per group of 32 exactly
-/// as decode rounds it, each task repacks 16 weight rows into a tile of signed bytes with a float scale and
-/// offset per sub-block (`TileRepacking`, a few tens of KB, dropped when the task ends: the model is never held
-/// twice), then multiplies the tile with every token, eight at a time, with `vpdpbusd` (`TileProducts`).
-/// Dequantizing to f32 for sgemm instead moves four bytes a weight and tops out at OpenBLAS's float rate.
+/// as decode rounds it (`PromptActivations`), each task repacks 32 weight rows into two tiles of signed bytes with a
+/// float scale and offset per sub-block (`TileRepacking`, a few tens of KB, dropped when the task ends: the model
+/// is never held twice), then multiplies them with every token, four at a time, with `vpdpbusd` (`TileProducts`),
+/// a chunk of columns at a time. Dequantizing to f32 for sgemm instead moves four bytes a weight and tops out at
+/// OpenBLAS's float rate.
 ///
 /// Needs AVX-512 with VNNI; elsewhere, for F16/BF16/F32 matrices, and with `ADAPT_PROMPT_KERNELS=sgemm`, the
 /// prompt stays on sgemm over the dequantized matrices. Training, scoring and evaluation never come here: they
