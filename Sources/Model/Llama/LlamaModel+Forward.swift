@@ -322,7 +322,7 @@ extension LlamaModel {
                                        c: a.att.pointer + head * D, ldc: Cq)
                         }
                         let threads = BLAS.threads
-                        if T == 1 {
+                        if T == 1, threads > 1 {
                             // Decoding: the heads are spread over the decode team, and OpenBLAS kept single-threaded
                             // meanwhile makes every head's products those of one thread, whichever member runs it.
                             BLAS.withThreadCount(1) { DecodeTeam.forEachTask(H, members: threads, attend) }
