@@ -17,6 +17,14 @@ let avx2Flags = ["-Xcc", "-mavx2", "-Xcc", "-mf16c", "-DQUANTIZED_KERNELS_F16C",
 #else
 let avx2Flags: [String] = []
 #endif
+// QuantizedKernelsAVX512 holds the prompt pass's tile kernels, which need AVX-512 with VNNI (vpdpbusd); elsewhere it
+// compiles to nothing.
+#if arch(x86_64)
+let avx512Flags = ["-Xcc", "-mavx512f", "-Xcc", "-mavx512bw", "-Xcc", "-mavx512vl", "-Xcc", "-mavx512vnni", "-Xcc", "-mf16c",
+                   "-DQUANTIZED_KERNELS_AVX512"]
+#else
+let avx512Flags: [String] = []
+#endif
 
 let package = Package(
     name: "Adapt",
@@ -55,7 +63,10 @@ let package = Package(
         .target(name: "QuantizedKernels", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         .target(name: "QuantizedKernelsAVX2", swiftSettings: [.unsafeFlags(avx2Flags + ["-O"], .when(configuration: .debug)),
                                                               .unsafeFlags(avx2Flags, .when(configuration: .release))]),
-        .target(name: "Model", dependencies: ["AdaptCore", "Adapters", "CBLAS", "QuantizedKernels", "QuantizedKernelsAVX2"],
+        .target(name: "QuantizedKernelsAVX512", swiftSettings: [.unsafeFlags(avx512Flags + ["-O"], .when(configuration: .debug)),
+                                                                .unsafeFlags(avx512Flags, .when(configuration: .release))]),
+        .target(name: "Model", dependencies: ["AdaptCore", "Adapters", "CBLAS", "QuantizedKernels", "QuantizedKernelsAVX2",
+                                              "QuantizedKernelsAVX512"],
                 swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Adapters in and out of other tools' formats (GGUF-LoRA, PEFT, mlx-lm): reads the base model's GGUF
         // through Model, so it sits above it; the format logic that needs no GGUF lives in Adapters.

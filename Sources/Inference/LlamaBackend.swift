@@ -29,7 +29,7 @@ public final class LlamaBackend: LanguageModelBackend {
         guard cache.count + ids.count <= contextLength else {
             throw InferenceError.promptTooLong(tokens: cache.count + ids.count, contextLength: contextLength)
         }
-        let logits = model.forward(tokens: ids, lora: adapter, cache: &cache)
+        let logits = model.forward(tokens: ids, lora: adapter, cache: &cache, quantizedPrompt: true)
         try LlamaModel.requireFinite(logits)
         return logits
     }

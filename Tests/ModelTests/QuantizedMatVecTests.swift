@@ -47,6 +47,21 @@ struct QuantizedMatVecTests {
         return (rounding, float, rounded)
     }
 
+    /// Q4_1 and Q5_1 add minimum · Σ x̂ with Σ x̂ as llama.cpp's Q8_1 stores it: an f16 of (m/127)·Σq rather than
+    /// s·Σq; the allowance, per block, is |minimum| times the difference of the two (0 for the other types).
+    static func roundedSumAllowance(_ type: GGMLType, blocks: UnsafeRawBufferPointer, row r: Int, columns: Int, x: [Float]) -> Double {
+        guard type == .q4_1 || type == .q5_1 else { return 0 }
+        return (0..<(columns / 32)).reduce(0.0) { total, g in
+            let block = blocks.baseAddress! + (r * columns / 32 + g) * type.blockBytes
+            let minimum = Double(abs(Dequantize.half(block.loadUnaligned(fromByteOffset: 2, as: UInt16.self))))
+            let group = x[(32 * g)..<(32 * g + 32)]
+            let largest = group.map(abs).max()!
+            let q = group.map { largest == 0 ? 0 : Double(($0 * (127 / largest)).rounded(.toNearestOrEven)) }.reduce(0, +)
+            let step = largest / 127
+            return total + minimum * abs(Double(Float(Float16(step * Float(q)))) - Double(Float(Float16(step))) * q)
+        }
+    }
+
     /// Checks `multiply` against dequantize-then-multiply on `rows` rows of `blocks`; returns the largest
     /// difference from Σ w·x as a fraction of its bound.
     @discardableResult
@@ -59,19 +74,7 @@ struct QuantizedMatVecTests {
         for r in 0..<rows {
             let row = w[(r * columns)..<((r + 1) * columns)]
             var (rounding, float, rounded) = bounds(weights: row, x: x)
-            if type == .q4_1 || type == .q5_1 {
-                // These types add minimum · Σ x̂ with Σ x̂ as llama.cpp's Q8_1 stores it: an f16 of (m/127)·Σq
-                // rather than s·Σq; the difference, per block, is |minimum| times theirs.
-                for g in 0..<(columns / 32) {
-                    let block = blocks.baseAddress! + (r * columns / 32 + g) * type.blockBytes
-                    let minimum = Double(abs(Dequantize.half(block.loadUnaligned(fromByteOffset: 2, as: UInt16.self))))
-                    let group = x[(32 * g)..<(32 * g + 32)]
-                    let largest = group.map(abs).max()!
-                    let q = group.map { largest == 0 ? 0 : Double(($0 * (127 / largest)).rounded(.toNearestOrEven)) }.reduce(0, +)
-                    let step = largest / 127
-                    float += minimum * abs(Double(Float(Float16(step * Float(q)))) - Double(Float(Float16(step))) * q)
-                }
-            }
+            float += roundedSumAllowance(type, blocks: blocks, row: r, columns: columns, x: x)
             let exact = (0..<columns).reduce(0.0) { $0 + Double(row[row.startIndex + $1]) * Double(x[$1]) }
             let onRounded = (0..<columns).reduce(0.0) { $0 + Double(row[row.startIndex + $1]) * rounded[$1] }
             #expect(abs(Double(y[r]) - onRounded) <= float, "\(label) row \(r): \(y[r]) against Σ w·x̂ = \(onRounded)")

@@ -16,13 +16,20 @@ extension LlamaModel {
     /// Entries of probs right of a block's last visible key are not written; the backward never reads them.
     func causalAttention(_ a: BlockActivations, keys K: UnsafePointer<Float>, values V: UnsafePointer<Float>,
                          tokens T: Int, cached P: Int, window: Int? = nil, team: WorkerTeam) {
+        causalAttention(a, keys: K, values: V, tokens: T, cached: P, window: window) { team.forEachTask($0, $1) }
+    }
+
+    /// The same with the (head, block) tasks handed to `forEachTask` (a prompt of inference gives them to the
+    /// decode team).
+    func causalAttention(_ a: BlockActivations, keys K: UnsafePointer<Float>, values V: UnsafePointer<Float>,
+                         tokens T: Int, cached P: Int, window: Int?, forEachTask: (Int, (Int) -> Void) -> Void) {
         let h = hyperparameters
         let (H, D, Cq, Ckv) = (h.headCount, h.headDimension, h.queryWidth, h.keyValueWidth)
         let S = P + T, group = H / h.kvHeadCount
         let scale = h.attentionScale
         let rowsPerBlock = Self.attentionBlockRows, blockCount = (T + rowsPerBlock - 1) / rowsPerBlock
         // Tasks (head, block), the last blocks (which read the most keys) first.
-        team.forEachTask(H * blockCount) { task in
+        forEachTask(H * blockCount) { task in
             let head = task % H, kv = head / group
             let r0 = (blockCount - 1 - task / H) * rowsPerBlock, r1 = min(T, r0 + rowsPerBlock)
             let visible = P + r1

@@ -100,10 +100,12 @@ extension LlamaModel {
     /// Positions past `hyperparameters.contextLength` are computed (RoPE has no hard limit) but the model was
     /// not trained there: callers stop at the context length. A single token is read from the quantized
     /// blocks when the model was loaded with `quantizedDecode` (the default). OpenBLAS's thread count is held
-    /// meanwhile (`BLAS.withThreadCount`), here and in every public pass.
-    public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache) -> [Float] {
+    /// meanwhile (`BLAS.withThreadCount`), here and in every public pass. With `quantizedPrompt` (a prompt of
+    /// generation), several tokens are read from the blocks too where `QuantizedMatMul` runs: their activations
+    /// rounded to 8 bits as a decoded token's are, so the logits move by about as much as decode's do.
+    public func forward(tokens: [Int], lora: LoRAParameters? = nil, cache: inout KVCache, quantizedPrompt: Bool = false) -> [Float] {
         func lastLogits(_ cache: inout KVCache) -> [Float] {
-            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil)
+            let pass = run(tokens: tokens, lora: lora, cache: &cache, record: false, dropout: nil, quantizedPrompt: quantizedPrompt)
             return logits(pass, rows: [tokens.count - 1])
         }
         // A decoded token read wholly from the blocks multiplies on the decode team alone: OpenBLAS's workers,
@@ -141,13 +143,14 @@ extension LlamaModel {
     /// The batched forward pass: T new tokens at positions P…P+T−1 attend to the P cached ones and to each
     /// other causally. With `record`, every block's activations are kept for `backward`. Training passes and
     /// `f32Only` ones never read the quantized blocks, so their values match the f32 weights the backward uses.
+    /// With `quantizedPrompt` (inference only) a pass of several tokens reads them too (`QuantizedMatMul`).
     /// The team splits the products and the element-wise work (its size changes the last bits of the products);
     /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
     /// Buffers come from `arena` when given (recorded passes only: their every buffer is written before it is read).
     /// Matrices are read through `reader` when given (a training pass shares one with its backward), else
     /// through a reader of this pass.
     func run(tokens: [Int], lora: LoRAParameters?, cache: inout KVCache, record: Bool, dropout: LoRADropout?,
-             f32Only: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil, reader given: BaseMatrixReader? = nil) -> ForwardPass {
+             f32Only: Bool = false, quantizedPrompt: Bool = false, team: WorkerTeam = .inline, arena: BufferArena? = nil, reader given: BaseMatrixReader? = nil) -> ForwardPass {
         let h = hyperparameters
         let (T, P, C, F) = (tokens.count, cache.count, h.width, h.ffnWidth)
         let (H, G, D, Cq, Ckv) = (h.headCount, h.kvHeadCount, h.headDimension, h.queryWidth, h.keyValueWidth)
@@ -159,12 +162,24 @@ extension LlamaModel {
         precondition(arena == nil || record, "only recorded passes write every buffer before reading it")
         let buffer: (Int) -> FloatBuffer = { arena?.take($0) ?? FloatBuffer($0) }
         let pass = ForwardPass(h, tokens: T, buffer: buffer)
+        // A prompt of inference (never a training or scoring pass): products from the blocks where `QuantizedMatMul`
+        // reads them; causal attention blocks, SwiGLU and the per-row work on the decode team in fixed pieces with
+        // OpenBLAS single-threaded. Unless a product stays on sgemm (another type, another CPU, an adapter), the
+        // result does not depend on the thread count.
+        let inferencePrompt = T > 1 && quantizedPrompt && !record && !f32Only
         let scale = h.attentionScale
         let group = H / G
 
         weights.withUnsafeBufferPointer { Wbuf in
             let W = Wbuf.baseAddress!
             let reader = given ?? BaseMatrixReader(model: self, weights: W, team: team)
+            // Work on whole rows (tokens): on the team, or for a prompt of inference in fixed pieces of 16 rows on
+            // the decode team (each row computed alone, so the bits do not depend on the pieces).
+            func forEachRows(_ body: (Range<Int>) -> Void) {
+                guard inferencePrompt else { return team.forEachRange(T, body) }
+                let piece = 16
+                DecodeTeam.forEachTask((T + piece - 1) / piece, members: BLAS.threads) { k in body((k * piece)..<min(T, (k + 1) * piece)) }
+            }
             let x = buffer(T * C)                  // (T, C) residual stream
             for (t, id) in tokens.enumerated() { reader.embeddingRow(id, into: x.pointer + t * C) }
             if h.architecture.scaledEmbedding {
@@ -191,7 +206,14 @@ extension LlamaModel {
                     return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
                 }
                 if !products.isEmpty { QuantizedMatVec.multiply(products, columns: h.shape(of: ps[0]).input, x: input) }
-                for (p, y) in zip(ps, ys) where !fromBlocks || quantized[b][p] == nil {
+                // A prompt of inference: every token times the same blocks, where the tile kernels read the type.
+                let batched = zip(ps, ys).compactMap { p, y -> QuantizedMatVec.Product? in
+                    guard inferencePrompt, let info = quantized[b][p], QuantizedMatMul.supports(info.type) else { return nil }
+                    return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
+                }
+                if !batched.isEmpty { QuantizedMatMul.multiply(batched, tokens: T, columns: h.shape(of: ps[0]).input, x: input) }
+                let done = Set((products + batched).map(\.y))
+                for (p, y) in zip(ps, ys) where !done.contains(y) {
                     let (out, inp) = h.shape(of: p)
                     reader.withRows(of: blocks[b].matrix(p)) { Wp in
                         if T == 1 {
@@ -205,7 +227,7 @@ extension LlamaModel {
                 for (p, y) in zip(ps, ys) {
                     let out = h.shape(of: p).output
                     if let bias = blocks[b].bias(of: p) {
-                        team.forEachRange(T) { rows in
+                        forEachRows { rows in
                             for t in rows { for o in 0..<out { y[t * out + o] += W[bias + o] } }
                         }
                     }
@@ -224,7 +246,7 @@ extension LlamaModel {
                 var dropped: FloatBuffer? = nil
                 if let dropout, dropout.probability > 0 {
                     let kept = buffer(T * inp)
-                    team.forEachRange(T) { rows in
+                    forEachRows { rows in
                         dropout.apply(input, rows: rows, width: inp, block: b, projection: p, into: kept.pointer)
                     }
                     source = UnsafePointer(kept.pointer)
@@ -253,7 +275,7 @@ extension LlamaModel {
                 let a = shared ?? BlockActivations(h, tokens: T, span: S, buffer: buffer)
                 if record { pass.blocks.append(a) }
                 // Attention: RMSNorm, projections, RoPE, cache append, causal GQA softmax(q·kᵀ/√D)·v, o.
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     let first = rows.lowerBound
                     (a.xIn.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
                     Kernels.rmsNorm(x.pointer + first * C, weight: W + layout.attentionNorm, rows: rows.count, width: C,
@@ -262,13 +284,13 @@ extension LlamaModel {
                 linears([.q, .k, .v], block: b, a.xn1.pointer, into: [a.q.pointer, a.k.pointer, a.v.pointer], acts: a)
                 adapter(.qkv, block: b, a.xn1.pointer, into: [a.q.pointer, a.k.pointer, a.v.pointer], acts: a)
                 if let qNorm = layout.qNorm, let kNorm = layout.kNorm {
-                    team.forEachRange(T) { rows in
+                    forEachRows { rows in
                         Self.headNorm(a.q, saving: a.qRaw!, inverseRMS: a.qRms!, weight: W + qNorm, heads: H, rows: rows, h: h)
                         Self.headNorm(a.k, saving: a.kRaw!, inverseRMS: a.kRms!, weight: W + kNorm, heads: G, rows: rows, h: h)
                     }
                 }
                 let pairing = h.architecture.rotaryPairing
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     Kernels.rope(a.q.pointer, heads: H, headDim: D, angles: angles, rows: rows, pairing: pairing)
                     Kernels.rope(a.k.pointer, heads: G, headDim: D, angles: angles, rows: rows, pairing: pairing)
                 }
@@ -277,6 +299,16 @@ extension LlamaModel {
                     cache.values[b].withUnsafeBufferPointer { V in     // (S, Ckv)
                         if record {
                             causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, window: window, team: team)
+                            return
+                        }
+                        if inferencePrompt {
+                            // In causal row blocks, as a recorded pass: the masked keys right of each block are skipped.
+                            let threads = BLAS.threads
+                            BLAS.withThreadCount(1) {
+                                causalAttention(a, keys: K.baseAddress!, values: V.baseAddress!, tokens: T, cached: P, window: window) {
+                                    DecodeTeam.forEachTask($0, members: threads, $1)
+                                }
+                            }
                             return
                         }
                         // Each head writes its own scores and its own columns of att.
@@ -301,7 +333,7 @@ extension LlamaModel {
                 }
                 linear(.o, block: b, a.att.pointer, into: projected.pointer, acts: a)
                 if let norm = layout.attentionPostNorm { postNorm(projected, saving: a.attentionOut!, inverseRMS: a.attentionPostRms!, weight: W + norm) }
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     let first = rows.lowerBound
                     for i in (first * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
                     (a.xMid.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
@@ -312,22 +344,43 @@ extension LlamaModel {
                 linears([.gate, .up], block: b, a.xn2.pointer, into: [a.gate.pointer, a.up.pointer], acts: a)
                 adapter(.gateUp, block: b, a.xn2.pointer, into: [a.gate.pointer, a.up.pointer], acts: a)
                 let activation = h.architecture.activation
-                team.forEachRange(T * F, align: 16, minimum: 4096) { range in
+                func activate(_ range: Range<Int>) {
                     let i = range.lowerBound
                     switch activation {
                     case .silu: Kernels.swiglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
                     case .geluTanh: Kernels.geglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
                     }
                 }
+                if inferencePrompt {
+                    // Fixed pieces whose starts are multiples of 16: each value is the same whoever computes it.
+                    let piece = 16_384, count = T * F
+                    DecodeTeam.forEachTask((count + piece - 1) / piece, members: BLAS.threads) { k in
+                        let range = (k * piece)..<min(count, (k + 1) * piece)
+                        if activation == .silu, QuantizedMatMul.isAvailable {
+                            let i = range.lowerBound
+                            QuantizedMatMul.swiglu(gate: a.gate.pointer + i, up: a.up.pointer + i, count: range.count, into: a.hidden.pointer + i)
+                        } else {
+                            activate(range)
+                        }
+                    }
+                } else {
+                    team.forEachRange(T * F, align: 16, minimum: 4096, activate)
+                }
                 linear(.down, block: b, a.hidden.pointer, into: projected.pointer, acts: a)
                 if let norm = layout.ffnPostNorm { postNorm(projected, saving: a.ffnOut!, inverseRMS: a.ffnPostRms!, weight: W + norm) }
-                team.forEachRange(T * C, align: 16, minimum: 4096) { range in
-                    for i in range { x.pointer[i] += projected.pointer[i] }
+                if inferencePrompt {
+                    forEachRows { rows in
+                        for i in (rows.lowerBound * C)..<(rows.upperBound * C) { x.pointer[i] += projected.pointer[i] }
+                    }
+                } else {
+                    team.forEachRange(T * C, align: 16, minimum: 4096) { range in
+                        for i in range { x.pointer[i] += projected.pointer[i] }
+                    }
                 }
             }
             // y (T, C) ← RMSNorm(y), y's input kept in `saving` for the backward (Gemma's post norms).
             func postNorm(_ y: FloatBuffer, saving raw: FloatBuffer, inverseRMS: FloatBuffer, weight: UnsafePointer<Float>) {
-                team.forEachRange(T) { rows in
+                forEachRows { rows in
                     let first = rows.lowerBound
                     (raw.pointer + first * C).update(from: y.pointer + first * C, count: rows.count * C)
                     Kernels.rmsNorm(raw.pointer + first * C, weight: weight, rows: rows.count, width: C, epsilon: h.rmsEpsilon,
@@ -335,7 +388,7 @@ extension LlamaModel {
                 }
             }
             cache.advance(by: T)
-            team.forEachRange(T) { rows in
+            forEachRows { rows in
                 let first = rows.lowerBound
                 (pass.xOut.pointer + first * C).update(from: x.pointer + first * C, count: rows.count * C)
                 Kernels.rmsNorm(x.pointer + first * C, weight: W + outputNormOffset, rows: rows.count, width: C,

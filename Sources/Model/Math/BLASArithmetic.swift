@@ -22,6 +22,9 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     /// time from the CPU's flags; `QuantizedMatVec`). Nil in records made before they existed. Not part of
     /// `difference`: both compilations give the same bits, and training and scoring never run them.
     public let quantizedKernels: String?
+    /// The products of a prompt of inference (`int8-avx512vnni` or `sgemm`; `QuantizedMatMul`). Nil in records
+    /// made before the choice existed. Not part of `difference`: training and scoring never run them.
+    public let promptKernels: String?
     /// How the step kept the frozen model (`BaseWeightStorage`: `quantized` or `f32`). Nil in records made
     /// before the choice existed (they kept f32). Not part of `difference`: a step's storage is fixed by its
     /// code, not by the machine, so a replay uses the recorded one.
@@ -31,23 +34,25 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
         case openblas, threads, kernels, pinned
         case coreType = "core_type"
         case quantizedKernels = "quantized_kernels"
+        case promptKernels = "prompt_kernels"
         case baseWeights = "base_weights"
     }
 
     public init(openblas: String, coreType: String, threads: Int, kernels: String, pinned: Bool, quantizedKernels: String? = nil,
-                baseWeights: String? = nil) {
+                baseWeights: String? = nil, promptKernels: String? = nil) {
         self.openblas = openblas
         self.coreType = coreType
         self.threads = threads
         self.kernels = kernels
         self.pinned = pinned
         self.quantizedKernels = quantizedKernels
+        self.promptKernels = promptKernels
         self.baseWeights = baseWeights
     }
 
     public var description: String {
         "\(openblas) core \(coreType)\(pinned ? " (pinned)" : "") × \(threads) thread(s), \(kernels)"
-            + (quantizedKernels.map { ", decode \($0)" } ?? "") + (baseWeights.map { ", base \($0)" } ?? "")
+            + (quantizedKernels.map { ", decode \($0)" } ?? "") + (promptKernels.map { ", prompt \($0)" } ?? "") + (baseWeights.map { ", base \($0)" } ?? "")
     }
 
     /// This process's arithmetic at `threads` BLAS threads.
@@ -56,7 +61,7 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
         let version = configuration.split(separator: " ").prefix(2).joined(separator: " ")
         return BLASArithmetic(openblas: version, coreType: String(cString: openblas_get_corename()), threads: threads,
                               kernels: "swift-simd-\(architecture)", pinned: ProcessInfo.processInfo.environment[BLASCoreType.variable] != nil,
-                              quantizedKernels: QuantizedMatVec.kernelName)
+                              quantizedKernels: QuantizedMatVec.kernelName, promptKernels: QuantizedMatMul.kernelName)
     }
 
     /// Why results computed under `self` and `other` may differ in their bits; nil when they cannot.

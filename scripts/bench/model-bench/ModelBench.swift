@@ -35,8 +35,14 @@ enum ModelBench {
         return dropout
     }
 
+    static let promptKernelTypes = Option<[String]?>(
+        "prompt-kernel-types", value: "TYPE,…", default: nil,
+        help: "only time the prompt kernels alone on the largest matrix of each type (e.g. Q4_K,Q5_0) × --prompt-tokens tokens"
+    ) { text in text.split(separator: ",").map(String.init) }
+
     static let options: [any OptionDeclaration] = [
-        model, threads, promptTokens, decodeTokens, repeatCount, baseWeights, f32Decode, trainTokenCount, trainDropout, .json,
+        model, threads, promptTokens, decodeTokens, repeatCount, baseWeights, f32Decode, trainTokenCount, trainDropout,
+        promptKernelTypes, .json,
     ]
 
     static let tool = CommandLineTool(
@@ -50,7 +56,8 @@ enum ModelBench {
                        time (greedy) on the KV cache, --repeat times; reports the best of the repeats.
                        --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
                        "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes", "decode_bytes_per_token" (the weights a \
-                       decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), "base_weights", \
+                       decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), "prompt_kernels" (the \
+                       prompt pass's: int8-avx512vnni or sgemm), "base_weights", \
                        "read_bytes_per_second" (the best rate --threads threads read a 512 MB buffer)}; with --train-tokens also "train_tokens", \
                        "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
                        each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
@@ -68,6 +75,10 @@ enum ModelBench {
         // scores grow with the square of its length, so an unbounded one ends in a failed allocation.
         if let threads = try arguments[threads] { try BLAS.setThreads(threads) }
         let file = try GGUFFile(url: try modelURL(arguments))
+        if let types = try arguments[promptKernelTypes] {
+            try measurePromptKernels(file, types: types, tokens: promptCount, repeats: repeats, json: arguments[.json])
+            return
+        }
         let context = try LlamaModel.Hyperparameters(file: file).contextLength
         guard promptCount + decodeCount <= context else {
             throw UsageError("--prompt-tokens \(promptCount) and --decode-tokens \(decodeCount) fill \(promptCount + decodeCount) "
@@ -86,7 +97,7 @@ enum ModelBench {
         for _ in 0..<repeats {
             var cache = KVCache()
             let t0 = DispatchTime.now().uptimeNanoseconds
-            var logits = model.forward(tokens: prompt, cache: &cache)
+            var logits = model.forward(tokens: prompt, cache: &cache, quantizedPrompt: true)
             let t1 = DispatchTime.now().uptimeNanoseconds
             for _ in 0..<decodeCount {
                 let next = LlamaModel.top(1, of: logits)[0].id
@@ -108,6 +119,7 @@ enum ModelBench {
             "peak_rss_bytes": .int(peakResidentBytes()),
             "decode_bytes_per_token": .int(decodeBytesPerToken(file)),
             "quantized_kernels": .string(BLASArithmetic.current(threads: BLAS.threads).quantizedKernels ?? "none"),
+            "prompt_kernels": .string(BLASArithmetic.current(threads: BLAS.threads).promptKernels ?? "none"),
             "read_bytes_per_second": .double(readBandwidth(threads: BLAS.threads)),
         ]
         if let trainTokens {
@@ -141,6 +153,29 @@ enum ModelBench {
                                  BLAS.threads, loadMS, Double(promptCount) / bestPrompt, promptCount,
                                  Double(decodeCount) / bestDecode, Double(peakResidentBytes()) / 1e6))
         }
+    }
+
+    /// The prompt kernels alone (`QuantizedMatMul.measure`) on the largest block matrix of each of `types`.
+    static func measurePromptKernels(_ file: GGUFFile, types: [String], tokens: Int, repeats: Int, json: Bool) throws {
+        var rows: [JSONValue] = []
+        for name in types {
+            let candidates = file.tensors.filter { $0.name.hasPrefix("blk.") && $0.type.name == name && $0.dimensions.count == 2 }
+            // The largest (the first of those), where the kernels run longest per call.
+            guard let info = candidates.first(where: { $0.elementCount == candidates.map(\.elementCount).max() }) else {
+                throw UsageError("the model has no block matrix of type \(name)")
+            }
+            guard let m = QuantizedMatMul.measure(info, in: file, tokens: tokens, repeats: repeats) else {
+                throw UsageError("the prompt kernels do not run for \(name) on this machine")
+            }
+            rows.append(.object(["tensor": .string(m.tensor), "type": .string(m.type), "rows": .int(m.rows), "columns": .int(m.columns),
+                                 "tokens": .int(m.tokens), "cpu_seconds": .double(m.cpuSeconds),
+                                 "gmac_per_cpu_second": .double(m.multiplyAddsPerCPUSecond / 1e9)]))
+            if !json {
+                Console.print(String(format: "%@ %@ (%d × %d) × %d tokens: %.1f G multiply-adds per CPU second", m.tensor, m.type, m.rows,
+                                     m.columns, m.tokens, m.multiplyAddsPerCPUSecond / 1e9))
+            }
+        }
+        if json { Console.print(JSON.canonicalString(JSONValue.array(rows))) }
     }
 
     /// Bytes a decoded token reads from the weights: every matrix, except the token embedding when the file has
