@@ -11,7 +11,8 @@ import Storage
 /// A run counts as ended when none of its jobs has work ahead (`RunRecord.isFinished`) and its last change came
 /// after this `adapt work` started, so a run that ended earlier is not announced again by a later one. On
 /// PostgreSQL the supervisors of every host see the run end; the one that claims it on the server announces it
-/// (`PostgresJobQueue.claimAnnouncement`).
+/// (`PostgresJobQueue.claimAnnouncement`), and if it dies before its command has run, another takes it over: at
+/// least once there, at most once on SQLite, where one supervisor works a state.
 public final class RunNotifier: @unchecked Sendable {  // `announced` is only touched with `lock` held
     let queue: any JobEngine
     let since: Int64
@@ -41,21 +42,39 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
     /// one small read, where waking on every event would make every worker's commit notify (`eventNotifications`).
     static let postgresLookMilliseconds = 1_000
 
-    /// The runs that ended since the last call (each once, and on PostgreSQL once across hosts), oldest first.
-    public func ended() throws -> [RunOutcome] {
+    /// Calls `handle` with each run that ended since the last call (each once, and on PostgreSQL once across
+    /// hosts), oldest first.
+    public func announceEnded(_ handle: (RunOutcome) async -> Void) async throws {
+        for (run, outcome) in try ended() {
+            await handle(outcome)
+            try postgres?.finishAnnouncement(of: run)
+        }
+    }
+
+    /// The runs this notifier is to announce now, with their outcomes; on PostgreSQL each is claimed until
+    /// `finishAnnouncement`.
+    func ended() throws -> [(RunID, RunOutcome)] {
         // After an outage (a server restart, a cut link) the connection is reopened here: nothing else uses it.
         try postgres?.connection.reconnectIfBroken()
+        // Announcements a dead supervisor left unmade are taken over, even of runs that ended before this one started.
+        let unfinished = Set(try postgres?.unfinishedAnnouncements() ?? [])
         // The newest runs only: a run that ends while `adapt work` runs is among them, and this is read at every commit.
         let finished = try queue.runs(limit: 50).filter {
-            $0.kind == NightlyRun.kind && $0.isFinished && $0.updatedAt >= since
+            $0.kind == NightlyRun.kind && $0.isFinished && ($0.updatedAt >= since || unfinished.contains($0.id))
         }
         var ours: [RunRecord] = []
         for run in lock.withLock({ finished.filter { !announced.contains($0.id) } }) {
-            // A claim that fails (the server gone) leaves the run to the next look.
-            let claimed = try postgres?.claimAnnouncement(of: run.id) ?? true
-            if lock.withLock({ announced.insert(run.id).inserted }), claimed { ours.append(run) }
+            // A claim that fails (the server gone) leaves the run to the next look; one another host is making now
+            // too, in case that host dies before it is done.
+            switch try postgres?.claimAnnouncement(of: run.id) ?? .ours {
+            case .inHand: continue
+            case .delivered: lock.withLock { _ = announced.insert(run.id) }
+            case .ours:
+                lock.withLock { _ = announced.insert(run.id) }
+                ours.append(run)
+            }
         }
-        return try ours.sorted { $0.id < $1.id }.map { try RunOutcome.of($0, queue: queue) }
+        return try ours.sorted { $0.id < $1.id }.map { ($0.id, try RunOutcome.of($0, queue: queue)) }
     }
 
     /// Calls `handle` with every run that ends, until cancelled; wakes on each commit (on PostgreSQL, every
@@ -65,12 +84,12 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
             let version = try sqlite?.dataVersion()
             guard let sqlite else {
                 do {
-                    for outcome in try ended() { await handle(outcome) }
+                    try await announceEnded(handle)
                 } catch let error as StorageError where error.isPostgresOutage || postgres?.connection.isConnected == false {}
                 try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds))
                 continue
             }
-            for outcome in try ended() { await handle(outcome) }
+            try await announceEnded(handle)
             while try sqlite.dataVersion() == version, !Task.isCancelled { try await Task.sleep(for: .milliseconds(50)) }
         }
     }

@@ -8,8 +8,12 @@ import TestSupport
 @Suite(.serialized) struct RunNotifyTests {
     /// The small test pipeline with `notify` writing its stdin to `file` (appending, so a second call shows).
     static func pipeline(notifyingInto file: URL, extra: String = "") -> String {
+        pipeline(notify: ["/bin/sh", "-c", "cat >> '\(file.path)'"], extra: extra)
+    }
+
+    static func pipeline(notify command: [String], extra: String = "") -> String {
         let base = PipelineFixture.pipeline(maxAttempts: 1)
-        let notify = #""notify": ["/bin/sh", "-c", "cat >> '\#(file.path)'"], "#
+        let notify = #""notify": "# + JSON.canonicalString(JSONValue.array(command.map(JSONValue.string))) + ", "
         return "{" + notify + extra + base.drop { $0 != "{" }.dropFirst()
     }
 

@@ -158,7 +158,11 @@ enum NightlyCommands {
             case let .failed(command, reason): log("warning: \(outcome.runID): notify command \(command) failed: \(reason)")
             }
         }
-        let notifying = Task { try? await notifier.follow(announce) }
+        let notifying = Task {
+            do { try await notifier.follow(announce) } catch is CancellationError {} catch {
+                log("warning: stopped looking for runs that ended: \(error)")
+            }
+        }
         defer {
             watcher?.cancel()
             notifying.cancel()
@@ -176,7 +180,7 @@ enum NightlyCommands {
         // The last run may have ended in the commit the workers made just before they stopped. The workers' work is
         // done and stored whatever this look meets, so a failure (the server out of reach) is a warning.
         do {
-            for outcome in try notifier.ended() { await announce(outcome) }
+            try await notifier.announceEnded(announce)
         } catch {
             log("warning: could not look for runs that ended: \(error)")
         }
