@@ -87,6 +87,34 @@ import TestSupport
         #expect(seen.map(\.id).sorted() == all.map(\.id) && Set(seen.map(\.id)).count == seen.count)
     }
 
+    /// Across jobs the windows may hand out a higher id first (above); within one job they cannot. A job's later
+    /// event is written after the transaction of its earlier one committed (the row lock orders them), so when
+    /// the later one's transaction is the older, every window that holds one holds both.
+    @Test func aJobsEventsComeInTheirChainOrderWhenTheLaterOnesTransactionIsOlder() throws {
+        let fixture = try EngineFixture(.postgres)
+        try fixture.enqueue(["a"])
+        var cursor = EventCursor()
+        var seen = try Self.follow(fixture.queue, run: nil, job: nil, until: 1, &cursor)
+        let target = try #require(fixture.connectionString)
+        let older = try PostgresConnection(target), younger = try PostgresConnection(target), third = try PostgresConnection(target)
+        try older.execute("BEGIN")
+        _ = try older.scalar("SELECT pg_current_xact_id()")
+        try younger.execute("UPDATE jobs SET state = 'cancelled', finished_at = 1, updated_at = 1, transition_note = 'first' WHERE id = 1")
+        try third.execute("BEGIN")
+        _ = try third.scalar("SELECT pg_current_xact_id()")  // holds the horizon above both while the older commits
+        try older.execute("UPDATE jobs SET state = 'ready', finished_at = NULL, updated_at = 2, transition_note = 'second' WHERE id = 1")
+        let waiting = try fixture.queue.tail(run: nil, job: nil, after: cursor, limit: 100)
+        #expect(waiting.events.isEmpty, "both wait for the older transaction")
+        cursor = waiting.next
+        try older.execute("COMMIT")
+        seen += try Self.follow(fixture.queue, run: nil, job: nil, until: 2, &cursor)
+        #expect(seen.suffix(2).map(\.message) == ["first", "second"])
+        let written = try older.query("SELECT xact::text::bigint AS x FROM job_events WHERE job_id = 1 ORDER BY id DESC LIMIT 2", arguments: [])
+        #expect(written.compactMap { $0.int64("x") }.count == 2 && written[0].int64("x")! < written[1].int64("x")!,
+                "the later event's transaction is the older")
+        try third.execute("ROLLBACK")
+    }
+
     @Test func aFinishedRunsLastEventsAreNotHeldBackByAnUnrelatedOpenTransaction() throws {
         let fixture = try EngineFixture(.postgres)
         let run = try fixture.enqueue(["a"])
