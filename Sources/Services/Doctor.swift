@@ -203,19 +203,20 @@ public enum Doctor {
     static func cpuCheck() -> Check {
         let flags = BLASCoreType.cpuFlags()
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let kernels = BLASArithmetic.current(threads: 1).quantizedKernels ?? "unknown"
+        let arithmetic = BLASArithmetic.current(threads: 1)
+        let kernels = "decode kernels \(arithmetic.quantizedKernels ?? "unknown"), prompt kernels \(arithmetic.promptKernels ?? "unknown")"
         #if arch(x86_64)
         let wanted = ["avx2", "fma", "f16c", "avx512f"]
         let present = wanted.filter(flags.contains)
         let detail = "\(cores) core(s); " + (present.isEmpty ? "none of AVX2, FMA, F16C, AVX-512" : present.joined(separator: ", "))
-            + "; decode kernels \(kernels)"
+            + "; \(kernels)"
         guard flags.contains("avx2"), flags.contains("fma") else {
             return Check("cpu", .warning, detail + ": without AVX2 and FMA decoding is slower and OpenBLAS picks other kernels",
                          fix: "nothing to do for a night; runs recorded on AVX2 machines replay here only with --tolerance")
         }
         return Check("cpu", .ok, detail)
         #else
-        return Check("cpu", .ok, "\(cores) core(s); decode kernels \(kernels)")
+        return Check("cpu", .ok, "\(cores) core(s); \(kernels)")
         #endif
     }
 

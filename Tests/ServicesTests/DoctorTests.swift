@@ -59,6 +59,10 @@ import Glibc
         for name in ["state_directory", "disk_space", "model", "libraries", "cpu", "workers", "database", "last_run"] {
             #expect(result.checks[name]?.status == "ok", "\(name): \(String(describing: result.checks[name]))")
         }
+        // The kernels a night's products would run on are named, as its manifest records them.
+        let cpu = result.checks["cpu"]?.detail ?? ""
+        #expect(cpu.contains("decode kernels int8-"), "\(cpu)")
+        #expect(cpu.contains("prompt kernels int8-avx512vnni") || cpu.contains("prompt kernels sgemm"), "\(cpu)")
         // No timer: a warning with the command that installs one, not a failure.
         #expect(result.checks["timer"]?.status == "warning")
         #expect(result.checks["timer"]?.fix?.contains("schedule install") == true)
