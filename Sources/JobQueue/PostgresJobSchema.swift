@@ -15,10 +15,12 @@ import Storage
 /// Later migrations, each in a file of its own: `eventTransactions` (the transaction that wrote each event),
 /// `serverSideClaims` (the claim and the group commit as server-side functions), `eventNotifications` (a
 /// notification per event-writing transaction while someone follows the stream), `runAnnouncements` (which
-/// supervisor announces a run that ended) and `runAnnouncementDelivery` (announcements made at least once).
+/// supervisor announces a run that ended), `runAnnouncementDelivery` (announcements made at least once),
+/// `oneWritePerTransition` (a state change writes its row once) and `orderedSingleKindClaims`.
 public enum PostgresJobSchema {
     public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims,
-                                                                          eventNotifications, runAnnouncements, runAnnouncementDelivery])
+                                                                          eventNotifications, runAnnouncements, runAnnouncementDelivery,
+                                                                          oneWritePerTransition, orderedSingleKindClaims])
 
     /// The channel `jobs_notify_claimable` notifies.
     public static let channel = "adapt_jobs"
