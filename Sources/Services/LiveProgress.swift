@@ -116,7 +116,7 @@ public struct LiveProgress: Sendable {
         do {
             try postgres.connection.reconnectIfBroken()
             return try read()
-        } catch let error as StorageError where !postgres.connection.isConnected || error.isPostgresOutage {
+        } catch where postgres.connection.isOutage(error) {
             try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds))
             return nil
         }

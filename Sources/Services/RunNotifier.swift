@@ -85,7 +85,7 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
             guard let sqlite else {
                 do {
                     try await announceEnded(handle)
-                } catch let error as StorageError where error.isPostgresOutage || postgres?.connection.isConnected == false {}
+                } catch where postgres?.connection.isOutage(error) == true {}
                 try await Task.sleep(for: .milliseconds(Self.postgresLookMilliseconds))
                 continue
             }

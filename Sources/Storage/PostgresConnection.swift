@@ -91,6 +91,12 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     /// broken connection sets it to false).
     public var isConnected: Bool { lock.withLock { PQstatus(handle) == CONNECTION_OK } }
 
+    /// Whether `error`, thrown by a statement on this connection, means the server is out of reach (worth trying
+    /// again later) rather than a refusal: an outage error, or any error once the connection has broken.
+    public func isOutage(_ error: any Error) -> Bool {
+        (error as? StorageError)?.isPostgresOutage == true || !isConnected
+    }
+
     /// Opens the connection again with the same settings after it broke (the server restarted, the network
     /// came back). Notifications listened for must be subscribed again.
     public func reconnect() throws {

@@ -86,7 +86,7 @@ extension PostgresJobQueue: WorkerEngine {
     }
 
     public func isUnreachable(_ error: any Error) -> Bool {
-        (error as? StorageError)?.isPostgresOutage == true || !connection.isConnected
+        connection.isOutage(error)
     }
 
     public func reconnect() throws {
