@@ -15,7 +15,7 @@ import QuantizedKernelsAVX512
 /// Rows are cut into fixed tasks of `rowsPerTask` shared by `DecodeTeam`; a row's sum is computed the same way
 /// whoever computes it, so the result does not depend on the thread count at all. Matrices that read the same
 /// x go to the team together (`multiply(_:columns:x:)`): one rounding of x and one hand-off for all of them.
-enum QuantizedMatVec {
+public enum QuantizedMatVec {
     /// Which compilation of the row kernels runs: `avx512vnni` where the CPU has AVX-512 with VNNI (`VNNIRows`
     /// for the 32-value block types, the `avx2` kernels for the others), `avx2` where it has AVX2 and F16C (that
     /// compilation converts halves with it and multiplies bytes with `vpmaddubsw`), else `portable` (the
@@ -50,7 +50,9 @@ enum QuantizedMatVec {
 
     /// The name recorded beside `BLASArithmetic.kernels`: `int8-avx512vnni`, `int8-avx2` or
     /// `int8-portable-<architecture>`.
-    static var kernelName: String {
+    static var kernelName: String { name(of: path) }
+
+    static func name(of path: Path) -> String {
         switch path {
         case .avx512vnni: return "int8-avx512vnni"
         case .avx2: return "int8-avx2"
