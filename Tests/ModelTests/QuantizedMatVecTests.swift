@@ -130,9 +130,9 @@ struct QuantizedMatVecTests {
     }
 
     /// Rows are cut into fixed tasks and each row is summed the same way whoever computes it: 1, 2 and 3
-    /// threads give the same bits, and so do the AVX2 and the portable compilation of the kernels.
+    /// threads give the same bits, and so do the AVX-512, the AVX2 and the portable kernels.
     @Test(arguments: allTypes)
-    func theResultRepeatsBitForBitAtOneAndTwoThreadsAndOnBothPaths(type: GGMLType) {
+    func theResultRepeatsBitForBitAtOneAndTwoThreadsAndOnEveryPath(type: GGMLType) {
         let rows = 601, columns = 256
         let bytes = Self.blocks(type, rows: rows, columns: columns, seed: 4)
         let rng = CounterRNG(seed: 4)
@@ -156,12 +156,42 @@ struct QuantizedMatVecTests {
             #expect(one == run(1, .avx2), "AVX2 at 1 thread")
             #expect(one == run(2, .avx2), "AVX2 at 2 threads")
         }
+        if QuantizedMatVec.hasVNNI {
+            #expect(one == run(1, .avx512vnni), "AVX-512 VNNI at 1 thread")
+            #expect(one == run(2, .avx512vnni), "AVX-512 VNNI at 2 threads")
+        }
     }
 
-    /// The AVX2 compilation converts the blocks' f16 scales with F16C, the portable one with bit arithmetic:
-    /// a Q4_1 row per f16 bit pattern, as its scale and its minimum, gives the same bits on both paths,
+    /// `VNNIRows` takes two groups per instruction: a row of an odd number of groups ends on one alone, and
+    /// must still give the bits of the other paths (widths 32 to 288, random and real-looking values).
+    @Test(arguments: [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0])
+    func theVNNIRowsGiveTheSameBitsForOddAndEvenGroupCounts(type: GGMLType) throws {
+        try #require(QuantizedMatVec.hasVNNI, "needs a CPU with AVX-512 VNNI to compare its kernels")
+        for columns in [32, 64, 96, 160, 288] {
+            let rows = 67
+            let bytes = Self.blocks(type, rows: rows, columns: columns, seed: UInt64(columns))
+            let rng = CounterRNG(seed: UInt64(columns))
+            let x = (0..<columns).map { Float(rng.normal(.test, step: 5, index: UInt32($0))) * ($0 % 29 == 0 ? 30 : 1) }
+            func run(_ path: QuantizedMatVec.Path) -> [UInt32] {
+                var y = [Float](repeating: 0, count: rows)
+                bytes.withUnsafeBytes { raw in
+                    x.withUnsafeBufferPointer { xp in
+                        QuantizedMatVec.multiply(type, blocks: raw.baseAddress!, rows: rows, columns: columns, x: xp.baseAddress!,
+                                                 into: &y, workers: 1, path: path)
+                    }
+                }
+                return y.map(\.bitPattern)
+            }
+            let portable = run(.portable)
+            #expect(portable == run(.avx512vnni), "\(type.name), \(columns) columns")
+            #expect(portable.contains { $0 != 0 }, "\(type.name), \(columns) columns: some row is not zero")
+        }
+    }
+
+    /// The AVX2 and AVX-512 kernels convert the blocks' f16 scales with F16C, the portable one with bit arithmetic:
+    /// a Q4_1 row per f16 bit pattern, as its scale and its minimum, gives the same bits on every path,
     /// subnormals, infinities and NaN payloads included.
-    @Test func theScalesOfEveryHalfBitPatternGiveTheSameBitsOnBothPaths() throws {
+    @Test func theScalesOfEveryHalfBitPatternGiveTheSameBitsOnEveryPath() throws {
         try #require(QuantizedMatVec.hasAVX2, "needs a CPU with AVX2 and F16C to compare the two compilations")
         let rows = 1 << 16, columns = 32
         var bytes = [UInt8](repeating: 0, count: rows * 20)
@@ -183,9 +213,12 @@ struct QuantizedMatVecTests {
             }
             return y.map(\.bitPattern)
         }
-        let portable = run(.portable), avx2 = run(.avx2)
-        let differing = (0..<rows).filter { portable[$0] != avx2[$0] }
-        #expect(differing.isEmpty, "\(differing.count) patterns differ, first \(differing.first.map { String($0, radix: 16) } ?? "")")
+        let portable = run(.portable)
+        for path in QuantizedMatVec.hasVNNI ? [QuantizedMatVec.Path.avx2, .avx512vnni] : [.avx2] {
+            let other = run(path)
+            let differing = (0..<rows).filter { portable[$0] != other[$0] }
+            #expect(differing.isEmpty, "\(path): \(differing.count) patterns differ, first \(differing.first.map { String($0, radix: 16) } ?? "")")
+        }
         #expect(portable.contains { Float(bitPattern: $0).isNaN } && portable.contains { Float(bitPattern: $0).isFinite },
                 "the patterns reach both finite and NaN results")
     }
@@ -193,8 +226,9 @@ struct QuantizedMatVecTests {
     @Test func theKernelChoiceIsRecordedBesideTheArithmetic() throws {
         let arithmetic = BLASArithmetic.current(threads: 1)
         #expect(arithmetic.quantizedKernels == QuantizedMatVec.kernelName)
-        let expected = QuantizedMatVec.hasAVX2 && ProcessInfo.processInfo.environment[QuantizedMatVec.environmentVariable] != "portable"
-            ? "int8-avx2" : "int8-portable-\(BLASArithmetic.architecture)"
+        let forced = ProcessInfo.processInfo.environment[QuantizedMatVec.environmentVariable]
+        let expected = forced == "portable" || !QuantizedMatVec.hasAVX2 ? "int8-portable-\(BLASArithmetic.architecture)"
+            : forced == "avx2" || !QuantizedMatVec.hasVNNI ? "int8-avx2" : "int8-avx512vnni"
         #expect(QuantizedMatVec.kernelName == expected)
         let encoded = try JSONEncoder().encode(arithmetic)
         #expect(String(decoding: encoded, as: UTF8.self).contains("\"quantized_kernels\":\"\(expected)\""))

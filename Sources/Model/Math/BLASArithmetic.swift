@@ -18,7 +18,7 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     public let kernels: String
     /// Whether the core type was pinned through `OPENBLAS_CORETYPE` rather than picked from the CPU.
     public let pinned: Bool
-    /// The integer kernels of single-token decoding (`int8-avx2` or `int8-portable-<architecture>`, picked at run
+    /// The integer kernels of single-token decoding (`int8-avx512vnni`, `int8-avx2` or `int8-portable-<architecture>`, picked at run
     /// time from the CPU's flags; `QuantizedMatVec`). Nil in records made before they existed. Not part of
     /// `difference`: both compilations give the same bits, and training and scoring never run them.
     public let quantizedKernels: String?

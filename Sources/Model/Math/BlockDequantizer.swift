@@ -17,7 +17,7 @@ enum BlockDequantizer {
         precondition(count % type.blockSize == 0 && source.count >= count / type.blockSize * type.blockBytes,
                      "source too small for \(count) \(type.name) values")
         switch path {
-        case .avx2: QuantizedKernelsAVX2.QuantizedRows.dequantize(type: type.rawValue, blocks: blocks, count: count, into: out)
+        case .avx512vnni, .avx2: QuantizedKernelsAVX2.QuantizedRows.dequantize(type: type.rawValue, blocks: blocks, count: count, into: out)
         case .portable: QuantizedKernels.QuantizedRows.dequantize(type: type.rawValue, blocks: blocks, count: count, into: out)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import QuantizedKernels
 import QuantizedKernelsAVX2
+import QuantizedKernelsAVX512
 
 /// y (rows) = W (rows, columns) · x (columns) straight from GGML's quantized blocks, for single-token decode.
 ///
@@ -14,20 +15,28 @@ import QuantizedKernelsAVX2
 /// Rows are cut into fixed tasks of `rowsPerTask` shared by `DecodeTeam`; a row's sum is computed the same way
 /// whoever computes it, so the result does not depend on the thread count at all. Matrices that read the same
 /// x go to the team together (`multiply(_:columns:x:)`): one rounding of x and one hand-off for all of them.
-enum QuantizedMatVec {
-    /// Which compilation of the row kernels runs: `avx2` where the CPU has AVX2 and F16C (that compilation
-    /// converts halves with it and multiplies bytes with `vpmaddubsw`), else `portable` (the architecture's baseline). `ADAPT_QUANTIZED_KERNELS=portable`
-    /// forces the latter. Both give the same bits.
+public enum QuantizedMatVec {
+    /// Which compilation of the row kernels runs: `avx512vnni` where the CPU has AVX-512 with VNNI (`VNNIRows`
+    /// for the 32-value block types, the `avx2` kernels for the others), `avx2` where it has AVX2 and F16C (that
+    /// compilation converts halves with it and multiplies bytes with `vpmaddubsw`), else `portable` (the
+    /// architecture's baseline). `ADAPT_QUANTIZED_KERNELS=avx2` or `=portable` forces one of the latter. All
+    /// three give the same bits.
     enum Path: String, Sendable, CaseIterable {
-        case avx2, portable
+        case avx512vnni, avx2, portable
     }
 
     static let environmentVariable = "ADAPT_QUANTIZED_KERNELS"
 
     static let path: Path = {
-        if ProcessInfo.processInfo.environment[environmentVariable] == "portable" { return .portable }
-        return hasAVX2 ? .avx2 : .portable
+        switch ProcessInfo.processInfo.environment[environmentVariable] {
+        case "portable": return .portable
+        case "avx2": return hasAVX2 ? .avx2 : .portable
+        default: return hasVNNI ? .avx512vnni : hasAVX2 ? .avx2 : .portable
+        }
     }()
+
+    /// Whether this CPU runs `VNNIRows` (the prompt kernels' AVX-512 subsets).
+    static var hasVNNI: Bool { hasAVX2 && QuantizedMatMul.hasVNNI }
 
     /// Whether this CPU runs the `avx2` compilation.
     static var hasAVX2: Bool {
@@ -39,9 +48,16 @@ enum QuantizedMatVec {
         #endif
     }
 
-    /// The name recorded beside `BLASArithmetic.kernels`: `int8-avx2` or `int8-portable-<architecture>`.
-    static var kernelName: String {
-        path == .avx2 ? "int8-avx2" : "int8-portable-\(BLASArithmetic.architecture)"
+    /// The name recorded beside `BLASArithmetic.kernels`: `int8-avx512vnni`, `int8-avx2` or
+    /// `int8-portable-<architecture>`.
+    static var kernelName: String { name(of: path) }
+
+    static func name(of path: Path) -> String {
+        switch path {
+        case .avx512vnni: return "int8-avx512vnni"
+        case .avx2: return "int8-avx2"
+        case .portable: return "int8-portable-\(BLASArithmetic.architecture)"
+        }
     }
 
     static let rowsPerTask = 32
@@ -121,6 +137,12 @@ enum QuantizedMatVec {
 
         func compute(_ rows: Range<Int>) {
             switch path {
+            case .avx512vnni:
+                #if arch(x86_64)
+                if VNNIRows.compute(type: type, blocks: matrix.blocks, rowBytes: matrix.rowBytes, groups: matrix.groups, rows: rows,
+                                    steps: activations.scales, sums: activations.sums, bytes: activations.bytes, into: y) { return }
+                #endif
+                Job(type: type, path: .avx2, y: y, activations: activations, matrix: matrix, rows: self.rows).compute(rows)
             case .avx2:
                 QuantizedKernelsAVX2.QuantizedRows.compute(
                     type: type, matrix: QuantizedKernelsAVX2.QuantizedMatrix(blocks: matrix.blocks, rowBytes: matrix.rowBytes, groups: matrix.groups),

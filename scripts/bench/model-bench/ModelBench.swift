@@ -35,6 +35,9 @@ enum ModelBench {
         return dropout
     }
 
+    static let decodeKernels = Flag(
+        "decode-kernels",
+        help: "only time the decode kernels alone: every block matrix once per pass, one thread, each kernel build this CPU runs")
     static let promptKernelTypes = Option<[String]?>(
         "prompt-kernel-types", value: "TYPE,…", default: nil,
         help: "only time the prompt kernels alone on the largest matrix of each type (e.g. Q4_K,Q5_0) × --prompt-tokens tokens"
@@ -42,7 +45,7 @@ enum ModelBench {
 
     static let options: [any OptionDeclaration] = [
         model, threads, promptTokens, decodeTokens, repeatCount, baseWeights, f32Decode, trainTokenCount, trainDropout,
-        promptKernelTypes, .json,
+        promptKernelTypes, decodeKernels, .json,
     ]
 
     static let tool = CommandLineTool(
@@ -61,7 +64,8 @@ enum ModelBench {
                        "read_bytes_per_second" (the best rate --threads threads read a 512 MB buffer)}; with --train-tokens also "train_tokens", \
                        "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
                        each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
-                       "train_dropout".
+                       "train_dropout". With --decode-kernels it prints an array of {"type", "kernels", "bytes", "cpu_seconds"} instead: \
+                       per tensor type and kernel build, the best of --repeat passes over the file's block matrices.
                        """,
                            run: { invocation in try run(invocation.global) })])
 
@@ -75,6 +79,10 @@ enum ModelBench {
         // scores grow with the square of its length, so an unbounded one ends in a failed allocation.
         if let threads = try arguments[threads] { try BLAS.setThreads(threads) }
         let file = try GGUFFile(url: try modelURL(arguments))
+        if arguments[decodeKernels] {
+            measureDecodeKernels(file, repeats: repeats, json: arguments[.json])
+            return
+        }
         if let types = try arguments[promptKernelTypes] {
             try measurePromptKernels(file, types: types, tokens: promptCount, repeats: repeats, json: arguments[.json])
             return
@@ -176,6 +184,25 @@ enum ModelBench {
             }
         }
         if json { Console.print(JSON.canonicalString(JSONValue.array(rows))) }
+    }
+
+    /// The decode kernels alone (`QuantizedMatVec.measurePasses`): CPU time and read rate per type and kernel build.
+    static func measureDecodeKernels(_ file: GGUFFile, repeats: Int, json: Bool) {
+        let measurements = QuantizedMatVec.measurePasses(file, repeats: repeats)
+        if json {
+            Console.print(JSON.canonicalString(JSONValue.array(measurements.map { m in
+                .object(["type": .string(m.type), "kernels": .string(m.kernels), "bytes": .int(m.bytes), "cpu_seconds": .double(m.cpuSeconds)])
+            })))
+            return
+        }
+        for kernels in Array(Set(measurements.map(\.kernels))).sorted() {
+            let rows = measurements.filter { $0.kernels == kernels }
+            for m in rows {
+                Console.print(String(format: "%@ %@: %.3f ms a pass, %.1f GB per CPU second", kernels, m.type, m.cpuSeconds * 1e3,
+                                     m.bytesPerCPUSecond / 1e9))
+            }
+            Console.print(String(format: "%@ all: %.3f ms a pass", kernels, rows.map(\.cpuSeconds).reduce(0, +) * 1e3))
+        }
     }
 
     /// Bytes a decoded token reads from the weights: every matrix, except the token embedding when the file has
