@@ -123,6 +123,17 @@ public enum TrainingService {
         let forward = request.forwardProducts ?? checkpointForward ?? .int8
         let run = try LoRATrainingRun(modelURL: request.model, examples: examples, heldOut: heldOut, lora: request.lora,
                                       configuration: configuration, base: baseWeights, forward: forward, chatFormat: request.chatFormat)
+        // Resumed under other forward kernels (asked for, or this CPU lacks the checkpoint's), the adapter would mix
+        // two arithmetics: refused, as another storage is.
+        // (Another storage is refused by the trainer, naming --base-weights.)
+        if request.resume, let existing, existing.checkpoint.baseWeights == baseWeights {
+            let stored = existing.checkpoint.arithmetic?.forwardKernels ?? "sgemm"
+            if stored != run.model.forwardKernels {
+                let way = stored == "sgemm" ? "pass --forward-products sgemm to resume it" : "resume it on a CPU with AVX-512 VNNI without ADAPT_PROMPT_KERNELS=sgemm"
+                throw TrainingError.checkpointMismatch(file: existing.reference.name, field: "forward products", stored: stored,
+                                                       current: run.model.forwardKernels, remedy: way + ", or start fresh")
+            }
+        }
         if run.truncatedCount > 0 {
             warn("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
         }
