@@ -8,24 +8,25 @@ import Model
 enum StepBaseWeights {
     /// The storage `input` asks for; throws `StepError.invalidInput` for a name that is not one.
     static func storage(input: JSONValue, step: String, kind: String) throws -> BaseWeightStorage {
-        guard let value = input["base_weights"] else { return .f32 }
-        guard let name = value.stringValue, let storage = BaseWeightStorage(rawValue: name) else {
-            let names = BaseWeightStorage.allCases.map(\.rawValue).joined(separator: " or ")
-            throw StepError.invalidInput(step: step, kind: kind, problems: ["base_weights must be \(names)"])
-        }
-        return storage
+        try choice("base_weights", in: input, absent: .f32, step: step, kind: kind)
     }
 
     /// The forward products `input` asks for (`forward_products`, which `plan` writes from the pipeline): absent in
     /// inputs planned before the field existed, which computed with sgemm and keep it. Throws
     /// `StepError.invalidInput` for a name that is not one.
     static func forward(input: JSONValue, step: String, kind: String) throws -> ForwardProducts {
-        guard let value = input["forward_products"] else { return .sgemm }
-        guard let name = value.stringValue, let forward = ForwardProducts(rawValue: name) else {
-            let names = ForwardProducts.allCases.map(\.rawValue).joined(separator: " or ")
-            throw StepError.invalidInput(step: step, kind: kind, problems: ["forward_products must be \(names)"])
+        try choice("forward_products", in: input, absent: .sgemm, step: step, kind: kind)
+    }
+
+    /// The value of `key` in `input`, `absent` when the input has none.
+    private static func choice<T: RawRepresentable & CaseIterable>(_ key: String, in input: JSONValue, absent: T, step: String,
+                                                                    kind: String) throws -> T where T.RawValue == String {
+        guard let value = input[key] else { return absent }
+        guard let name = value.stringValue, let chosen = T(rawValue: name) else {
+            let names = T.allCases.map(\.rawValue).joined(separator: " or ")
+            throw StepError.invalidInput(step: step, kind: kind, problems: ["\(key) must be \(names)"])
         }
-        return forward
+        return chosen
     }
 
     /// `arithmetic` with `storage` recorded, and the forward kernels when the input chose them (`forward_kernels`:

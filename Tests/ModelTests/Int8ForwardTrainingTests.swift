@@ -26,6 +26,17 @@ struct Int8ForwardTrainingTests {
         }.min() ?? 1
     }
 
+    /// At one and at two threads: the sgemm pass's result and the int8 pass's, the latter checked to repeat bit for bit.
+    static func compareAtEachThreadCount(_ sgemm: LlamaModel, _ int8: LlamaModel, lora: LoRAParameters, batch: [TrainingSequence],
+                                         _ check: (_ threads: Int, _ a: Result, _ b: Result) -> Void) throws {
+        for threads in [1, 2] {
+            let a = try sgemm.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
+            let b = try int8.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
+            expectSameBits(b, try int8.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads))
+            check(threads, a, b)
+        }
+    }
+
     static func expectSameBits(_ a: Result, _ b: Result) {
         #expect(a.loss.bitPattern == b.loss.bitPattern)
         #expect(a.gradients.map { $0.map(\.bitPattern) } == b.gradients.map { $0.map(\.bitPattern) })
@@ -56,11 +67,7 @@ struct Int8ForwardTrainingTests {
         let int8 = try LlamaModel(url: url, quantizedDecode: false, base: .quantized, forward: .int8)
         let lora = QuantizedBaseTests.adapter(for: sgemm, dropout: 0.1)
         let batch = [QuantizedBaseTests.sequence(length: 40, seed: 1, vocabulary: sgemm.hyperparameters.vocabularySize)]
-        for threads in [1, 2] {
-            let a = try sgemm.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
-            let b = try int8.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
-            let again = try int8.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
-            Self.expectSameBits(b, again)
+        try Self.compareAtEachThreadCount(sgemm, int8, lora: lora, batch: batch) { _, a, b in
             #expect(a.loss != b.loss)
             #expect(abs(a.loss - b.loss) <= 1e-2 * a.loss, "loss \(a.loss) sgemm, \(b.loss) int8")
             #expect(Self.worstGradientDifference(a, b) <= 0.2)
@@ -82,11 +89,7 @@ struct Int8ForwardTrainingTests {
         let int8 = try LlamaModel(file: ggufFile, base: .quantized, forward: .int8)
         let lora = QuantizedBaseTests.adapter(for: sgemm, dropout: 0.05)
         let batch = [QuantizedBaseTests.sequence(length: 48, seed: 2, vocabulary: sgemm.hyperparameters.vocabularySize)]
-        for threads in [1, 2] {
-            let a = try sgemm.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
-            let b = try int8.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
-            let again = try int8.lossAndGradients(batch, lora: lora, dropoutSeed: 3, step: 1, threads: threads)
-            Self.expectSameBits(b, again)
+        try Self.compareAtEachThreadCount(sgemm, int8, lora: lora, batch: batch) { threads, a, b in
             print("int8 against sgemm forward (\(file), \(threads) thread(s)): loss \(b.loss) vs \(a.loss), largest gradient difference \(Self.worstGradientDifference(a, b)), least cosine \(Self.leastGradientCosine(a, b))")
             #expect(abs(a.loss - b.loss) <= 1e-2 * a.loss)
             #expect(Self.leastGradientCosine(a, b) >= 0.88)
