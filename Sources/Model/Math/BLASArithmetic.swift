@@ -23,7 +23,8 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     /// `difference`: both compilations give the same bits, and training and scoring never run them.
     public let quantizedKernels: String?
     /// The products of a prompt of inference (`int8-avx512vnni` or `sgemm`; `QuantizedMatMul`). Nil in records
-    /// made before the choice existed. Not part of `difference`: training and scoring never run them.
+    /// made before the choice existed. Not part of `difference`: a generation prompt is never replayed; training
+    /// and scoring run the same kernels only under `forwardKernels`, which is.
     public let promptKernels: String?
     /// How the step kept the frozen model (`BaseWeightStorage`: `quantized` or `f32`). Nil in records made
     /// before the choice existed (they kept f32). Not part of `difference`: a step's storage is fixed by its

@@ -11,8 +11,9 @@ import QuantizedKernelsAVX512
 /// OpenBLAS's float rate.
 ///
 /// Needs AVX-512 with VNNI; elsewhere, for F16/BF16/F32 matrices, and with `ADAPT_PROMPT_KERNELS=sgemm`, the
-/// prompt stays on sgemm over the dequantized matrices. Training, scoring and evaluation never come here: they
-/// need the f32 path's numbers.
+/// prompt stays on sgemm over the dequantized matrices. The forward passes of training, scoring and evaluation
+/// come here too when their model was loaded with `ForwardProducts.int8` (their own arithmetic, recorded as
+/// `forward_kernels`), their tasks on the pass's team (`multiply(_:tokens:columns:x:forEachTask:)`).
 ///
 /// Tasks are (matrix, two tiles of 16 rows) and compute every token the same way whoever runs them, so the result
 /// does not depend on the thread count at all.
