@@ -106,11 +106,12 @@ extension Pipeline {
         let threads = o.integer("blas_threads", default: d.blasThreads, minimum: 1, maximum: 256, "a positive integer")
         let chatFormat = readChatFormat(o)
         let baseWeights = o.choice("base_weights", default: d.baseWeights)
+        let forwardProducts = o.choice("forward_products", default: d.forwardProducts)
         return TrainParameters(steps: steps, rank: rank, alpha: alpha, dropout: dropout, targets: targets,
                                learningRate: learningRate, schedule: schedule, warmupSteps: warmup, batchSize: batch,
                                gradAccumulation: accumulation, maxLength: maxLength, checkpointInterval: interval,
                                earlyStopping: earlyStopping, blasThreads: threads, chatFormat: chatFormat,
-                               baseWeights: baseWeights)
+                               baseWeights: baseWeights, forwardProducts: forwardProducts)
     }
 
     /// `chat_format`: absent or null for the model's own template.

@@ -104,6 +104,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     public var chatFormat: ChatFormat?
     /// How the frozen base model is kept while training and scoring; written into both steps' inputs.
     public var baseWeights: BaseWeights
+    /// How the forward passes of both steps multiply a base kept quantized; written into both steps' inputs.
+    public var forwardProducts: ForwardProductsChoice
 
     /// The training numbers default to `TrainingDefaults` (shared with `adapt train`); the rest are the pipeline's own.
     public init(steps: Int = TrainingDefaults.steps, rank: Int = TrainingDefaults.rank, alpha: Double = TrainingDefaults.alpha,
@@ -112,9 +114,10 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                 warmupSteps: Int = TrainingDefaults.warmupSteps, batchSize: Int = TrainingDefaults.batchSize,
                 gradAccumulation: Int = 1, maxLength: Int = 256, checkpointInterval: Int = 10,
                 earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1, chatFormat: ChatFormat? = nil,
-                baseWeights: BaseWeights = .quantized) {
+                baseWeights: BaseWeights = .quantized, forwardProducts: ForwardProductsChoice = .int8) {
         self.chatFormat = chatFormat
         self.baseWeights = baseWeights
+        self.forwardProducts = forwardProducts
         self.steps = steps
         self.rank = rank
         self.alpha = alpha
@@ -136,11 +139,12 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         case learningRate = "learning_rate", warmupSteps = "warmup_steps", batchSize = "batch_size"
         case gradAccumulation = "grad_accumulation", maxLength = "max_length"
         case checkpointInterval = "checkpoint_interval", earlyStopping = "early_stopping", blasThreads = "blas_threads"
-        case chatFormat = "chat_format", baseWeights = "base_weights"
+        case chatFormat = "chat_format", baseWeights = "base_weights", forwardProducts = "forward_products"
     }
 
     /// Decodes a step input or a run's resolved definition. Without `base_weights` it was planned before the
     /// field existed, when both steps kept the base in f32: it reads as `f32`, so those runs replay as recorded.
+    /// Without `forward_products`, likewise `sgemm`.
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(steps: try c.decode(Int.self, forKey: .steps), rank: try c.decode(Int.self, forKey: .rank),
@@ -155,7 +159,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                   earlyStopping: try c.decodeIfPresent(EarlyStopping.self, forKey: .earlyStopping),
                   blasThreads: try c.decode(Int.self, forKey: .blasThreads),
                   chatFormat: try c.decodeIfPresent(ChatFormat.self, forKey: .chatFormat),
-                  baseWeights: try c.decodeIfPresent(BaseWeights.self, forKey: .baseWeights) ?? .f32)
+                  baseWeights: try c.decodeIfPresent(BaseWeights.self, forKey: .baseWeights) ?? .f32,
+                  forwardProducts: try c.decodeIfPresent(ForwardProductsChoice.self, forKey: .forwardProducts) ?? .sgemm)
     }
 
     /// Writes `early_stopping: null` rather than leaving the key out, so a resolved file shows it.
@@ -180,6 +185,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         try c.encodeIfPresent(chatFormat, forKey: .chatFormat)
         // Always written: the default changed from f32 to quantized, so a pipeline's digest says which it means.
         try c.encode(baseWeights, forKey: .baseWeights)
+        // Always written too: absent means the sgemm of the runs planned before it.
+        try c.encode(forwardProducts, forKey: .forwardProducts)
     }
 }
 

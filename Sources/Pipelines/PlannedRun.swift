@@ -115,6 +115,8 @@ extension Pipeline {
             if let chatFormat = train.chatFormat { fields["chat_format"] = .string(chatFormat.rawValue) }
             // Scored with the base kept as train kept it: the two storages differ in the last bits.
             fields["base_weights"] = .string(train.baseWeights.rawValue)
+            // And with the same forward products: int8 and sgemm differ in the fourth digit of a score.
+            fields["forward_products"] = .string(train.forwardProducts.rawValue)
             return fields
         case .promote:
             return [:]

@@ -42,8 +42,9 @@ public enum StepInputCheck {
             _ = Pipeline.readPrivacy(section(keys(of: PrivacyBudget())))
         case .train:
             // `chat_format` is optional: absent, the model's template formats the examples. `base_weights` too:
-            // absent, the step keeps the base in f32, as every step planned before the field did.
-            let optional = ["chat_format", "base_weights"]
+            // absent, the step keeps the base in f32, as every step planned before the field did; and
+            // `forward_products`: absent, sgemm.
+            let optional = ["chat_format", "base_weights", "forward_products"]
             _ = Pipeline.readTrain(section(keys(of: TrainParameters()).filter { !optional.contains($0) }, optional: optional))
             requirePresent(["device"], in: fields, path: "", kind: kind, reader: reader)
             if let device = fields["device"] {
@@ -60,7 +61,7 @@ public enum StepInputCheck {
             _ = Pipeline.readEval(ObjectReader(path: "", fields: fields.filter { required.contains($0.key) || $0.key == "on_worse" },
                                                reader: reader))
             // Scored the way train saw the sequences: the same two train fields, under the same rules.
-            _ = Pipeline.readTrain(section(["max_length", "blas_threads"], optional: ["chat_format", "base_weights"]))
+            _ = Pipeline.readTrain(section(["max_length", "blas_threads"], optional: ["chat_format", "base_weights", "forward_products"]))
         case .promote:
             break
         }

@@ -30,6 +30,9 @@ public enum TrainingService {
         /// `--base-weights`: how the frozen model is kept while training (the last bits of the numbers differ); nil:
         /// the resumed checkpoint's, or quantized for a fresh run.
         public var baseWeights: BaseWeightStorage?
+        /// `--forward-products`: how a quantized base is multiplied in the forward pass; nil: the resumed
+        /// checkpoint's, or int8 for a fresh run.
+        public var forwardProducts: ForwardProducts?
         /// `--chat-format`: nil formats examples through the model's chat template (required then).
         public var chatFormat: ChatConvention?
 
@@ -72,12 +75,15 @@ public enum TrainingService {
         public var tokensPerSecond: Double
         /// How the frozen model was kept (`quantized` or `f32`).
         public var baseWeights: String
+        /// The forward products that ran (`int8-avx512vnni` or `sgemm`).
+        public var forwardKernels: String
         /// The largest activations and workspaces of a training pass, in bytes.
         public var activationBytes: Int
         enum CodingKeys: String, CodingKey {
             case adapter, digest, steps, losses
             case tokensPerSecond = "tokens_per_second"
             case baseWeights = "base_weights"
+            case forwardKernels = "forward_kernels"
             case activationBytes = "activation_bytes"
         }
     }
@@ -112,8 +118,22 @@ public enum TrainingService {
         }
         // A resumed run computes as the checkpoint's did unless told otherwise (then the trainer refuses a mismatch).
         let baseWeights = request.baseWeights ?? (request.resume ? existing?.checkpoint.baseWeights : nil) ?? .quantized
+        // A checkpoint that records forward kernels asked for int8; one without them computed with sgemm.
+        let checkpointForward: ForwardProducts? = request.resume ? existing.map { $0.checkpoint.arithmetic?.forwardKernels == nil ? .sgemm : .int8 } : nil
+        let forward = request.forwardProducts ?? checkpointForward ?? .int8
         let run = try LoRATrainingRun(modelURL: request.model, examples: examples, heldOut: heldOut, lora: request.lora,
-                                      configuration: configuration, base: baseWeights, chatFormat: request.chatFormat)
+                                      configuration: configuration, base: baseWeights, forward: forward, chatFormat: request.chatFormat)
+        // Resumed under other forward kernels (asked for, or this CPU lacks the checkpoint's), the adapter would mix
+        // two arithmetics: refused, as another storage is.
+        // (Another storage is refused by the trainer, naming --base-weights.)
+        if request.resume, let existing, existing.checkpoint.baseWeights == baseWeights {
+            let stored = existing.checkpoint.arithmetic?.forwardKernels ?? "sgemm"
+            if stored != run.model.forwardKernels {
+                let way = stored == "sgemm" ? "pass --forward-products sgemm to resume it" : "resume it on a CPU with AVX-512 VNNI without ADAPT_PROMPT_KERNELS=sgemm"
+                throw TrainingError.checkpointMismatch(file: existing.reference.name, field: "forward products", stored: stored,
+                                                       current: run.model.forwardKernels, remedy: way + ", or start fresh")
+            }
+        }
         if run.truncatedCount > 0 {
             warn("warning: \(run.truncatedCount) of \(examples.count) examples were longer than \(run.configuration.maxLength) tokens and were truncated")
         }
@@ -141,7 +161,7 @@ public enum TrainingService {
 
         let digest = try run.adapter(from: state).write(to: request.out)
         return (Result(adapter: request.out.path, digest: digest.hex, steps: state.step, losses: state.losses,
-                       tokensPerSecond: tokensPerSecond, baseWeights: baseWeights.rawValue,
+                       tokensPerSecond: tokensPerSecond, baseWeights: baseWeights.rawValue, forwardKernels: run.model.forwardKernels,
                        activationBytes: run.model.trainingBufferBytes), digest.short)
     }
 

@@ -52,6 +52,7 @@
 @_exported import enum Model.Projection
 @_exported import struct Model.LoRAConfig
 @_exported import enum Model.BaseWeightStorage
+@_exported import enum Model.ForwardProducts
 @_exported import enum Model.ChatConvention
 
 // The registry as a handle the registry commands open read-only or writing, and its names and records.

@@ -43,7 +43,8 @@ public enum EvalBody {
         let start = environment.clock.nowMilliseconds()
         let chatFormat = try TrainingPlan.chatConvention(context.input["chat_format"]?.stringValue.flatMap(ChatFormat.init(rawValue:)))
         let base = try StepBaseWeights.storage(input: context.input, step: context.name, kind: StepKind.eval.rawValue)
-        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength, base: base, chatFormat: chatFormat)
+        let forward = try StepBaseWeights.forward(input: context.input, step: context.name, kind: StepKind.eval.rawValue)
+        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength, base: base, forward: forward, chatFormat: chatFormat)
         let sequences = try scorer.sequences(try context.snapshot(heldOutSnapshot, field: "held_out_snapshot"))
         let candidateWeights = try scorer.adapter(try environment.blobs.get(candidateBlob), name: "candidate \(candidateBlob.short)",
                                                   baseModelDigest: baseDigest)
@@ -52,7 +53,10 @@ public enum EvalBody {
         }
         let cache = try ScoreCache(connection: environment.database, clock: environment.clock)
         // Scores kept in f32 keep the key they always had; quantized ones differ in their last bits, so they get their own.
-        let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)" + (base == .f32 ? "" : "/base_weights=\(base.rawValue)"))
+        // Scores of the int8 forward kernels differ from sgemm's in their fourth digit: a key of their own too.
+        let forwardKernels = scorer.model.forwardKernels
+        let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)" + (base == .f32 ? "" : "/base_weights=\(base.rawValue)")
+                                     + (forwardKernels == "sgemm" ? "" : "/forward_kernels=\(forwardKernels)"))
         let incumbentKey: ScoreCache.Weights = incumbent.map { .adapter($0.adapterBlob) } ?? .base
         let (candidateScores, _, candidateFresh) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
                                                                     cache: cache, modelKey: modelKey)

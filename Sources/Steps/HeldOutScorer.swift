@@ -21,11 +21,11 @@ struct HeldOutScorer {
     let formatter: ChatFormatter
     let maxLength: Int
 
-    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage, chatFormat: ChatConvention? = nil) throws {
+    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage, forward: ForwardProducts = .sgemm, chatFormat: ChatConvention? = nil) throws {
         let file = try GGUFFile(url: modelURL)
         tokenizer = try Tokenizer(gguf: file)
         formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)
-        model = try LlamaModel(file: file, base: base)
+        model = try LlamaModel(file: file, base: base, forward: forward)
         self.maxLength = min(maxLength, model.hyperparameters.contextLength)
     }
 

@@ -227,7 +227,10 @@ public struct RunReplay {
             guard let value = manifest[NightlyRun.arithmeticSection]?[step.name],
                   let recorded = try? JSON.decode(BLASArithmetic.self, from: JSON.canonical(value), context: "recorded arithmetic")
             else { return nil }
-            let here = BLASArithmetic.current(threads: step.input["blas_threads"]?.intValue ?? 1)
+            // The forward kernels this machine runs for the step's own choice; the rest is this process's.
+            let storage = (try? StepBaseWeights.storage(input: step.input, step: step.name, kind: "")) ?? .f32
+            let here = StepBaseWeights.recorded(BLASArithmetic.current(threads: step.input["blas_threads"]?.intValue ?? 1),
+                                                storage: storage, input: step.input)
             guard let reason = recorded.difference(from: here) else { return nil }
             return ArithmeticDifference(step: step.name,
                                         fields: recorded.differingFields(from: here).map { "\(NightlyRun.arithmeticSection).\(step.name).\($0)" },

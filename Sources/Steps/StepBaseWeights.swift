@@ -8,18 +8,35 @@ import Model
 enum StepBaseWeights {
     /// The storage `input` asks for; throws `StepError.invalidInput` for a name that is not one.
     static func storage(input: JSONValue, step: String, kind: String) throws -> BaseWeightStorage {
-        guard let value = input["base_weights"] else { return .f32 }
-        guard let name = value.stringValue, let storage = BaseWeightStorage(rawValue: name) else {
-            let names = BaseWeightStorage.allCases.map(\.rawValue).joined(separator: " or ")
-            throw StepError.invalidInput(step: step, kind: kind, problems: ["base_weights must be \(names)"])
-        }
-        return storage
+        try choice("base_weights", in: input, absent: .f32, step: step, kind: kind)
     }
 
-    /// `arithmetic` with `storage` recorded.
-    static func recorded(_ arithmetic: BLASArithmetic, storage: BaseWeightStorage) -> BLASArithmetic {
+    /// The forward products `input` asks for (`forward_products`, which `plan` writes from the pipeline): absent in
+    /// inputs planned before the field existed, which computed with sgemm and keep it. Throws
+    /// `StepError.invalidInput` for a name that is not one.
+    static func forward(input: JSONValue, step: String, kind: String) throws -> ForwardProducts {
+        try choice("forward_products", in: input, absent: .sgemm, step: step, kind: kind)
+    }
+
+    /// The value of `key` in `input`, `absent` when the input has none.
+    private static func choice<T: RawRepresentable & CaseIterable>(_ key: String, in input: JSONValue, absent: T, step: String,
+                                                                    kind: String) throws -> T where T.RawValue == String {
+        guard let value = input[key] else { return absent }
+        guard let name = value.stringValue, let chosen = T(rawValue: name) else {
+            let names = T.allCases.map(\.rawValue).joined(separator: " or ")
+            throw StepError.invalidInput(step: step, kind: kind, problems: ["\(key) must be \(names)"])
+        }
+        return chosen
+    }
+
+    /// `arithmetic` with `storage` recorded, and the forward kernels when the input chose them (`forward_kernels`:
+    /// what this machine runs for the choice; left out for inputs without one, as in every record before it).
+    static func recorded(_ arithmetic: BLASArithmetic, storage: BaseWeightStorage, input: JSONValue) -> BLASArithmetic {
         var recorded = arithmetic
         recorded.baseWeights = storage.rawValue
+        if input["forward_products"] != nil, let forward = try? forward(input: input, step: "", kind: "") {
+            recorded.forwardKernels = forward.kernelName(storage: storage)
+        }
         return recorded
     }
 }

@@ -64,7 +64,7 @@ public enum StepRunner {
                 let arithmetic = NightlyRun.multipliesMatrices(claim.kind)
                     ? try JSON.decode(JSONValue.self, from: JSON.canonical(StepBaseWeights.recorded(
                         BLASArithmetic.current(threads: BLAS.threads),
-                        storage: try StepBaseWeights.storage(input: claim.input, step: claim.name, kind: claim.kind))),
+                        storage: try StepBaseWeights.storage(input: claim.input, step: claim.name, kind: claim.kind), input: claim.input)),
                                       context: "arithmetic")
                     : nil
                 return .completed(jobOutput, alsoInTransaction: { db in

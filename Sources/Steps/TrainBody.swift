@@ -41,6 +41,7 @@ public enum TrainBody {
         let run = try LoRATrainingRun(modelURL: try environment.modelURL(modelName), examples: trainingExamples,
                                       heldOut: validationExamples, lora: plan.lora, configuration: configuration,
                                       base: try StepBaseWeights.storage(input: context.input, step: context.name, kind: StepKind.train.rawValue),
+                                      forward: try StepBaseWeights.forward(input: context.input, step: context.name, kind: StepKind.train.rawValue),
                                       chatFormat: plan.chatFormat)
         if context.recorded == nil, let expected, run.baseModelDigest != expected {
             throw StepError.modelChanged(name: modelName, expected: expected, actual: run.baseModelDigest)
@@ -64,7 +65,7 @@ public enum TrainBody {
         // The kernels are pinned to the checkpoint's where they can be (ResumeArithmetic); where they still
         // differ, the job's events say the result will not be the uninterrupted run's, bit for bit.
         switch ResumeArithmetic.decide(checkpoint: resumption?.arithmetic, resuming: resumption != nil,
-                                       here: .current(threads: configuration.threads), canReexecute: context.reexecute != nil,
+                                       here: run.arithmetic(threads: configuration.threads), canReexecute: context.reexecute != nil,
                                        environment: ProcessInfo.processInfo.environment, cpuFlags: BLASCoreType.cpuFlags,
                                        repinRefusal: { BLASCoreType.repinRefusal() }) {
         case .proceed:

@@ -11,6 +11,8 @@ public struct LoRATrainingRun: Sendable {
     public let baseModelDigest: Digest
     public let formatter: ChatFormatter
     public let lora: LoRAConfig
+    /// How the forward passes multiply a quantized base, as asked (`model.forwardKernels` says what runs).
+    public let forward: ForwardProducts
     public let configuration: TrainingConfiguration
     public let training: [TrainingSequence]
     public let heldOut: [TrainingSequence]
@@ -22,9 +24,11 @@ public struct LoRATrainingRun: Sendable {
     /// Loads the model at `modelURL` and prepares `examples` (and `heldOut` for early stopping), formatted
     /// through the model's chat template or the convention `chatFormat` names (required without a template).
     /// `configuration.adapter` is replaced by `lora`'s settings, resolved for the architecture. `base`: how the frozen matrices are kept
-    /// (`BaseWeightStorage`: `.quantized` needs a sixth of the memory for Q4 files; the last bits differ).
+    /// (`BaseWeightStorage`: `.quantized` needs a sixth of the memory for Q4 files; the last bits differ). `forward`:
+    /// how its forward passes multiply a quantized base (`ForwardProducts`; recorded in each checkpoint).
     public init(modelURL: URL, examples: [TrainingExample], heldOut: [TrainingExample] = [], lora: LoRAConfig,
-                configuration: TrainingConfiguration, base: BaseWeightStorage = .f32, chatFormat: ChatConvention? = nil) throws {
+                configuration: TrainingConfiguration, base: BaseWeightStorage = .f32, forward: ForwardProducts = .sgemm,
+                chatFormat: ChatConvention? = nil) throws {
         let file = try GGUFFile(url: modelURL)
         let tokenizer = try Tokenizer(gguf: file)
         // Checked before the weights are loaded: a base model without --chat-format is refused at once.
@@ -32,7 +36,7 @@ public struct LoRATrainingRun: Sendable {
         // phi3's q, k, v (and gate, up) become the one pair on their fused tensor that other tools know;
         // targets the architecture cannot take are refused before the weights are loaded.
         let lora = try lora.resolved(for: LlamaModel.Hyperparameters(file: file).architecture)
-        let model = try LlamaModel(file: file, base: base)
+        let model = try LlamaModel(file: file, base: base, forward: forward)
         try formatter.validate(against: tokenizer)
         var configuration = configuration
         configuration.adapter = lora.settings
@@ -48,6 +52,7 @@ public struct LoRATrainingRun: Sendable {
         self.baseModelDigest = try Digest.sha256(fileAt: modelURL)
         self.formatter = formatter
         self.lora = lora
+        self.forward = forward
         self.configuration = configuration
         self.training = training
         self.heldOut = held
@@ -95,7 +100,20 @@ public struct LoRATrainingRun: Sendable {
                                                       threads: configuration.threads),
                            data: training, heldOut: heldOut,
                            initial: LoRAGradientSource.initialParameters(for: model, config: lora, seed: configuration.seed),
-                           baseModelDigest: baseModelDigest, store: store, clock: clock, baseWeights: model.baseStorage)
+                           baseModelDigest: baseModelDigest, store: store, clock: clock, baseWeights: model.baseStorage,
+                           forwardKernels: recordedForwardKernels)
+    }
+
+    /// The forward kernels a checkpoint or a step's arithmetic records: left out where sgemm was asked for, as
+    /// in every record made before the choice existed.
+    var recordedForwardKernels: String? { forward == .sgemm ? nil : model.forwardKernels }
+
+    /// This process's arithmetic at `threads` BLAS threads, with this run's storage and forward kernels.
+    public func arithmetic(threads: Int) -> BLASArithmetic {
+        var arithmetic = BLASArithmetic.current(threads: threads)
+        arithmetic.baseWeights = model.baseStorage.rawValue
+        arithmetic.forwardKernels = recordedForwardKernels
+        return arithmetic
     }
 
     /// The adapter file for a finished state: its best (or last) weights and metadata, no user text.

@@ -25,10 +25,14 @@ public struct Trainer: Sendable {
     /// How the source keeps the base model's frozen matrices, recorded in each checkpoint: the two storages
     /// differ in the last bits, so a checkpoint resumes only under its own. Nil for sources without a base model.
     public let baseWeights: BaseWeightStorage?
+    /// The forward kernels the source multiplies a quantized base with, recorded in each checkpoint beside the
+    /// storage (`BLASArithmetic.forwardKernels`); nil where the run did not ask for int8 ones.
+    public let forwardKernels: String?
 
     public init(configuration: TrainingConfiguration, source: any GradientSource, data: [TrainingSequence],
                 heldOut: [TrainingSequence] = [], initial: NamedTensors, baseModelDigest: Digest,
-                store: (any CheckpointStore)? = nil, clock: any Clock = SystemClock(), baseWeights: BaseWeightStorage? = nil) throws {
+                store: (any CheckpointStore)? = nil, clock: any Clock = SystemClock(), baseWeights: BaseWeightStorage? = nil,
+                forwardKernels: String? = nil) throws {
         try configuration.validate()
         guard !data.isEmpty else { throw TrainingError.emptyDataset(reason: "no training sequences") }
         if let index = data.firstIndex(where: { !($0.weightSum > 0) }) {
@@ -47,6 +51,7 @@ public struct Trainer: Sendable {
         self.store = store
         self.clock = clock
         self.baseWeights = baseWeights
+        self.forwardKernels = forwardKernels
     }
 
     /// The digest of a dataset as the trainer sees it: token ids and weights, in order.
@@ -178,6 +183,7 @@ public struct Trainer: Sendable {
                                     datasetDigest: datasetDigest, state: state)
         checkpoint.arithmetic = .current(threads: configuration.threads)
         checkpoint.arithmetic?.baseWeights = baseWeights?.rawValue
+        checkpoint.arithmetic?.forwardKernels = forwardKernels
         let start = clock.nowMilliseconds()
         let data = try checkpoint.encoded()
         let reference = try store.save(data, step: state.step)

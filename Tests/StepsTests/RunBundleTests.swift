@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Model
 import Testing
 import TestSupport
 import Training
@@ -195,6 +196,9 @@ import Training
         #expect(train["threads"] == .int(1))
         // Both steps kept the base in the file's types, the default.
         #expect(train["base_weights"] == .string("quantized") && arithmetic["eval"]?["base_weights"] == .string("quantized"))
+        // And multiplied it in their forward passes with the kernels this CPU runs for the default, int8.
+        let forward = JSONValue.string(ForwardProducts.int8.kernelName(storage: .quantized))
+        #expect(train["forward_kernels"] == forward && arithmetic["eval"]?["forward_kernels"] == forward)
         #expect(train["openblas"]?.stringValue?.hasPrefix("OpenBLAS ") == true)
         #if arch(x86_64)
         if BLASCoreTypeProbe.hasAVX2 && ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] == nil {
@@ -202,6 +206,23 @@ import Training
             #expect(train["pinned"] == .bool(true))
         }
         #endif
+    }
+
+    /// The int8 forward products turned off where they ran (`ADAPT_PROMPT_KERNELS=sgemm`, or a CPU without VNNI).
+    @Test(.enabled(if: ForwardProducts.int8.kernelName(storage: .quantized) != "sgemm", "the int8 forward kernels do not run on this CPU"))
+    func aReplayWithoutTheRecordedForwardKernelsRefusesToCompareBitsAndNamesThem() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let result = try await fixture.adapt(["replay", run, "--check", "--json"], environment: ["ADAPT_PROMPT_KERNELS": "sgemm"])
+        #expect(result.status == 2, "\(result.stderr)")
+        let report = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)")
+        let difference = try #require(report["arithmetic_difference"]?.objectValue, "\(result.stdout)")
+        #expect(difference["fields"] == .array([.string("arithmetic.train.forward_kernels")]))
+        #expect(difference["reason"] == .string("forward products sgemm here, int8-avx512vnni recorded"))
+        let same = try await fixture.adapt(["replay", run, "--check", "--json"])
+        #expect(same.status == 0, "\(same.stderr)")
+        #expect(try JSON.decode(JSONValue.self, from: same.stdout, context: "replay")["equal"] == .bool(true))
     }
 
     @Test func aReplayUnderOtherKernelsRefusesToCompareBitsAndNamesTheFieldThatDiffers() async throws {

@@ -80,8 +80,11 @@ import Testing
 }
 
 @Suite struct RealModelTrainingTests {
-    @Test(.enabled(if: CheckoutModel.isPresent, "the real model is absent; run scripts/fetch-model"))
-    func theLossFallsOnTheRealModelForAStyleDataset() throws {
+    /// With the f32 base (as before the storage choice), and with the base kept quantized and its forward
+    /// products on the int8 kernels (the pipeline's default; sgemm where the CPU lacks them).
+    @Test(.enabled(if: CheckoutModel.isPresent, "the real model is absent; run scripts/fetch-model"),
+          arguments: [(BaseWeightStorage.f32, ForwardProducts.sgemm), (.quantized, .int8)])
+    func theLossFallsOnTheRealModelForAStyleDataset(base: BaseWeightStorage, forward: ForwardProducts) throws {
         // Four examples in one voice, all in every batch, so each step measures the same loss.
         let examples = [("Why is the sky blue?", "air scatters blue light most"), ("What do bees make?", "bees make honey"),
                         ("How many legs does a spider have?", "a spider has eight legs"), ("What is ice?", "ice is frozen water")]
@@ -89,10 +92,11 @@ import Testing
         let configuration = TrainingConfiguration(steps: 4, batchSize: 4, learningRate: 2e-3, schedule: .constant, seed: 1,
                                                   maxLength: 64, threads: 1)
         let run = try LoRATrainingRun(modelURL: CheckoutModel.url, examples: examples, lora: LoRAConfig(rank: 8, dropout: 0),
-                                      configuration: configuration)
+                                      configuration: configuration, base: base, forward: forward)
         let trainer = try run.trainer(store: nil)
         let state = try trainer.run(from: trainer.freshState())
         #expect(zip(state.losses, state.losses.dropFirst()).allSatisfy { $0 > $1 }, "losses \(state.losses)")
         #expect(state.losses.last! < 0.8 * state.losses.first!, "losses \(state.losses)")
+        print("\(base.rawValue) base, \(run.model.forwardKernels) forward: losses \(state.losses)")
     }
 }

@@ -113,6 +113,9 @@ import Testing
         #expect(result.digest == expected.digest, "killed at steps \(killedAt)")
         let document = try JSON.decode(JSONValue.self, from: resumed.stdout, context: "adapt train --json")
         #expect(document["base_weights"] == .string(base == "default" ? "quantized" : base))
+        // The quantized base's forward products run on the int8 kernels where this CPU has them.
+        let int8 = ForwardProducts.int8.kernelName(storage: .quantized)
+        #expect(document["forward_kernels"] == .string(base == "f32" ? "sgemm" : int8))
         #expect(result.losses.map(\.bitPattern) == expected.losses.map(\.bitPattern))
         #expect(resumed.stderr.contains("\"event\":\"resumed\""))
         let (adapter, digest) = try AdapterFile.read(from: URL(fileURLWithPath: out))
@@ -138,7 +141,7 @@ import Testing
         // The --json document has exactly the fields DESIGN.md lists.
         let document = try JSON.decode(JSONValue.self, from: first.stdout, context: "adapt train --json")
         #expect(document.objectValue.map { Set($0.keys) } == ["adapter", "digest", "steps", "losses", "tokens_per_second",
-                                                                "base_weights", "activation_bytes"])
+                                                                "base_weights", "forward_kernels", "activation_bytes"])
         // Running again without --resume would throw the checkpoints away: refused.
         let again = try Executables.run("adapt", arguments)
         #expect(again.status == 2 && again.stderr.contains("pass --resume to continue it"))
@@ -195,6 +198,28 @@ import Testing
         #expect(refused.stdout.isEmpty)
         let (_, digest) = try AdapterFile.read(from: URL(fileURLWithPath: out))
         #expect(.string(digest.hex) == firstDocument["digest"])
+    }
+
+    @Test func aResumedRunKeepsTheCheckpointsForwardProductsAndRefusesOthersNamingTheWayOut() throws {
+        let (directory, model, data) = try Self.fixture(weightType: .q4_1)
+        let out = directory.file("w.lora").path
+        var arguments = Self.arguments(model: model, data: data, out: out)
+        arguments[arguments.firstIndex(of: "30")!] = "4"
+        let first = try Executables.run("adapt", arguments + ["--forward-products", "sgemm"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let firstDocument = try JSON.decode(JSONValue.self, from: first.stdout, context: "adapt train --json")
+        #expect(firstDocument["forward_kernels"] == .string("sgemm"))
+        let resumed = try Executables.run("adapt", arguments + ["--resume"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let resumedDocument = try JSON.decode(JSONValue.self, from: resumed.stdout, context: "adapt train --json")
+        #expect(resumedDocument["forward_kernels"] == .string("sgemm"))
+        #expect(resumedDocument["digest"] == firstDocument["digest"])
+        guard ForwardProducts.int8.kernelName(storage: .quantized) != "sgemm" else { return }   // one arithmetic only on this CPU
+        let refused = try Executables.run("adapt", arguments + ["--resume", "--forward-products", "int8"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("was written for forward products sgemm, this run uses forward products int8-avx512vnni; "
+                                        + "pass --forward-products sgemm to resume it, or start fresh"), "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
     }
 
     @Test func fallsBackPastACorruptCheckpointAndSaysSo() throws {

@@ -33,4 +33,13 @@ struct BaseMatrix: Sendable {
         BlockDequantizer.convert(UnsafeRawBufferPointer(rebasing: bytes[first..<(first + range.count * rowBytes)]),
                                  type: info.type, count: range.count * columns, into: out)
     }
+
+    /// This matrix as a product of the integer tile kernels writing into y, or nil where they do not read its
+    /// type or its width is not a whole number of its blocks and of 32.
+    func blockProduct(in file: GGUFFile, into y: UnsafeMutablePointer<Float>) -> QuantizedMatVec.Product? {
+        let type = info.type
+        guard QuantizedMatMul.supports(type), columns % 32 == 0, columns % type.blockSize == 0 else { return nil }
+        let rowBytes = columns / type.blockSize * type.blockBytes
+        return QuantizedMatVec.Product(type: type, blocks: file.bytes(of: info).baseAddress! + firstRow * rowBytes, rows: rows, y: y)
+    }
 }

@@ -52,9 +52,20 @@ final class BaseMatrixReader {
         return stride(from: 0, to: rows, by: BaseMatrix.outputTileRows).map { $0..<min(rows, $0 + BaseMatrix.outputTileRows) }
     }
 
-    /// Logits (n, V) = x (n, C) · Wₒᵤₜᵀ: sgemv for one row, else the team's sgemm.
+    /// Runs `body(task)` for every task on the pass's team, or on the decode team when the pass has none (a
+    /// scoring pass with OpenBLAS's thread count): for the integer tile kernels, whose bits ignore the split.
+    func forEachTask(_ tasks: Int, _ body: (Int) -> Void) {
+        if team.count > 1 { team.forEachTask(tasks, body) } else { DecodeTeam.forEachTask(tasks, members: BLAS.threads, body) }
+    }
+
+    /// Logits (n, V) = x (n, C) · Wₒᵤₜᵀ: sgemv for one row, else the team's sgemm, or the integer tile kernels
+    /// on the blocks for a model loaded with `ForwardProducts.int8`.
     func logits(_ x: UnsafePointer<Float>, rows n: Int, into out: UnsafeMutablePointer<Float>) {
         let (C, V) = (model.output.columns, model.output.rows)
+        if n > 1, model.forwardFromBlocks, let product = model.output.blockProduct(in: model.file, into: out) {
+            QuantizedMatMul.multiply([product], tokens: n, columns: C, x: x, forEachTask: forEachTask)
+            return
+        }
         for tile in outputTiles {
             withRows(of: model.output, tile) { W in
                 if n == 1 {

@@ -142,8 +142,10 @@ extension LlamaModel {
 
     /// The batched forward pass: T new tokens at positions P…P+T−1 attend to the P cached ones and to each
     /// other causally. With `record`, every block's activations are kept for `backward`. Training passes and
-    /// `f32Only` ones never read the quantized blocks, so their values match the f32 weights the backward uses.
-    /// With `quantizedPrompt` (inference only) a pass of several tokens reads them too (`QuantizedMatMul`).
+    /// `f32Only` ones (the held-out loss) compute as training does: from the f32 values the backward uses, or from
+    /// the blocks with `QuantizedMatMul` when the model was loaded with `ForwardProducts.int8` (as every pass of
+    /// several tokens of such a model does). With `quantizedPrompt` (inference only) a pass of several tokens
+    /// reads the blocks too, on the decode team.
     /// The team splits the products and the element-wise work (its size changes the last bits of the products);
     /// recorded passes compute attention in causal row blocks (`attentionBlockRows`), which `backward` mirrors.
     /// Buffers come from `arena` when given (recorded passes only: their every buffer is written before it is read).
@@ -167,6 +169,9 @@ extension LlamaModel {
         // OpenBLAS single-threaded. Unless a product stays on sgemm (another type, another CPU, an adapter), the
         // result does not depend on the thread count.
         let inferencePrompt = T > 1 && quantizedPrompt && !record && !f32Only
+        // Any other pass of several tokens (training, scoring) of a model asked for `ForwardProducts.int8` reads the
+        // blocks with the same kernels, its tasks on the pass's team; the rest of the pass is unchanged.
+        let blocksForward = T > 1 && forwardFromBlocks && !inferencePrompt
         let scale = h.attentionScale
         let group = H / G
 
@@ -199,7 +204,7 @@ extension LlamaModel {
             // reads those kept quantized as one product set: the input rounded once, one hand-off to the team.
             func linears(_ ps: [Projection], block b: Int, _ input: UnsafePointer<Float>, into ys: [UnsafeMutablePointer<Float>],
                          acts: BlockActivations) {
-                // Training passes stay on the f32 copy their backward pass multiplies with.
+                // Single tokens of training passes stay on the f32 values their backward pass multiplies with.
                 let fromBlocks = T == 1 && !record && !f32Only
                 let products = zip(ps, ys).compactMap { p, y -> QuantizedMatVec.Product? in
                     guard fromBlocks, let info = quantized[b][p] else { return nil }
@@ -212,7 +217,11 @@ extension LlamaModel {
                     return QuantizedMatVec.Product(type: info.type, blocks: file.bytes(of: info).baseAddress!, rows: h.shape(of: p).output, y: y)
                 }
                 if !batched.isEmpty { QuantizedMatMul.multiply(batched, tokens: T, columns: h.shape(of: ps[0]).input, x: input) }
-                let done = Set((products + batched).map(\.y))
+                let tiled = zip(ps, ys).compactMap { p, y in blocksForward ? blocks[b].matrix(p).blockProduct(in: file, into: y) : nil }
+                if !tiled.isEmpty {
+                    QuantizedMatMul.multiply(tiled, tokens: T, columns: h.shape(of: ps[0]).input, x: input, forEachTask: reader.forEachTask)
+                }
+                let done = Set((products + batched + tiled).map(\.y))
                 for (p, y) in zip(ps, ys) where !done.contains(y) {
                     let (out, inp) = h.shape(of: p)
                     reader.withRows(of: blocks[b].matrix(p)) { Wp in

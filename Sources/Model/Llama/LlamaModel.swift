@@ -168,6 +168,11 @@ public final class LlamaModel: Sendable {
     public let tiedOutput: Bool
     /// How the frozen matrices are kept (`BaseWeightStorage`).
     public let baseStorage: BaseWeightStorage
+    /// Whether passes of several tokens read the projections and the output straight from the blocks with the
+    /// integer tile kernels (`ForwardProducts.int8` where this CPU runs them).
+    let forwardFromBlocks: Bool
+    /// The forward kernels a run of this model records (`ForwardProducts.kernelName`).
+    public let forwardKernels: String
     /// Every vector (norms, biases) dequantized, and with `.f32` storage every matrix too, in one allocation.
     let weights: [Float]
     let embedding: BaseMatrix    // (V, C)
@@ -188,17 +193,20 @@ public final class LlamaModel: Sendable {
     let spareBuffers = Locked<BufferArena?>(nil)
 
     /// Loads a llama-family GGUF.
-    public convenience init(url: URL, quantizedDecode: Bool = true, base: BaseWeightStorage = .f32) throws {
-        try self.init(file: GGUFFile(url: url), quantizedDecode: quantizedDecode, base: base)
+    public convenience init(url: URL, quantizedDecode: Bool = true, base: BaseWeightStorage = .f32, forward: ForwardProducts = .sgemm) throws {
+        try self.init(file: GGUFFile(url: url), quantizedDecode: quantizedDecode, base: base, forward: forward)
     }
 
     /// `quantizedDecode`: single-token passes read the projections from the file's quantized blocks instead of
     /// the f32 copy, with 8-bit activations and integer products (`QuantizedMatVec`: same weights, activations
     /// rounded per group of 32; several times less memory traffic). `base`: whether the matrices are dequantized
-    /// at load or stay in the file's types (`BaseWeightStorage`).
-    public init(file: GGUFFile, quantizedDecode: Bool = true, base: BaseWeightStorage = .f32) throws {
+    /// at load or stay in the file's types (`BaseWeightStorage`). `forward`: how passes of several tokens multiply
+    /// the matrices kept quantized (`ForwardProducts`).
+    public init(file: GGUFFile, quantizedDecode: Bool = true, base: BaseWeightStorage = .f32, forward: ForwardProducts = .sgemm) throws {
         self.file = file
         baseStorage = base
+        forwardFromBlocks = forward.usesBlocks(storage: base)
+        forwardKernels = forward.kernelName(storage: base)
         let h = try Hyperparameters(file: file)
         hyperparameters = h
         let (C, F, V) = (h.width, h.ffnWidth, h.vocabularySize)

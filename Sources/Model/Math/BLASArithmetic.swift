@@ -23,12 +23,18 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     /// `difference`: both compilations give the same bits, and training and scoring never run them.
     public let quantizedKernels: String?
     /// The products of a prompt of inference (`int8-avx512vnni` or `sgemm`; `QuantizedMatMul`). Nil in records
-    /// made before the choice existed. Not part of `difference`: training and scoring never run them.
+    /// made before the choice existed. Not part of `difference`: a generation prompt is never replayed; training
+    /// and scoring run the same kernels only under `forwardKernels`, which is.
     public let promptKernels: String?
     /// How the step kept the frozen model (`BaseWeightStorage`: `quantized` or `f32`). Nil in records made
     /// before the choice existed (they kept f32). Not part of `difference`: a step's storage is fixed by its
     /// code, not by the machine, so a replay uses the recorded one.
     public var baseWeights: String?
+    /// The forward products of a training or scoring pass over a base kept quantized (`ForwardProducts.kernelName`:
+    /// `int8-avx512vnni` or `sgemm`). Nil where the step was not asked for int8 (every record before the choice),
+    /// which computed with sgemm. Part of `difference`: a CPU without VNNI, or `ADAPT_PROMPT_KERNELS=sgemm`,
+    /// computes other bits than the int8 kernels recorded.
+    public var forwardKernels: String?
 
     enum CodingKeys: String, CodingKey {
         case openblas, threads, kernels, pinned
@@ -36,6 +42,7 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
         case quantizedKernels = "quantized_kernels"
         case promptKernels = "prompt_kernels"
         case baseWeights = "base_weights"
+        case forwardKernels = "forward_kernels"
     }
 
     public init(openblas: String, coreType: String, threads: Int, kernels: String, pinned: Bool, quantizedKernels: String? = nil,
@@ -53,6 +60,7 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     public var description: String {
         "\(openblas) core \(coreType)\(pinned ? " (pinned)" : "") × \(threads) thread(s), \(kernels)"
             + (quantizedKernels.map { ", decode \($0)" } ?? "") + (promptKernels.map { ", prompt \($0)" } ?? "") + (baseWeights.map { ", base \($0)" } ?? "")
+            + (forwardKernels.map { ", forward \($0)" } ?? "")
     }
 
     /// This process's arithmetic at `threads` BLAS threads.
@@ -73,6 +81,9 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
             parts.append("OpenBLAS core type \(other.coreType) here, \(coreType) recorded")
         }
         if threads != other.threads { parts.append("\(other.threads) BLAS thread(s) here, \(threads) recorded") }
+        if forwardProducts != other.forwardProducts {
+            parts.append("forward products \(other.forwardProducts) here, \(forwardProducts) recorded")
+        }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
@@ -84,8 +95,12 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
         if openblas != other.openblas { fields.append(CodingKeys.openblas.rawValue) }
         if coreType.lowercased() != other.coreType.lowercased() { fields.append(CodingKeys.coreType.rawValue) }
         if threads != other.threads { fields.append(CodingKeys.threads.rawValue) }
+        if forwardProducts != other.forwardProducts { fields.append(CodingKeys.forwardKernels.rawValue) }
         return fields
     }
+
+    /// `forwardKernels`, a record without it read as the sgemm it computed with.
+    var forwardProducts: String { forwardKernels ?? "sgemm" }
 
     static var architecture: String {
         #if arch(x86_64)

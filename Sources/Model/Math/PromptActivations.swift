@@ -12,6 +12,11 @@ struct PromptActivations {
 
     /// Rounds the `tokens` rows of x (tokens, columns), a tile of eight tokens per task of `workers`.
     init(_ x: UnsafePointer<Float>, tokens: Int, columns: Int, workers: Int = 1) {
+        self.init(x, tokens: tokens, columns: columns) { DecodeTeam.forEachTask($0, members: workers, $1) }
+    }
+
+    /// Rounds the `tokens` rows of x (tokens, columns), a tile of eight tokens per task of `forEachTask`.
+    init(_ x: UnsafePointer<Float>, tokens: Int, columns: Int, forEachTask: QuantizedMatMul.TaskRunner) {
         let lanes = TileProducts.tokens
         let tileCount = (tokens + lanes - 1) / lanes
         let (tileWords, tileFloats) = (columns / 4 * lanes, columns / 16 * lanes)
@@ -27,7 +32,7 @@ struct PromptActivations {
         tiles = TokenTiles(bytes: words, steps32: steps32, steps16: steps16, sums32: sums32, roundedSums32: roundedSums32, sums16: sums16,
                            columns: columns)
         let tiles = self.tiles
-        DecodeTeam.forEachTask(tileCount, members: workers) { tile in
+        forEachTask(tileCount) { tile in
             for token in (tile * lanes)..<min(tokens, (tile + 1) * lanes) {
                 TokenTileRounding.round(x + token * columns, token: token, into: tiles)
             }

@@ -11,8 +11,9 @@ import QuantizedKernelsAVX512
 /// OpenBLAS's float rate.
 ///
 /// Needs AVX-512 with VNNI; elsewhere, for F16/BF16/F32 matrices, and with `ADAPT_PROMPT_KERNELS=sgemm`, the
-/// prompt stays on sgemm over the dequantized matrices. Training, scoring and evaluation never come here: they
-/// need the f32 path's numbers.
+/// prompt stays on sgemm over the dequantized matrices. The forward passes of training, scoring and evaluation
+/// come here too when their model was loaded with `ForwardProducts.int8` (their own arithmetic, recorded as
+/// `forward_kernels`), their tasks on the pass's team (`multiply(_:tokens:columns:x:forEachTask:)`).
 ///
 /// Tasks are (matrix, two tiles of 16 rows) and compute every token the same way whoever runs them, so the result
 /// does not depend on the thread count at all.
@@ -59,10 +60,20 @@ public enum QuantizedMatMul {
     /// the row tiles of all of them make one task list.
     static func multiply(_ products: [QuantizedMatVec.Product], tokens: Int, columns: Int, x: UnsafePointer<Float>,
                          workers requested: Int? = nil) {
+        let workers = requested ?? BLAS.threads
+        multiply(products, tokens: tokens, columns: columns, x: x) { DecodeTeam.forEachTask($0, members: workers, $1) }
+    }
+
+    /// Runs `body(task)` once for every task in 0..<tasks, on whatever threads it has; tasks write disjoint outputs.
+    typealias TaskRunner = (_ tasks: Int, _ body: (Int) -> Void) -> Void
+
+    /// `multiply`, its tasks run by `forEachTask` (a training pass's `WorkerTeam`, whose members would otherwise
+    /// spin beside the decode team's). The split does not change any bit.
+    static func multiply(_ products: [QuantizedMatVec.Product], tokens: Int, columns: Int, x: UnsafePointer<Float>,
+                         forEachTask: TaskRunner) {
         #if arch(x86_64)
         precondition(columns % 32 == 0 && products.allSatisfy { columns % $0.type.blockSize == 0 && supports($0.type) })
-        let workers = requested ?? BLAS.threads
-        let activations = PromptActivations(x, tokens: tokens, columns: columns, workers: workers)
+        let activations = PromptActivations(x, tokens: tokens, columns: columns, forEachTask: forEachTask)
         defer { activations.deallocate() }
         let jobs = products.map { Job(product: $0, columns: columns, tokens: tokens, activations: activations.tiles) }
         // Tasks of `rowsPerTask` rows, matrix after matrix; firstTasks[i] is matrix i's first.
@@ -70,7 +81,7 @@ public enum QuantizedMatMul {
         for product in products { firstTasks.append(firstTasks.last! + (product.rows + rowsPerTask - 1) / rowsPerTask) }
         jobs.withUnsafeBufferPointer { jobs in
             firstTasks.withUnsafeBufferPointer { firstTasks in
-                DecodeTeam.forEachTask(firstTasks.last!, members: workers) { task in
+                forEachTask(firstTasks.last!) { task in
                     var i = 0
                     while task >= firstTasks[i + 1] { i += 1 }
                     jobs[i].compute(task: task - firstTasks[i])

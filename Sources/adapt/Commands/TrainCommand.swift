@@ -20,7 +20,7 @@ enum TrainCommands {
             """,
         options: [O.data, O.model, O.out, O.steps, O.rank, O.alpha, O.dropout, O.targets, O.learningRate, O.batchSize,
                   O.gradientAccumulation, O.maxLength, O.checkpointEvery, O.checkpointDirectory, O.heldOut, O.evalEvery,
-                  O.patience, O.seed, O.threads, O.baseWeights, O.resume, ModelCommands.chatFormat, .json]
+                  O.patience, O.seed, O.threads, O.baseWeights, O.forwardProducts, O.resume, ModelCommands.chatFormat, .json]
     ) { invocation in
         try run(invocation)
     }
@@ -99,6 +99,12 @@ enum TrainCommands {
             guard let storage = BaseWeightStorage(rawValue: text) else { throw UsageError("must be quantized or f32") }
             return storage
         }
+        static let forwardProducts = Option("forward-products", value: "int8|sgemm", default: ForwardProducts.int8,
+                                            defaultHelp: "int8; on --resume, the checkpoint's",
+                                            help: "with quantized base weights, multiply them in the forward pass with 8-bit integer kernels where the CPU has AVX-512 VNNI, or dequantized with sgemm (the last bits of the numbers differ)") { text in
+            guard let forward = ForwardProducts(rawValue: text) else { throw UsageError("must be int8 or sgemm") }
+            return forward
+        }
     }
 
     static func run(_ invocation: Invocation) throws {
@@ -124,6 +130,7 @@ enum TrainCommands {
             patience: heldOutPath == nil ? TrainingDefaults.earlyStoppingPatience : try args[O.patience],
             earlyStoppingGiven: args.given(O.evalEvery) || args.given(O.patience), chatFormat: try args[ModelCommands.chatFormat])
         request.baseWeights = args.given(O.baseWeights) ? try args[O.baseWeights] : nil
+        request.forwardProducts = args.given(O.forwardProducts) ? try args[O.forwardProducts] : nil
         let trained: (result: TrainingService.Result, shortDigest: String)
         do {
             trained = try TrainingService.train(request, liveProgress: Console.stderrIsTerminal,
