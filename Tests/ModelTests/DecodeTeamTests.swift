@@ -3,8 +3,9 @@ import AdaptCore
 import Testing
 
 struct DecodeTeamTests {
-    /// Hand-offs one right after the other: a member still finishing the last one when the next comes makes the
-    /// caller start alone and hand the rest over later, and no task may be lost or run twice on the way.
+    /// Hand-offs one right after the other, as a prompt pass makes them: whether a member takes part in a
+    /// hand-off or is still letting go of the last one (the caller then runs it alone), no task may be lost or
+    /// run twice.
     @Test(arguments: [2, 3])
     func everyTaskRunsExactlyOnceWhenHandOffsFollowOneAnotherClosely(members: Int) {
         for round in 0..<2_000 {

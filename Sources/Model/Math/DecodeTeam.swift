@@ -23,7 +23,7 @@ import Glibc
 /// The caller returns once every task is finished, without waiting for the members to notice: a member the
 /// machine has not run since the hand-off only finds nothing left when it does. The next hand-off waits for
 /// the members to have let go of the last one (their `pending` count) for `catchUpNanoseconds` at most, and
-/// else the caller runs its tasks one by one, handing what is left to the team once the members have let go.
+/// else runs on the caller alone.
 ///
 /// `@unchecked Sendable`: `body` and `tasks` are written by the caller only while no member works (pending is
 /// zero) and before it publishes a new generation (sequentially consistent), and read by members only after
@@ -91,8 +91,7 @@ final class DecodeTeam: @unchecked Sendable {
     private static let shared = Locked<DecodeTeam?>(nil)
 
     /// Runs `body(task)` for every task in 0..<tasks on the shared team of `count` members; on the caller alone
-    /// when another caller holds the team (concurrent decoders) or threads cannot be had; while a member is still
-    /// behind, on the caller until it has caught up.
+    /// when another caller holds the team (concurrent decoders), a member is still behind, or threads cannot be had.
     static func forEachTask(_ tasks: Int, members count: Int, _ body: (Int) -> Void) {
         if count <= 1 || tasks <= 1 {
             for task in 0..<tasks { body(task) }
@@ -104,27 +103,16 @@ final class DecodeTeam: @unchecked Sendable {
                 team = DecodeTeam(count: count)
             }
             guard let team else { return false }
-            // A member still behind on the last hand-off: the caller starts alone and hands what is left to the
-            // team as soon as the members have let go, rather than running a whole prompt's product by itself.
-            var next = 0
-            while next < tasks {
-                let offset = next
-                if team.run(tasks - offset, waiting: offset == 0, { body(offset + $0) }) { return true }
-                body(offset)
-                next += 1
-            }
-            return true
+            return team.run(tasks, body)
         }
         if ran != true {
             for task in 0..<tasks { body(task) }
         }
     }
 
-    /// Runs the tasks on the team; false, having run none, when a member has not let go of the last hand-off
-    /// (after `catchUpNanoseconds` when `waiting`, else at once).
-    private func run(_ tasks: Int, waiting: Bool, _ body: (Int) -> Void) -> Bool {
-        let caughtUp = { self.pending.pointee.load(ordering: .acquiring) == 0 }
-        guard waiting ? Self.poll(for: Self.catchUpNanoseconds, until: caughtUp) : caughtUp() else { return false }
+    /// Runs the tasks on the team; false, having run none, when a member has not let go of the last hand-off.
+    private func run(_ tasks: Int, _ body: (Int) -> Void) -> Bool {
+        guard Self.poll(for: Self.catchUpNanoseconds, until: { pending.pointee.load(ordering: .acquiring) == 0 }) else { return false }
         withoutActuallyEscaping(body) { body in
             self.body = body
             self.tasks = tasks
