@@ -1,7 +1,9 @@
 // The floor under enqueue→start on PostgreSQL, for scripts/bench/queue_pg_bench.py: one libpq connection commits
-// an insert and a NOTIFY (the least an enqueue that wakes a worker does), a second one, listening, receives it.
-// Both are polled from this one thread, so no thread hand-off is counted. Prints one latency per line, in
-// milliseconds from just before the commit was sent to the notification's arrival.
+// an insert and a NOTIFY (the least an enqueue that wakes a worker does), a second one, listening, receives it,
+// then commits an update of the inserted row (the least a claim that is durable before its job starts does: one
+// more commit and its WAL flush). Both are polled from this one thread, so no thread hand-off is counted. Prints
+// two latencies per line, in milliseconds from just before the enqueue's commit was sent: to the notification's
+// arrival, and to the claim's commit returning.
 //
 //   cc -O2 notify_floor.c -I"$(pg_config --includedir)" -lpq -o notify_floor
 //   ./notify_floor CONNINFO COUNT INTERVAL_MS
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     run(sender, "SET client_min_messages = warning");
-    run(sender, "CREATE TABLE IF NOT EXISTS notify_floor (id bigserial PRIMARY KEY)");
+    run(sender, "CREATE TABLE IF NOT EXISTS notify_floor (id bigserial PRIMARY KEY, claimed boolean NOT NULL DEFAULT false)");
     run(listener, "LISTEN notify_floor");
     for (int i = 0; i < count; i++) {
         usleep(interval * 1000);
@@ -55,7 +57,9 @@ int main(int argc, char **argv) {
             }
         }
         PQfreemem(notification);
-        printf("%.3f\n", milliseconds() - start);
+        double received = milliseconds() - start;
+        run(listener, "UPDATE notify_floor SET claimed = true WHERE id = (SELECT max(id) FROM notify_floor)");
+        printf("%.3f %.3f\n", received, milliseconds() - start);
     }
     PQfinish(sender);
     PQfinish(listener);
