@@ -46,43 +46,39 @@ public final class PostgresJobQueue: Sendable {
     public func enqueue(_ description: RunDescription) throws -> EnqueueResult {
         let ordered = try description.validate()
         let now = self.now
-        // Four round trips for a run of one job (begin with the lock, the run, its job, commit): the enqueue is part
-        // of every enqueue→start wait.
-        return try connection.transaction(openingWith: "SELECT pg_advisory_xact_lock(\(Self.enqueueLock))") {
-            if let key = description.uniqueKey,
-               let row = try connection.queryOne("SELECT id, first_job_id, last_job_id FROM job_runs WHERE unique_key = $1", key),
-               let id = row.int64("id"), let first = row.int64("first_job_id"), let last = row.int64("last_job_id") {
-                return EnqueueResult(runID: RunID(id), jobIDs: (first...last).map(JobID.init), existing: true)
+        // One round trip (`adapt_enqueue`): the enqueue is part of every enqueue→start wait.
+        var offsets: [String: Int] = [:]
+        var steps: [JSONValue] = []
+        var dependencies: [JSONValue] = []
+        for (offset, step) in ordered.enumerated() {
+            let parents = Array(Set(step.dependsOn)).sorted()
+            offsets[step.name] = offset
+            steps.append(.object([
+                "place": .int(offset), "name": .string(step.name), "kind": .string(step.kind),
+                "state": .string((parents.isEmpty ? JobState.ready : .pending).rawValue), "priority": .int(step.priority),
+                "run_at": .int(Int(step.runAt ?? now)), "max_attempts": .int(step.maxAttempts),
+                "lease_ms": step.leaseMilliseconds.map { .int(Int($0)) } ?? .null,
+                "input": .string(JobJSON.canonicalString(step.input)), "waiting_on": .int(parents.count),
+                "note": .string(parents.isEmpty ? "enqueued" : "enqueued; waits for \(parents.count) parent(s)"),
+            ]))
+            for parent in parents {
+                dependencies.append(.object(["job": .int(offset), "parent": .int(offsets[parent]!)]))
             }
-            // The next job id is read in this statement, after the lock was taken (its snapshot is the statement's).
-            let runRow = try connection.queryOne("""
-                INSERT INTO job_runs (kind, name, unique_key, manifest, created_at, first_job_id, last_job_id)
-                SELECT $1, $2, $3, $4, $5, next.id, next.id + $6 FROM (SELECT coalesce(max(id), 0) + 1 AS id FROM jobs) AS next
-                RETURNING id, first_job_id
-                """, description.kind, description.name, description.uniqueKey,
-                JobJSON.canonicalString(description.manifest), now, Int64(ordered.count) - 1)
-            let runID = RunID(runRow?.int64("id") ?? 0)
-            let first = runRow?.int64("first_job_id") ?? 1
-            var ids: [String: JobID] = [:]
-            for (offset, step) in ordered.enumerated() {
-                let id = JobID(first + Int64(offset))
-                let parents = Array(Set(step.dependsOn)).sorted()
-                let state: JobState = parents.isEmpty ? .ready : .pending
-                let note = parents.isEmpty ? "enqueued" : "enqueued; waits for \(parents.count) parent(s)"
-                try connection.run("""
-                    INSERT INTO jobs (id, run_id, name, kind, state, priority, run_at, max_attempts, lease_ms, input,
-                                      waiting_on, transition_note, created_at, updated_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-                    """, id, runID, step.name, step.kind, state.rawValue, step.priority, step.runAt ?? now,
-                    step.maxAttempts, step.leaseMilliseconds,
-                    JobJSON.canonicalString(step.input), parents.count, note, now, now)
-                ids[step.name] = id
-                for parent in parents {
-                    try connection.run("INSERT INTO job_dependencies (job_id, depends_on) VALUES ($1, $2)", id, ids[parent]!)
-                }
-            }
-            return EnqueueResult(runID: runID, jobIDs: description.steps.map { ids[$0.name]! }, existing: false)
         }
+        let row = try connection.queryOne("""
+            SELECT run_id, first_job_id, last_job_id, existing::int AS existing
+            FROM adapt_enqueue($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)
+            """, description.kind, description.name, description.uniqueKey, JobJSON.canonicalString(description.manifest),
+            now, JobJSON.canonicalString(JSONValue.array(steps)), JobJSON.canonicalString(JSONValue.array(dependencies)))
+        guard let row, let run = row.int64("run_id"), let first = row.int64("first_job_id"),
+              let last = row.int64("last_job_id") else {
+            throw StorageError.postgres(sqlstate: "", message: "adapt_enqueue returned no run", sql: "adapt_enqueue")
+        }
+        if row.bool("existing") == true {
+            return EnqueueResult(runID: RunID(run), jobIDs: (first...last).map(JobID.init), existing: true)
+        }
+        return EnqueueResult(runID: RunID(run), jobIDs: description.steps.map { JobID(first + Int64(offsets[$0.name]!)) },
+                             existing: false)
     }
 
     // MARK: Cancel, retry

@@ -16,11 +16,12 @@ import Storage
 /// `serverSideClaims` (the claim and the group commit as server-side functions), `eventNotifications` (a
 /// notification per event-writing transaction while someone follows the stream), `runAnnouncements` (which
 /// supervisor announces a run that ended), `runAnnouncementDelivery` (announcements made at least once),
-/// `oneWritePerTransition` (a state change writes its row once) and `orderedSingleKindClaims`.
+/// `oneWritePerTransition` (a state change writes its row once), `orderedSingleKindClaims` and `serverSideEnqueue`.
 public enum PostgresJobSchema {
     public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims,
                                                                           eventNotifications, runAnnouncements, runAnnouncementDelivery,
-                                                                          oneWritePerTransition, orderedSingleKindClaims])
+                                                                          oneWritePerTransition, orderedSingleKindClaims,
+                                                                          serverSideEnqueue])
 
     /// The channel `jobs_notify_claimable` notifies.
     public static let channel = "adapt_jobs"
