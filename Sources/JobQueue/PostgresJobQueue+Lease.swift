@@ -133,6 +133,7 @@ extension PostgresJobQueue {
         guard !batch.isEmpty else { return ([], []) }
         let rows = batch.map { finished in
             JSONValue.object(["id": .int(Int(finished.claim.jobID.value)), "attempt": .int(Int(finished.claim.token)),
+                              "owner": .string(finished.claim.owner),
                               "output": .string(JobJSON.canonicalString(finished.output)),
                               "note": .string("completed by \(finished.claim.owner)"),
                               "claim_next": .bool(claimNext && finished.claimNext),

@@ -6,7 +6,7 @@ import Storage
 /// The database guarantees the same invariants as on SQLite, so no code path can forget them:
 /// - only the moves of `JobState.transitions` are possible (trigger `jobs_transition_allowed`);
 /// - every state change appends an event carrying the statement's `transition_note` and `updated_at`
-///   (`jobs_transition_event`), each event continues its job's chain (`job_events_chain`), and events are
+///   (`jobs_transition_event`, one insert per statement since `eventsPerStatement`), each event continues its job's chain (`job_events_chain`), and events are
 ///   never rewritten (`job_events_append_only`);
 /// - a job lies in its run's id range and never leaves it (`jobs_within_run`, `jobs_stay_in_their_run`);
 /// - a lease exists exactly while a job runs, a running job's attempt (its fencing token) is at least 1.
@@ -16,12 +16,13 @@ import Storage
 /// `serverSideClaims` (the claim and the group commit as server-side functions), `eventNotifications` (a
 /// notification per event-writing transaction while someone follows the stream), `runAnnouncements` (which
 /// supervisor announces a run that ended), `runAnnouncementDelivery` (announcements made at least once),
-/// `oneWritePerTransition` (a state change writes its row once), `orderedSingleKindClaims` and `serverSideEnqueue`.
+/// `oneWritePerTransition` (a state change writes its row once), `orderedSingleKindClaims`, `serverSideEnqueue`,
+/// `eventsPerStatement` (one insert of events per statement) and `completionsByKey` (a group commit's fence).
 public enum PostgresJobSchema {
     public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims,
                                                                           eventNotifications, runAnnouncements, runAnnouncementDelivery,
                                                                           oneWritePerTransition, orderedSingleKindClaims,
-                                                                          serverSideEnqueue])
+                                                                          serverSideEnqueue, eventsPerStatement, completionsByKey])
 
     /// The channel `jobs_notify_claimable` notifies.
     public static let channel = "adapt_jobs"

@@ -86,6 +86,49 @@ import Testing
         #expect(try fixture.snapshot() == before)
     }
 
+    /// Version 10 moved the appending of events from row triggers to statement triggers: a run started before it
+    /// carries on after it with every job's chain of events unbroken.
+    @Test func aRunInFlightAcrossTheMoveToOneEventInsertPerStatementKeepsItsEventChains() throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let old = try PostgresConnection(target)
+        try old.migrate(Schema(component: "jobqueue", migrations: Array(PostgresJobSchema.schema.migrations.prefix(9))))
+        let step = { (place: Int, name: String, state: String, waiting: Int) in
+            "{\"place\":\(place),\"name\":\"\(name)\",\"kind\":\"test\",\"state\":\"\(state)\",\"priority\":0,\"run_at\":0,"
+                + "\"max_attempts\":3,\"lease_ms\":null,\"input\":\"{}\",\"waiting_on\":\(waiting),\"note\":\"created\"}"
+        }
+        try old.execute("""
+            SELECT * FROM adapt_enqueue('t', 'before', NULL, '{}', 0,
+                '[\(step(0, "a", "ready", 0)), \(step(1, "b", "pending", 1))]', '[{"job":1,"parent":0}]')
+            """)
+        try old.execute("SELECT * FROM adapt_claim('old-host', 0, NULL, 60000, ARRAY['test'], 1)")
+
+        let queue = try PostgresJobQueue(connectionString: target, clock: ManualClock(1_000))
+        let held = Claim(jobID: JobID(1), runID: RunID(1), name: "a", kind: "test", input: .object([:]), token: 1,
+                         maxAttempts: 3, owner: "old-host", leaseExpiresAt: 60_000, leaseMilliseconds: 60_000)
+        let request = ClaimRequest(kinds: ["test"], owner: "old-host", leaseMilliseconds: 60_000)
+        let impostor = Claim(jobID: JobID(1), runID: RunID(1), name: "a", kind: "test", input: .object([:]), token: 1,
+                             maxAttempts: 3, owner: "another-host", leaseExpiresAt: 60_000, leaseMilliseconds: 60_000)
+        #expect(throws: JobQueueError.leaseLost(JobID(1), token: 1), "a group commit names the lease's owner") {
+            try queue.complete(impostor, output: .null, alsoInTransaction: nil, thenClaim: request)
+        }
+        let next = try #require(try queue.complete(held, output: .null, alsoInTransaction: nil, thenClaim: request))
+        #expect(next.jobID == JobID(2))
+        #expect(try queue.complete(next, output: .null, alsoInTransaction: nil, thenClaim: request) == nil)
+
+        let events = try old.query("SELECT id, job_id, previous_id, to_state FROM job_events ORDER BY id")
+        var last: [Int64: Int64] = [:]
+        for event in events {
+            let job = try #require(event.int64("job_id")), id = try #require(event.int64("id"))
+            #expect(event.int64("previous_id") == last[job], "event \(id) continues job \(job)'s chain")
+            last[job] = id
+        }
+        #expect(events.map { $0.string("to_state") ?? "" }.sorted()
+                == ["pending", "ready", "ready", "running", "running", "succeeded", "succeeded"])
+        for (job, id) in last {
+            #expect(try old.scalar("SELECT last_event_id FROM jobs WHERE id = \(job)").integerValue == id)
+        }
+    }
+
     @Test func aDatabaseWithAnotherProgramsTablesIsRefused() throws {
         let target = try PostgresCluster.shared().makeDatabase()
         let other = try PostgresConnection(target)
