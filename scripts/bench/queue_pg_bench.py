@@ -53,6 +53,17 @@ class Databases:
     def url(self, name):
         return f"postgresql://{self.user}@/{name}?host={self.socket_dir}&port={self.port}"
 
+    def settle(self, timeout=30):
+        """Waits for the server to finish what earlier measurements left it (autovacuum of the drained databases,
+        then a checkpoint, then the disk written back), so a latency measurement does not meet another system's
+        after-effects: whoever came first after the drains met them all."""
+        deadline = time.time() + timeout
+        busy = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"
+        while self.admin.execute(busy).fetchone()[0] > 0 and time.time() < deadline:
+            time.sleep(0.1)
+        self.admin.execute("CHECKPOINT")
+        os.sync()
+
 
 # ---------------------------------------------------------------------------------------------- adapt
 
@@ -194,7 +205,7 @@ def notify_floor(databases, work, count, interval_ms):
 
 # -------------------------------------------------------------------------------------------- report
 
-def measure(systems, jobs, latency_jobs, rounds, log):
+def measure(systems, databases, work, jobs, latency_jobs, rounds, log):
     # Rounds interleave the systems, each round begun by the next one, so a stretch of load on this shared
     # machine falls on all of them; throughput is the median over the rounds.
     samples = {system.name: {} for system in systems}
@@ -208,15 +219,34 @@ def measure(systems, jobs, latency_jobs, rounds, log):
                 r.setdefault(f"drain{w}", []).append(system.drain(jobs, w))
             log(f"round {round + 1} {system.name}: "
                 + ", ".join(f"{w} worker(s) {r[f'drain{w}'][-1]:.0f} jobs/s" for w in WORKERS))
+    # Latency: as many rounds, the floor among the systems, each round begun by the next, each measurement on a
+    # settled server; percentiles over the pooled samples.
+    latencies = {system.name: [] for system in systems}
+    floor, durable = [], []
+    takers = systems + [None]
+    for round in range(rounds):
+        start = round % len(takers)
+        for system in takers[start:] + takers[:start]:
+            if system is None:
+                databases.settle()
+                arrived, committed = notify_floor(databases, work, latency_jobs, 10)
+                floor += arrived
+                durable += committed
+                continue
+            system.fresh()
+            databases.settle()
+            lat = system.latency(latency_jobs, 10)
+            latencies[system.name] += lat
+            log(f"round {round + 1} {system.name}: latency p50 {percentile(lat, 0.5):.2f} ms "
+                f"p99 {percentile(lat, 0.99):.2f} ms")
     rows = {}
     for system in systems:
         r = {key: statistics.median(values) for key, values in samples[system.name].items()}
-        system.fresh()
-        lat = system.latency(latency_jobs, 10)
+        lat = latencies[system.name]
         r["p50"], r["p99"] = percentile(lat, 0.5), percentile(lat, 0.99)
-        log(f"{system.name}: latency p50 {r['p50']:.2f} ms p99 {r['p99']:.2f} ms")
+        log(f"{system.name}: latency p50 {r['p50']:.2f} ms p99 {r['p99']:.2f} ms over {len(lat)} jobs")
         rows[system.name] = r
-    return rows
+    return rows, floor, durable
 
 
 def table(rows, names):
@@ -259,8 +289,7 @@ def main():
                PlainPg(databases, args.work), PgQueuerSystem(databases, args.work)]
     names = [s.name for s in systems]
     started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
-    rows = measure(systems, jobs, latency_jobs, rounds, log)
-    floor, durable = notify_floor(databases, args.work, latency_jobs, 10)
+    rows, floor, durable = measure(systems, databases, args.work, jobs, latency_jobs, rounds, log)
     floor_p50, floor_p99 = percentile(floor, 0.5), percentile(floor, 0.99)
     durable_p50, durable_p99 = percentile(durable, 0.5), percentile(durable, 0.99)
     log(f"floor (insert+NOTIFY commit → received): p50 {floor_p50:.2f} ms p99 {floor_p99:.2f} ms; "
@@ -280,7 +309,8 @@ def main():
         f"PostgreSQL {pg_version} server (fsync on, synchronous_commit on; each system its own database), the "
         f"systems interleaved in one run. Peers: Python {platform.python_version()}, psycopg {psycopg.__version__}, "
         f"PgQueuer {pgqueuer.__version__}. {jobs:,} noop jobs per drain, throughput the median of {rounds} "
-        f"interleaved rounds; {latency_jobs} jobs trickled 10 ms apart to one idle worker for latency.",
+        f"interleaved rounds; latency over {rounds} rounds of {latency_jobs} jobs trickled 10 ms apart to one idle "
+        f"worker, pooled ({rounds * latency_jobs} per system).",
         "",
         table(rows, names),
         "",
@@ -294,9 +324,11 @@ def main():
         "writes completions in buffered batches. adapt records more per job than either: a run row, an event per "
         "transition (by trigger), lease, attempt and fencing columns, all checked by constraints. Idle workers of "
         "all three are woken by NOTIFY. "
-        f"The floor, measured right after the latencies on the same server: a libpq client's insert+NOTIFY reached "
+        "Before each latency measurement the server is left to finish its autovacuum work, checkpointed and the "
+        "disk written back, and the rounds rotate the order, so no system meets what another's drains left behind. "
+        f"The floor, measured in the same rounds on the same server: a libpq client's insert+NOTIFY reached "
         f"a second connection p50 {floor_p50:.2f} ms, p99 {floor_p99:.2f} ms after its commit was sent "
-        f"(scripts/bench/notify_floor.c, {latency_jobs} × 10 ms, one thread, no job table): what any of the three "
+        f"(scripts/bench/notify_floor.c, {rounds} × {latency_jobs} × 10 ms, one thread, no job table): what any of the three "
         "could reach at best on this machine at this load. When the receiving connection then commits an update of "
         f"the row, as a claim that is durable before its job starts must, that commit returned p50 {durable_p50:.2f} "
         f"ms, p99 {durable_p99:.2f} ms after the enqueue's commit was sent: the floor of adapt's and PgQueuer's "
