@@ -17,9 +17,8 @@ import TestSupport
     static let lease = 3000
     /// A cut the lease outlasts by far, begun as the train step starts. A statement sent while the link is down is
     /// delayed, not failed: Linux sends it again 0.2, 0.6 and 1.4 s later (its minimum retransmission timeout,
-    /// doubling), within the 2 s a connection waits for an answer; a heartbeat due meanwhile waits behind the
-    /// step's statement on the worker's connection. A cut of 2.5 s, shorter than the lease but past the 1.4 s
-    /// resend, lost the lease. Not scaled by `Slowdown`: it must stay this short.
+    /// doubling), within the 2 s a connection waits for an answer. A cut of 2.5 s, shorter than the lease but past
+    /// the 1.4 s resend, lost the lease. Not scaled by `Slowdown`: it must stay this short.
     static let shortCut = Duration.milliseconds(1000)
     /// How long the test waits for each moment of the chaos: a night takes 20 to 30 s in all, so a wait this long
     /// means the moment never comes (a broken fence keeps the rescued step from running elsewhere, say).
