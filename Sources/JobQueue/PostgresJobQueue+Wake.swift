@@ -5,21 +5,65 @@ import Storage
 /// job's kind whenever a job becomes ready or failed (an enqueue, a dependency finishing, a retry, a rescue),
 /// delivered when that transaction commits. The worker listens on a connection of its own, since waiting
 /// holds it, and polls for nothing in between.
+///
+/// While its slots wait, the worker also offers them (`offerWaitingSlots`): an enqueue then leases its new jobs
+/// to the worker in its own transaction and notifies each claim on the listening session's own channel
+/// (`PostgresJobSchema.handOffs`), so the job starts without a claim of its own.
 extension PostgresJobQueue {
-    /// Waits until a job of one of `kinds` may have become claimable, or `timeoutMilliseconds` pass (the caller
-    /// passes the time until `nextWakeTime`, which no notification announces). True when notified of one of
-    /// `kinds`. Call `hasClaimableWork` (or claim) before the first wait: notifications sent before this queue
+    /// What ended a wait.
+    public struct Wake: Sendable {
+        /// A job of one of the kinds waited for may have become claimable.
+        public var notified = false
+        /// Jobs an enqueue leased to this worker while it waited: already claimed, to be started (or released).
+        public var handed: [Claim] = []
+
+        public init() {}
+    }
+
+    /// Waits until a job of one of `kinds` may have become claimable, a job is handed over, or
+    /// `timeoutMilliseconds` pass (the caller passes the time until `nextWakeTime`, which no notification
+    /// announces). Call `hasClaimableWork` (or claim) before the first wait: notifications sent before this queue
     /// first listened are not delivered.
-    public func waitForWork(kinds: [String], timeoutMilliseconds: Int) throws -> Bool {
-        let connection = try listening()
+    public func waitForWork(kinds: [String], timeoutMilliseconds: Int) throws -> Wake {
+        let session = try listening()
         let deadline = clock.nowMilliseconds() + Int64(timeoutMilliseconds)
         while true {
             let left = Int(deadline - clock.nowMilliseconds())
-            guard left > 0 else { return false }
-            let received = try connection.waitForNotifications(timeoutMilliseconds: left)
-            if received.contains(where: { kinds.contains($0.payload) }) { return true }
-            if received.isEmpty { return false }
+            guard left > 0 else { return Wake() }
+            let received = try session.connection.waitForNotifications(timeoutMilliseconds: left)
+            var wake = Wake()
+            for notification in received {
+                if notification.channel == session.handOffChannel {
+                    wake.handed.append(try handedClaim(notification.payload))
+                } else if kinds.contains(notification.payload) {
+                    wake.notified = true
+                }
+            }
+            if wake.notified || !wake.handed.isEmpty || received.isEmpty { return wake }
         }
+    }
+
+    /// Offers `slots` free slots of the worker claiming with `request` to enqueues (zero withdraws the offer),
+    /// and returns the free slots the offer had just before (nil when there was none): fewer than were offered
+    /// means enqueues took some, whose claims are on their way. Written from the listening session and
+    /// committed asynchronously: an offer lost in a crash of the server went with the session that made it.
+    @discardableResult
+    public func offerWaitingSlots(_ slots: Int, for request: ClaimRequest) throws -> Int? {
+        let session = try listening()
+        if slots == 0 {
+            return try session.connection.queryOne("DELETE FROM job_waiters WHERE owner = $1 RETURNING free_slots",
+                                                   request.owner)?.int("free_slots")
+        }
+        return try session.connection.queryOne("""
+            WITH previous AS (SELECT free_slots FROM job_waiters WHERE owner = $1 FOR UPDATE)
+            INSERT INTO job_waiters (owner, listener_pid, kinds, free_slots, lease_override, default_lease, updated_at)
+            VALUES ($1, pg_backend_pid(), \(Self.textArray(2)), $3, $4, $5, $6)
+            ON CONFLICT (owner) DO UPDATE SET listener_pid = excluded.listener_pid, kinds = excluded.kinds,
+                free_slots = excluded.free_slots, lease_override = excluded.lease_override,
+                default_lease = excluded.default_lease, updated_at = excluded.updated_at
+            RETURNING (SELECT free_slots FROM previous) AS previous
+            """, request.owner, Self.jsonArray(request.kinds), slots,
+            request.overridesJobLeases ? request.leaseMilliseconds : nil, request.leaseMilliseconds, now)?.int("previous")
     }
 
     /// Opens the listening connection on first use (or again after it broke).
@@ -27,14 +71,43 @@ extension PostgresJobQueue {
         _ = try listening()
     }
 
-    private func listening() throws -> PostgresConnection {
+    /// The connection a worker waits on (holding the lock that says it lives) and the channel of its handed jobs.
+    struct ListeningSession: Sendable {
+        let connection: PostgresConnection
+        let handOffChannel: String
+    }
+
+    private func listening() throws -> ListeningSession {
         try listener.withLock { current in
-            if let current, current.isConnected { return current }
+            if let current, current.connection.isConnected { return current }
             let opened = try PostgresConnection(connectionString)
+            try opened.execute("SET synchronous_commit = off")
+            let pid = try opened.scalar("SELECT pg_backend_pid()").integerValue ?? 0
+            try opened.run("SELECT pg_advisory_lock($1::int, $2::int)", Int64(PostgresJobSchema.waiterLockClass), pid)
             try opened.listen(PostgresJobSchema.channel)
-            current = opened
-            return opened
+            let session = ListeningSession(connection: opened, handOffChannel: PostgresJobSchema.handOffChannel(listenerPID: Int(pid)))
+            try opened.listen(session.handOffChannel)
+            current = session
+            return session
         }
+    }
+
+    /// The claim `adapt_hand_off` notified: the row `adapt_claim` would have returned, as JSON.
+    private func handedClaim(_ payload: String) throws -> Claim {
+        let fields = try JobJSON.decode(payload, context: "a handed job")
+        let id = fields["id"]?.intValue.map(Int64.init) ?? 0
+        let input = try fields["input"]?.stringValue.map { text in
+            do { return try JobJSON.decode(text, context: "input") } catch {
+                throw JobQueueError.corruptRow(table: "jobs", id: id, column: "input")
+            }
+        }
+        let lease = Int64(fields["lease_length"]?.intValue ?? 0)
+        return Claim(jobID: JobID(id), runID: RunID(Int64(fields["run_id"]?.intValue ?? 0)),
+                     name: fields["name"]?.stringValue ?? "", kind: fields["kind"]?.stringValue ?? "",
+                     input: input ?? .null, token: Int64(fields["attempt"]?.intValue ?? 0),
+                     maxAttempts: fields["max_attempts"]?.intValue ?? 1, owner: fields["owner"]?.stringValue ?? "",
+                     leaseExpiresAt: now + lease, leaseMilliseconds: lease,
+                     hasDependents: fields["has_dependents"]?.boolValue ?? true)
     }
 }
 

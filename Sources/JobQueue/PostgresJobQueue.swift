@@ -21,7 +21,7 @@ public final class PostgresJobQueue: Sendable {
     public let retryPolicy: RetryPolicy
     /// Kept to open the listening connection of `waitForWork` on first use.
     let connectionString: String
-    let listener = Locked<PostgresConnection?>(nil)
+    let listener = Locked<ListeningSession?>(nil)
 
     /// Connects to `connectionString` (`postgres://…`) and brings the engine's tables up to date (or refuses a
     /// newer schema).

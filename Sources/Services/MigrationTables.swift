@@ -44,8 +44,10 @@ enum MigrationTables {
     /// Tables that are not copied as rows: the schema record (each side writes its own), and on PostgreSQL the
     /// blob store, copied blob by blob (`BlobCopy`) so every digest is checked, and the sessions following the
     /// event stream (`PostgresJobSchema.eventNotifications`), which mean nothing on another server, and which
-    /// supervisor announced a run's end (`PostgresJobSchema.runAnnouncements`), which no one announces again.
-    static let bookkeeping: Set<String> = ["adapt_schema", "blobs", "blob_chunks", "job_event_followers", "job_run_announcements"]
+    /// supervisor announced a run's end (`PostgresJobSchema.runAnnouncements`), which no one announces again, and
+    /// the workers waiting for work now (`PostgresJobSchema.handOffs`).
+    static let bookkeeping: Set<String> = ["adapt_schema", "blobs", "blob_chunks", "job_event_followers", "job_run_announcements",
+                                           "job_waiters"]
 
     // MARK: Checks before anything is written
 

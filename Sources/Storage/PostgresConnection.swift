@@ -193,7 +193,9 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
 
     /// Subscribes this connection to `channel` (a plain identifier chosen by the code, never user text).
     public func listen(_ channel: String) throws {
-        precondition(channel.utf8.allSatisfy { $0 == 0x5F || ($0 >= 0x61 && $0 <= 0x7A) }, "channel names are lowercase identifiers")
+        precondition(channel.utf8.first.map { $0 >= 0x61 && $0 <= 0x7A } == true
+                     && channel.utf8.allSatisfy { $0 == 0x5F || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) },
+                     "channel names are lowercase identifiers")
         try execute("LISTEN \(channel)")
     }
 

@@ -60,10 +60,11 @@ final class WaitingSlots: @unchecked Sendable {
         return due
     }
 
-    /// Blocks the source's thread while no slot waits; when stopped, resumes every waiter and returns false.
-    func awaitWaiters() -> Bool {
+    /// Blocks the source's thread while no slot waits (unless `blocking` is false); when stopped, resumes every
+    /// waiter and returns false.
+    func awaitWaiters(blocking: Bool = true) -> Bool {
         condition.lock()
-        while waiters.isEmpty && !stopped { condition.wait() }
+        while blocking && waiters.isEmpty && !stopped { condition.wait() }
         guard !stopped else {
             let all = waiters
             waiters.removeAll()

@@ -108,13 +108,14 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
     private let waiter: any WorkSignal
     private let commits: GroupCommit<Engine>
     private let outage: OutageBackoff
-    private let state = Locked(State())
+    private let state: Locked<State>
 
     struct State {
         var stopRequests = 0
         var summary = WorkerSummary()
         var interrupters: [JobID: Interrupter] = [:]
-        /// Jobs one slot claimed for its idle siblings, not yet taken by one (see `claimOne`).
+        /// Jobs one slot claimed for its idle siblings (see `claimOne`), or the engine leased to this worker while
+        /// its slots waited (`WorkerEngine.workSignal`), not yet taken by one.
         var handed: [Claim] = []
         /// Jobs asked for by claims under way, so two slots claiming at once do not both claim for the same free
         /// slots.
@@ -127,7 +128,11 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         self.body = body
         outage = OutageBackoff(log: options.log)
         monitor = HeartbeatMonitor(queue: queue, outage: outage)
-        waiter = queue.workSignal(kinds: options.kinds, pollMicroseconds: options.pollMicroseconds)
+        let state = Locked(State())
+        self.state = state
+        waiter = queue.workSignal(for: options.claimRequest, pollMicroseconds: options.pollMicroseconds) { claim in
+            state.withLock { $0.handed.append(claim) }
+        }
         commits = GroupCommit(queue: queue, request: options.claimRequest)
     }
 

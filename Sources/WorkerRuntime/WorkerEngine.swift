@@ -5,8 +5,10 @@ import Storage
 /// completion hook reaches the engine's connection, and how an unreachable database is told apart from other
 /// errors and reconnected to. `JobQueue` (SQLite) and `PostgresJobQueue` conform.
 public protocol WorkerEngine: JobEngine {
-    /// Where idle slots of a worker claiming `kinds` wait for work.
-    func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal
+    /// Where idle slots of a worker claiming with `request` wait for work. An engine that leases new jobs to
+    /// waiting workers itself gives each such claim to `handOff` and wakes a slot to take it.
+    func workSignal(for request: ClaimRequest, pollMicroseconds: Int,
+                    handOff: @escaping @Sendable (Claim) -> Void) -> any WorkSignal
     /// Claims up to `limit` due jobs for a slot that found itself idle (and the idle siblings it hands them to);
     /// none when nothing is due.
     func claimDue(_ request: ClaimRequest, limit: Int) throws -> [Claim]
@@ -47,7 +49,8 @@ public struct WorkSignalMark: Sendable, Equatable {
 }
 
 extension JobQueue: WorkerEngine {
-    public func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal {
+    public func workSignal(for request: ClaimRequest, pollMicroseconds: Int,
+                           handOff: @escaping @Sendable (Claim) -> Void) -> any WorkSignal {
         WorkWaiter(database: database, clock: clock, pollMicroseconds: pollMicroseconds)
     }
 
@@ -71,8 +74,9 @@ extension JobQueue: WorkerEngine {
 }
 
 extension PostgresJobQueue: WorkerEngine {
-    public func workSignal(kinds: [String], pollMicroseconds: Int) -> any WorkSignal {
-        NotificationWaiter(queue: self, kinds: kinds)
+    public func workSignal(for request: ClaimRequest, pollMicroseconds: Int,
+                           handOff: @escaping @Sendable (Claim) -> Void) -> any WorkSignal {
+        NotificationWaiter(queue: self, request: request, handOff: handOff)
     }
 
     /// The claim is its own look: one that finds nothing locks no row and commits nothing, so a read before it

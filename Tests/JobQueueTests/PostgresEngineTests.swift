@@ -39,9 +39,9 @@ import Testing
         let target = try #require(fixture.connectionString)
         let idle = try PostgresJobQueue(connectionString: target)
         try idle.startListening()
-        #expect(try !idle.waitForWork(kinds: ["test"], timeoutMilliseconds: 50), "nothing enqueued: the wait times out")
+        #expect(try !idle.waitForWork(kinds: ["test"], timeoutMilliseconds: 50).notified, "nothing enqueued: the wait times out")
         try fixture.enqueue(["other"], kind: "other")
-        #expect(try !idle.waitForWork(kinds: ["test"], timeoutMilliseconds: 100), "another kind does not wake it")
+        #expect(try !idle.waitForWork(kinds: ["test"], timeoutMilliseconds: 100).notified, "another kind does not wake it")
         var wakes: [Double] = []
         for round in 0..<20 {
             let enqueuer = Thread {
@@ -50,7 +50,7 @@ import Testing
             }
             let start = DispatchTime.now().uptimeNanoseconds
             enqueuer.start()
-            #expect(try idle.waitForWork(kinds: ["test"], timeoutMilliseconds: 5_000))
+            #expect(try idle.waitForWork(kinds: ["test"], timeoutMilliseconds: 5_000).notified)
             wakes.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 - 20)
             #expect(try idle.claim(kinds: ["test"], owner: "idle", leaseMilliseconds: 60_000) != nil)
         }
@@ -69,7 +69,7 @@ import Testing
         try idle.startListening()
         let first = try #require(try fixture.claim(["first"]))
         try fixture.queue.complete(first, output: .null)
-        #expect(try idle.waitForWork(kinds: ["second"], timeoutMilliseconds: 5_000))
+        #expect(try idle.waitForWork(kinds: ["second"], timeoutMilliseconds: 5_000).notified)
     }
 
     @Test func migrationsAreRecordedAndANewerSchemaIsRefusedUntouched() throws {

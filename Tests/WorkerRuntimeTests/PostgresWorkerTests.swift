@@ -95,6 +95,46 @@ import WorkerRuntime
 
     /// Finishing jobs are not notified on PostgreSQL; a worker told to exit when idle still notices that the job
     /// another host ran has finished, rather than waiting for that job's lease to run out.
+    /// An idle worker offers its slots; an enqueue leases the job to it in its own transaction, and the worker
+    /// starts it without claiming. Stopping withdraws the offer.
+    @Test func anIdleWorkerStartsAJobHandedToItWithoutAClaimOfItsOwn() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let other = try PostgresJobQueue(connectionString: target)
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 2), body: NoopJob.body)
+        let running = Task { try await worker.run() }
+        try await waitUntil("both slots offered") { try count(other, "SELECT free_slots FROM job_waiters") == 2 }
+        let id = try other.enqueue(noops(1)).jobIDs[0]
+        try await waitUntil("the job ran") { try other.job(id).state == .succeeded }
+        #expect(try other.events(job: id).map(\.message).contains("claimed by \(worker.options.owner) at enqueue"))
+        worker.requestStop()
+        let summary = try await running.value
+        #expect(summary.succeeded == 1)
+        try await waitUntil("the offer withdrawn", timeout: .seconds(5)) { try count(other, "SELECT count(*) FROM job_waiters") == 0 }
+    }
+
+    /// The offer can be a moment behind the slots: a job handed when none is free any more goes back at once
+    /// and runs once a slot frees.
+    @Test func aJobHandedWhenNoSlotIsFreeIsReleasedAndRunsLater() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let other = try PostgresJobQueue(connectionString: target)
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 1), body: NoopJob.body)
+        let running = Task { try await worker.run() }
+        try await waitUntil("the slot offered") { try count(other, "SELECT free_slots FROM job_waiters") == 1 }
+        let long = try other.enqueue(noops(1, sleep: 1_000)).jobIDs[0]
+        try await waitUntil("the long job running") { try other.job(long).state == .running }
+        #expect(try count(other, "SELECT free_slots FROM job_waiters") == 0, "the enqueue took the slot on offer")
+        // A stale offer, as if written just before the slot took the long job.
+        try other.connection.run("UPDATE job_waiters SET free_slots = 1")
+        let late = try other.enqueue(noops(1)).jobIDs[0]
+        try await waitUntil("both jobs ran") { try other.job(long).state == .succeeded && other.job(late).state == .succeeded }
+        let notes = try other.events(job: late).map(\.message)
+        #expect(notes.contains("released: handed to \(worker.options.owner) when no slot of it was free"), "\(notes)")
+        worker.requestStop()
+        _ = try await running.value
+    }
+
     @Test func aWorkerExitingWhenIdleLeavesSoonAfterTheLastJobElsewhereFinishes() async throws {
         let target = try PostgresCluster.shared().makeDatabase()
         let queue = try PostgresJobQueue(connectionString: target)
