@@ -3,7 +3,8 @@ import Foundation
 import JobQueue
 
 /// Where an idle worker's slots wait on PostgreSQL: one thread listens for the engine's notifications
-/// (`PostgresJobQueue.waitForWork`, LISTEN/NOTIFY) for as long as the worker runs.
+/// (`PostgresJobQueue.waitForWork`, LISTEN/NOTIFY) while any slot waits or a handed job may still arrive, and
+/// sleeps on a condition otherwise.
 ///
 /// A notification of one of the worker's kinds wakes one waiting slot: the slots share one connection, so waking
 /// all of them for one new job would queue their looks one behind the other, the one that finds the job perhaps
