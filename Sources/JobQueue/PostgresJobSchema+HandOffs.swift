@@ -4,7 +4,8 @@ extension PostgresJobSchema {
     static let waiterLockClass: Int32 = 0x61_64_77_74  // "adwt"
 
     /// The channel a waiting worker's listener hears its handed jobs on: its own session's, by backend pid.
-    static func handOffChannel(listenerPID: Int) -> String { "adapt_handoff_\(listenerPID)" }
+    static func handOffChannel(listenerPID: Int) -> String { handOffChannelPrefix + String(listenerPID) }
+    static let handOffChannelPrefix = "adapt_handoff_"
 
     /// An enqueue hands its new jobs to workers already waiting for them, in its own transaction (Temporal's
     /// "sync match"). Before, a job enqueued to an idle fleet reached a worker through the enqueue's commit, a
@@ -59,9 +60,10 @@ extension PostgresJobSchema {
             END LOOP;
             CONTINUE WHEN NOT FOUND;
             lease := coalesce(waiter.lease_override, job.lease_ms, waiter.default_lease);
-            payload := json_build_object('owner', waiter.owner, 'id', job.id, 'run_id', job.run_id, 'name', job.name, 'kind', job.kind,
-                                         'input', job.input, 'attempt', job.attempt + 1,
-                                         'max_attempts', job.max_attempts, 'lease_length', lease,
+            payload := json_build_object('owner', waiter.owner, 'id', job.id, 'run_id', job.run_id,
+                                         'name', job.name, 'kind', job.kind, 'input', job.input,
+                                         'attempt', job.attempt + 1, 'max_attempts', job.max_attempts,
+                                         'lease_length', lease,
                                          'has_dependents', EXISTS (SELECT 1 FROM job_dependencies d
                                                                    WHERE d.depends_on = job.id))::text;
             CONTINUE WHEN octet_length(payload) >= 7900;
@@ -70,7 +72,7 @@ extension PostgresJobSchema {
                             transition_note = 'claimed by ' || waiter.owner || ' at enqueue'
             WHERE jobs.id = job.id;
             UPDATE job_waiters SET free_slots = free_slots - 1 WHERE owner = waiter.owner;
-            PERFORM pg_notify('adapt_handoff_' || waiter.listener_pid, payload);
+            PERFORM pg_notify('\(handOffChannelPrefix)' || waiter.listener_pid, payload);
         END LOOP;
     END $$;
 

@@ -87,8 +87,6 @@ public struct JobControl: Sendable {
         try queue.rescueExpiredLeases()
     }
 
-    /// Deletes the finished runs older than `days`, then collects the blobs they alone owned (snapshots,
-    /// adapters, checkpoints) from `blobs`.
     /// Deletes finished runs older than `days`, then collects the blobs nothing owns now: on PostgreSQL the
     /// database's own blob table, on SQLite the state directory's files (`stateBlobs`, asked only there).
     public func pruneHistory(olderThanDays days: Double, stateBlobs: () throws -> BlobStore) throws
