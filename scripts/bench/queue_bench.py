@@ -49,7 +49,7 @@ def wait_for(condition, timeout, what):
 # ---------------------------------------------------------------------------------------------- adapt
 
 class Adapt:
-    LATENCY_SQL = "SELECT json_extract(output, '$.start_latency_us') FROM jobs"
+    LATENCY_SQL = "SELECT json_extract(output, '$.start_latency_us') FROM jobs ORDER BY id"
 
     def __init__(self, binary, work, concurrency):
         self.binary, self.work, self.concurrency = binary, work, concurrency
@@ -221,7 +221,7 @@ class PlainSqlite:
                  30, "sqlite3 latency jobs")
         worker.kill()
         worker.wait()
-        return [(r[0] - r[1]) * 1000 for r in self.conn.execute("SELECT started_at, enqueued_at FROM jobs")]
+        return [(r[0] - r[1]) * 1000 for r in self.conn.execute("SELECT started_at, enqueued_at FROM jobs ORDER BY enqueued_at")]
 
     def kill_recovery(self, lease_ms):
         return starts_again(self, lambda: self.insert(sleep_ms=3000))
@@ -446,7 +446,7 @@ class Postgres:
                  30, "postgres latency jobs")
         worker.kill()
         worker.wait()
-        return [(r[0] - r[1]) * 1000 for r in self.conn.execute("SELECT started_at, enqueued_at FROM jobs")]
+        return [(r[0] - r[1]) * 1000 for r in self.conn.execute("SELECT started_at, enqueued_at FROM jobs ORDER BY enqueued_at")]
 
     def kill_recovery(self, lease_ms):
         return starts_again(self, lambda: self.insert(sleep_ms=3000))
