@@ -22,15 +22,15 @@ extension PostgresJobQueue {
 
     /// Waits until a job of one of `kinds` may have become claimable, a job is handed over, or
     /// `timeoutMilliseconds` pass (the caller passes the time until `nextWakeTime`, which no notification
-    /// announces). Call `hasClaimableWork` (or claim) before the first wait: notifications sent before this queue
-    /// first listened are not delivered.
-    public func waitForWork(kinds: [String], timeoutMilliseconds: Int) throws -> Wake {
+    /// announces), or `wakeUp` is raised. Call `hasClaimableWork` (or claim) before the first wait: notifications
+    /// sent before this queue first listened are not delivered.
+    public func waitForWork(kinds: [String], timeoutMilliseconds: Int, wakeUp: WakeUpEvent? = nil) throws -> Wake {
         let session = try listening()
         let deadline = clock.nowMilliseconds() + Int64(timeoutMilliseconds)
         while true {
             let left = Int(deadline - clock.nowMilliseconds())
             guard left > 0 else { return Wake() }
-            let received = try session.connection.waitForNotifications(timeoutMilliseconds: left)
+            let received = try session.connection.waitForNotifications(timeoutMilliseconds: left, wakeUp: wakeUp)
             var wake = Wake()
             for notification in received {
                 if notification.channel == session.handOffChannel {
@@ -54,16 +54,24 @@ extension PostgresJobQueue {
             return try session.connection.queryOne("DELETE FROM job_waiters WHERE owner = $1 RETURNING free_slots",
                                                    request.owner)?.int("free_slots")
         }
-        return try session.connection.queryOne("""
-            WITH previous AS (SELECT free_slots FROM job_waiters WHERE owner = $1 FOR UPDATE)
+        // The old row is locked and read before it is written, by a subquery the update joins: a CTE read only in
+        // RETURNING would run after the write and, refused the row its own statement had just changed, say nil.
+        let lease: Int64? = request.overridesJobLeases ? request.leaseMilliseconds : nil
+        if let previous = try session.connection.queryOne("""
+            UPDATE job_waiters w SET listener_pid = pg_backend_pid(), kinds = \(Self.textArray(2)), free_slots = $3,
+                lease_override = $4, default_lease = $5, updated_at = $6
+            FROM (SELECT owner, free_slots FROM job_waiters WHERE owner = $1 FOR UPDATE) AS previous
+            WHERE w.owner = previous.owner
+            RETURNING previous.free_slots
+            """, request.owner, Self.jsonArray(request.kinds), slots, lease, request.leaseMilliseconds, now) {
+            return previous.int("free_slots")
+        }
+        // Only this worker writes its row while it lives (an enqueue deletes it only when its session is gone).
+        try session.connection.run("""
             INSERT INTO job_waiters (owner, listener_pid, kinds, free_slots, lease_override, default_lease, updated_at)
             VALUES ($1, pg_backend_pid(), \(Self.textArray(2)), $3, $4, $5, $6)
-            ON CONFLICT (owner) DO UPDATE SET listener_pid = excluded.listener_pid, kinds = excluded.kinds,
-                free_slots = excluded.free_slots, lease_override = excluded.lease_override,
-                default_lease = excluded.default_lease, updated_at = excluded.updated_at
-            RETURNING (SELECT free_slots FROM previous) AS previous
-            """, request.owner, Self.jsonArray(request.kinds), slots,
-            request.overridesJobLeases ? request.leaseMilliseconds : nil, request.leaseMilliseconds, now)?.int("previous")
+            """, request.owner, Self.jsonArray(request.kinds), slots, lease, request.leaseMilliseconds, now)
+        return nil
     }
 
     /// Opens the listening connection on first use (or again after it broke).

@@ -205,25 +205,30 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
         public let payload: String
     }
 
-    /// Waits up to `timeoutMilliseconds` for notifications and returns those that arrived (empty on timeout).
-    /// Notifications already received (during an earlier statement) are returned at once.
-    public func waitForNotifications(timeoutMilliseconds: Int) throws -> [Notification] {
+    /// Waits up to `timeoutMilliseconds` for notifications and returns those that arrived (empty on timeout, or
+    /// when `wakeUp` was raised). Notifications already received (during an earlier statement) are returned at once.
+    public func waitForNotifications(timeoutMilliseconds: Int, wakeUp: WakeUpEvent? = nil) throws -> [Notification] {
         try lock.withLock {
             var pending = drainNotifications()
             if !pending.isEmpty { return pending }
             let socket = PQsocket(handle)
             guard socket >= 0 else { throw connectionLost() }
-            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0)]
+            if let wakeUp { descriptors.append(pollfd(fd: wakeUp.descriptor, events: Int16(POLLIN), revents: 0)) }
             let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(timeoutMilliseconds, 0)) * 1_000_000
             while pending.isEmpty {
                 let now = DispatchTime.now().uptimeNanoseconds
                 guard now < deadline else { break }
-                let ready = poll(&descriptor, 1, Int32(min((deadline - now) / 1_000_000 + 1, UInt64(Int32.max))))
+                let ready = poll(&descriptors, nfds_t(descriptors.count),
+                                 Int32(min((deadline - now) / 1_000_000 + 1, UInt64(Int32.max))))
                 if ready < 0 && errno == EINTR { continue }
                 guard ready >= 0 else { throw connectionLost() }
                 if ready == 0 { break }
-                guard PQconsumeInput(handle) == 1 else { throw connectionLost() }
-                pending = drainNotifications()
+                if descriptors[0].revents != 0 {
+                    guard PQconsumeInput(handle) == 1 else { throw connectionLost() }
+                    pending = drainNotifications()
+                }
+                if let wakeUp, descriptors[1].revents != 0, wakeUp.consume() { break }
             }
             return pending
         }

@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Storage
 
 /// Where an idle worker's slots wait on PostgreSQL: one thread listens for the engine's notifications
 /// (`PostgresJobQueue.waitForWork`, LISTEN/NOTIFY) while any slot waits or a handed job may still arrive, and
@@ -16,13 +17,16 @@ import JobQueue
 /// own second connection: waiting holds it.
 ///
 /// The thread also keeps the worker's offer of its waiting slots up to date (`offerWaitingSlots`), so an enqueue
-/// leases its new jobs to them directly. Each handed job goes to `handOff` and wakes one slot; one that arrives
+/// leases its new jobs to them directly; a slot that starts to wait interrupts the thread's wait, so it is
+/// offered at once. Each handed job goes to `handOff` and wakes one slot; one that arrives
 /// when no slot waits any more (the offer was a moment behind) is released at once, for another worker to claim.
 final class NotificationWaiter: WorkSignal, Sendable {
     private let queue: PostgresJobQueue
     private let request: ClaimRequest
     private let handOff: @Sendable (Claim) -> Void
-    private let slots = WaitingSlots()
+    private let slots: WaitingSlots
+    /// Raised when a slot starts to wait, so the listening thread offers it without waiting out its slice.
+    private let slotJoined = WakeUpEvent()
     static let sliceMilliseconds: Int64 = 100
     /// After a failed wait, the pause before the next (the slots back off on their own meanwhile).
     static let failurePauseMicroseconds: UInt32 = 100_000
@@ -31,6 +35,7 @@ final class NotificationWaiter: WorkSignal, Sendable {
         self.queue = queue
         self.request = request
         self.handOff = handOff
+        slots = WaitingSlots(whenASlotStartsWaiting: { [slotJoined] in slotJoined.raise() })
     }
 
     /// Listens before the first look for work, so no notification sent after that look is missed.
@@ -87,7 +92,7 @@ final class NotificationWaiter: WorkSignal, Sendable {
             let timeout = min(Self.sliceMilliseconds, max(0, (nearest ?? .max) - now))
             var wake = PostgresJobQueue.Wake(), failed = false
             do {
-                wake = try queue.waitForWork(kinds: request.kinds, timeoutMilliseconds: Int(timeout))
+                wake = try queue.waitForWork(kinds: request.kinds, timeoutMilliseconds: Int(timeout), wakeUp: slotJoined)
             } catch {
                 usleep(Self.failurePauseMicroseconds)
                 failed = true

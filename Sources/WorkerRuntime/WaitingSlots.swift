@@ -20,6 +20,13 @@ final class WaitingSlots: @unchecked Sendable {
     /// This process's writes and hand-overs (`WorkSignal.noteLocalWrite`, `wakeSibling`).
     var local = 0
 
+    /// Called, unlocked, each time a slot starts to wait.
+    private let joined: @Sendable () -> Void
+
+    init(whenASlotStartsWaiting joined: @escaping @Sendable () -> Void = {}) {
+        self.joined = joined
+    }
+
     /// Call locked.
     var mark: WorkSignalMark { WorkSignalMark(others: others, local: local) }
 
@@ -37,7 +44,7 @@ final class WaitingSlots: @unchecked Sendable {
                 condition.broadcast()
                 return nil
             }
-            if let answer { continuation.resume(returning: answer) }
+            if let answer { continuation.resume(returning: answer) } else { joined() }
         }
     }
 

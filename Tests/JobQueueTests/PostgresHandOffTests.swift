@@ -46,6 +46,18 @@ import Testing
         #expect(try fixture.count("SELECT free_slots FROM job_waiters WHERE owner = 'waiter'") == 0)
     }
 
+    /// The worker learns from each new offer how many of the slots it offered before were taken meanwhile.
+    @Test func aNewOfferSaysHowManyFreeSlotsTheOldOneStillHad() throws {
+        let (fixture, waiter) = try waitingHost()
+        #expect(try waiter.offerWaitingSlots(3, for: request) == nil, "no offer before")
+        try fixture.enqueue(["a"])
+        #expect(try waiter.offerWaitingSlots(3, for: request) == 2, "one slot was taken by the enqueue")
+        #expect(try waiter.offerWaitingSlots(1, for: request) == 3)
+        #expect(try fixture.count("SELECT free_slots FROM job_waiters WHERE owner = 'waiter'") == 1)
+        #expect(try waiter.offerWaitingSlots(0, for: request) == 1)
+        #expect(try waiter.offerWaitingSlots(0, for: request) == nil, "withdrawn already")
+    }
+
     @Test func onlyTheOfferedSlotsAndKindsAreFilledInClaimOrder() throws {
         let (fixture, waiter) = try waitingHost()
         try waiter.offerWaitingSlots(2, for: request)

@@ -113,6 +113,24 @@ import WorkerRuntime
         try await waitUntil("the offer withdrawn", timeout: .seconds(5)) { try count(other, "SELECT count(*) FROM job_waiters") == 0 }
     }
 
+    /// A slot that finishes a handed job is offered again: jobs arriving one by one, each after the last ran, are
+    /// all handed over, however many more of them there are than slots.
+    @Test func aWorkerKeepsTakingHandedJobsLongAfterItsSlotsWereFirstOffered() async throws {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let queue = try PostgresJobQueue(connectionString: target)
+        let other = try PostgresJobQueue(connectionString: target)
+        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 2), body: NoopJob.body)
+        let running = Task { try await worker.run() }
+        for _ in 1...6 {
+            try await waitUntil("both slots offered") { try count(other, "SELECT free_slots FROM job_waiters") == 2 }
+            let id = try other.enqueue(noops(1)).jobIDs[0]
+            try await waitUntil("the job ran") { try other.job(id).state == .succeeded }
+            #expect(try other.events(job: id).map(\.message).contains("claimed by \(worker.options.owner) at enqueue"))
+        }
+        worker.requestStop()
+        #expect(try await running.value.succeeded == 6)
+    }
+
     /// The offer can be a moment behind the slots: a job handed when none is free any more goes back at once
     /// and runs once a slot frees.
     @Test func aJobHandedWhenNoSlotIsFreeIsReleasedAndRunsLater() async throws {
