@@ -399,6 +399,7 @@ import TestSupport
         #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET lease_owner = 'w', lease_expires_at = 5 WHERE id = 1") }
         #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET state = 'paused' WHERE id = 1") }
         #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET input = '{not json' WHERE id = 1") }
+        #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET checkpoint_pointer = '[' WHERE id = 1") }
         #expect(throws: StorageError.self) { try fixture.run("UPDATE jobs SET run_id = 2 WHERE id = 1") }
         #expect(try fixture.snapshot() == before)
     }
