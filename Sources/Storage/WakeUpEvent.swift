@@ -12,27 +12,33 @@ public final class WakeUpEvent: Sendable {
 
     public init() {
         var ends: [Int32] = [-1, -1]
-        // A descriptor the process cannot get is not worth going on without: this is its start-up.
-        precondition(pipe(&ends) == 0, "pipe failed (errno \(errno))")
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        } else {
+            // No descriptor left: the event is inert (poll skips a negative descriptor), and waits end by their
+            // timeouts alone.
+            ends = [-1, -1]
         }
         (descriptor, writingEnd) = (ends[0], ends[1])
     }
 
     deinit {
-        close(descriptor)
-        close(writingEnd)
+        if descriptor >= 0 { close(descriptor) }
+        if writingEnd >= 0 { close(writingEnd) }
     }
 
     public func raise() {
+        guard writingEnd >= 0 else { return }
         var byte: UInt8 = 1
         _ = write(writingEnd, &byte, 1)
     }
 
     /// Clears the raises so far; true when there was one.
     func consume() -> Bool {
+        guard descriptor >= 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: 64)
         var any = false
         while read(descriptor, &buffer, buffer.count) > 0 { any = true }
