@@ -95,14 +95,20 @@ import WorkerRuntime
 
     /// Finishing jobs are not notified on PostgreSQL; a worker told to exit when idle still notices that the job
     /// another host ran has finished, rather than waiting for that job's lease to run out.
+    /// A noop worker with `concurrency` slots running on a new database, and a second engine on it (`other`) to
+    /// enqueue and look with.
+    func runningNoopWorker(concurrency: Int) throws
+        -> (worker: Worker<PostgresJobQueue>, running: Task<WorkerSummary, any Error>, other: PostgresJobQueue) {
+        let target = try PostgresCluster.shared().makeDatabase()
+        let worker = Worker(queue: try PostgresJobQueue(connectionString: target),
+                            options: WorkerOptions(kinds: ["noop"], concurrency: concurrency), body: NoopJob.body)
+        return (worker, Task { try await worker.run() }, try PostgresJobQueue(connectionString: target))
+    }
+
     /// An idle worker offers its slots; an enqueue leases the job to it in its own transaction, and the worker
     /// starts it without claiming. Stopping withdraws the offer.
     @Test func anIdleWorkerStartsAJobHandedToItWithoutAClaimOfItsOwn() async throws {
-        let target = try PostgresCluster.shared().makeDatabase()
-        let queue = try PostgresJobQueue(connectionString: target)
-        let other = try PostgresJobQueue(connectionString: target)
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 2), body: NoopJob.body)
-        let running = Task { try await worker.run() }
+        let (worker, running, other) = try runningNoopWorker(concurrency: 2)
         try await waitUntil("both slots offered") { try count(other, "SELECT free_slots FROM job_waiters") == 2 }
         let id = try other.enqueue(noops(1)).jobIDs[0]
         try await waitUntil("the job ran") { try other.job(id).state == .succeeded }
@@ -116,11 +122,7 @@ import WorkerRuntime
     /// A slot that finishes a handed job is offered again: jobs arriving one by one, each after the last ran, are
     /// all handed over, however many more of them there are than slots.
     @Test func aWorkerKeepsTakingHandedJobsLongAfterItsSlotsWereFirstOffered() async throws {
-        let target = try PostgresCluster.shared().makeDatabase()
-        let queue = try PostgresJobQueue(connectionString: target)
-        let other = try PostgresJobQueue(connectionString: target)
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 2), body: NoopJob.body)
-        let running = Task { try await worker.run() }
+        let (worker, running, other) = try runningNoopWorker(concurrency: 2)
         for _ in 1...6 {
             try await waitUntil("both slots offered") { try count(other, "SELECT free_slots FROM job_waiters") == 2 }
             let id = try other.enqueue(noops(1)).jobIDs[0]
@@ -134,11 +136,7 @@ import WorkerRuntime
     /// The offer can be a moment behind the slots: a job handed when none is free any more goes back at once
     /// and runs once a slot frees.
     @Test func aJobHandedWhenNoSlotIsFreeIsReleasedAndRunsLater() async throws {
-        let target = try PostgresCluster.shared().makeDatabase()
-        let queue = try PostgresJobQueue(connectionString: target)
-        let other = try PostgresJobQueue(connectionString: target)
-        let worker = Worker(queue: queue, options: WorkerOptions(kinds: ["noop"], concurrency: 1), body: NoopJob.body)
-        let running = Task { try await worker.run() }
+        let (worker, running, other) = try runningNoopWorker(concurrency: 1)
         try await waitUntil("the slot offered") { try count(other, "SELECT free_slots FROM job_waiters") == 1 }
         let long = try other.enqueue(noops(1, sleep: 1_000)).jobIDs[0]
         try await waitUntil("the long job running") { try other.job(long).state == .running }
