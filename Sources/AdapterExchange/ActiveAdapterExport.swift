@@ -19,6 +19,8 @@ public enum ActiveAdapterExport {
     public static func update(lineage: String, active: Data?, model: URL, state: StateDirectory) throws -> [String] {
         let directory = directory(lineage: lineage, state: state)
         let gguf = directory.appendingPathComponent("active.gguf"), modelfile = directory.appendingPathComponent("Modelfile")
+        // Gone first, written last: a record names an export that is whole (`ActiveExportRecord`).
+        try ActiveExportRecord.remove(in: directory)
         guard let active else {
             let modelPath = model.standardizedFileURL.path
             for url in [gguf, modelfile] where FileManager.default.fileExists(atPath: url.path) {
@@ -40,6 +42,7 @@ public enum ActiveAdapterExport {
         do {
             try AtomicFile.write(data, to: gguf)
             try AtomicFile.write(Data(text.utf8), to: modelfile)
+            try ActiveExportRecord.write(Digest.sha256(active), in: directory)
         } catch {
             throw AdapterExchangeError.io("cannot write the active export in \(directory.path): \(error)")
         }

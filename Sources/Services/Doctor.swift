@@ -102,6 +102,7 @@ public enum Doctor {
         checks.append(workersCheck(setup.workerDirectory))
         checks += timerChecks(setup)
         checks += databaseChecks(setup.state)
+        if let exports = exportsCheck(setup.state) { checks.append(exports) }
         return Report(state: setup.state.root.path, checks: checks)
     }
 

@@ -1,7 +1,9 @@
 import AdaptCore
+import AdapterExchange
 import Foundation
 import JobQueue
 import Pipelines
+import Registry
 import Steps
 import Storage
 import WorkerRuntime
@@ -55,7 +57,8 @@ public enum Nightly {
     /// Runs the worker executables under a supervisor until SIGINT/SIGTERM (or idle); one per state directory.
     public static func work(_ request: WorkRequest, state: StateDirectory, database: Database,
                             log: @escaping @Sendable (String) -> Void) async throws -> WorkerSupervisor.Summary {
-        try await work(request, state: state, queue: try JobQueue(database: database), log: log)
+        try await work(request, state: state, queue: try JobQueue(database: database),
+                       registry: try AdapterRegistry(database: database, blobs: state.blobs), log: log)
     }
 
     /// `work` with the workers on the PostgreSQL database `connectionString`: they get it as `ADAPT_DATABASE` and
@@ -68,13 +71,15 @@ public enum Nightly {
         log("on \(queue.displayTarget)")
         var request = request
         request.workerEnvironment[WorkerSupervisor.databaseVariable] = connectionString
-        return try await work(request, state: state, queue: queue, log: log)
+        let registry = try AdapterRegistry(connection: queue.connection, blobs: try PostgresBlobStore(connection: queue.connection))
+        return try await work(request, state: state, queue: queue, registry: registry, log: log)
     }
 
-    private static func work(_ request: WorkRequest, state: StateDirectory, queue: any WorkerEngine,
+    private static func work(_ request: WorkRequest, state: StateDirectory, queue: any WorkerEngine, registry: AdapterRegistry,
                              log: @escaping @Sendable (String) -> Void) async throws -> WorkerSupervisor.Summary {
         // Held until this process exits, however it exits: a second `adapt work` on this state is refused.
         let lock = try SupervisorLock(stateRoot: state.root)
+        repairActiveExports(registry: registry, state: state, log: log)
         var options = WorkerSupervisor.Options(kinds: request.kinds, directory: request.executableDirectory,
                                                workerArguments: request.workerArguments, exitWhenIdle: request.exitWhenIdle, log: log)
         options.workerEnvironment = request.workerEnvironment
@@ -83,6 +88,24 @@ public enum Nightly {
         let summary = try await supervisor.run()
         withExtendedLifetime((signals, lock)) {}
         return summary
+    }
+
+    /// Brings every lineage's active export in line with the committed pointer before any step runs: a promotion
+    /// killed between its commit and its export, or an export written by a commit that then failed, is put right
+    /// here. A failure is logged; the workers start either way.
+    static func repairActiveExports(registry: AdapterRegistry, state: StateDirectory, log: @Sendable (String) -> Void) {
+        let repairs: [ActiveExportSync.Result]
+        do { repairs = try ActiveExportSync.repair(registry: registry, model: state.defaultModel, state: state) } catch {
+            log("warning: could not compare the active exports with the registry: \(error)")
+            return
+        }
+        for repair in repairs {
+            if let failure = repair.failure {
+                log("warning: the active export of \(repair.lineage) does not match its active version and could not be rewritten: \(failure)")
+            } else {
+                log("the active export of \(repair.lineage) " + (repair.active.map { "was rewritten for \($0)" } ?? "was removed (base model)"))
+            }
+        }
     }
 
     /// A replay's result: the comparison, or why the run cannot be replayed.
@@ -135,6 +158,8 @@ public enum Nightly {
             log("executing again with OpenBLAS core type \(coreType), the one the run was recorded with")
             _ = StepProcess.reexecute(pinning: coreType)
         }
+        // A kept scratch holds a copy of the buffer outside the state: recorded first, so that erasure reaches it.
+        if let scratch { try KeptReplayScratch.record(scratch, run: run.description, in: state) }
         let scratchURL = try scratch ?? ReplayScratch.make(in: state)
         defer { if scratch == nil { try? FileManager.default.removeItem(at: scratchURL) } }
         do {

@@ -1,4 +1,6 @@
 import AdaptCore
+import AdapterExchange
+import Foundation
 import Registry
 import ReplayBuffer
 import Storage
@@ -19,11 +21,19 @@ public enum DataErasure {
         public var retirement: AdapterRegistry.Retirement?
         /// Scratch directories of killed replays removed (each held a copy of a replay buffer).
         public var removedReplayScratch: Int = 0
+        /// What became of the replay scratch directories kept with `adapt replay --scratch` (`KeptReplayScratch`):
+        /// removed when they held a copy of an erased snapshot, named when they are gone or no longer ours.
+        public var keptReplayScratch: [KeptReplayScratch.Outcome] = []
+        /// The active exports of the lineages whose pointer the retirement moved, rewritten after the commit (empty
+        /// on PostgreSQL, where each host's exports are repaired when its `adapt work` starts).
+        public var activeExports: [ActiveExportSync.Result] = []
     }
 
     /// `state`, when given, is also swept of the scratch directories killed replays left behind: they copied
     /// the replay buffer and nothing records which examples they hold. A replay running now keeps its own
-    /// until it ends, then removes it.
+    /// until it ends, then removes it. Scratch kept with `--scratch` is removed when it holds a copy of an erased
+    /// snapshot; and the active exports of the lineages whose pointer moved are written from the committed
+    /// pointer (each export names the GGUF in models/ its adapter was trained on).
     ///
     /// `database` is the state's SQLite file or a PostgreSQL database, with the blobs kept beside it (the state's
     /// files, or the database's `blobs` table). After the commit the deleted text is purged from the database's
@@ -46,7 +56,14 @@ public enum DataErasure {
             }
         }
         report.erasure.freedBytes = try store.sweepErasedBlobs(blobs)
-        if let state { report.removedReplayScratch = ReplayScratch.removeStale(in: state).count }
+        if let state {
+            report.removedReplayScratch = ReplayScratch.removeStale(in: state).count
+            report.keptReplayScratch = KeptReplayScratch.erase(holding: report.erasure.blobs, in: state)
+            let moved = Set((report.retirement?.moves ?? []).map(\.lineage.value)).sorted().compactMap { ShortIdentifier($0) }
+            report.activeExports = moved.map {
+                ActiveExportSync.follow(lineage: $0, registry: registry, model: state.defaultModel, state: state)
+            }
+        }
         if report.erasure.examples > 0 || report.retirement != nil {
             let purged = store.purgeDeletedText()
             switch database.dialect {

@@ -8,8 +8,9 @@ import AdaptCore
 /// point does nothing.
 ///
 /// Points: `<kind>.before-finalize` (prune, sample, train, eval, promote: the body has finished, nothing of
-/// its completion is written yet) and `train.before-checkpoint-pointer` (a checkpoint blob is written, the
-/// job's pointer to it is not).
+/// its completion is written yet), `train.before-checkpoint-pointer` (a checkpoint blob is written, the
+/// job's pointer to it is not) and `promote.before-export` (the promotion is committed, the active export not
+/// yet rewritten).
 enum PausePoint {
     static let variable = "ADAPT_TEST_PAUSE_AT"
 

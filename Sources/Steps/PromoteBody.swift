@@ -57,8 +57,16 @@ public enum PromoteBody {
             }
             if promote {
                 try registry.promote(version.reference, reason: .gate, actor: ShortIdentifier("pipeline")!)
-                if let model { ActiveAdapterExport.publish(lineage: lineage.value, active: data, model: model, state: environment.state, log: environment.log) }
             }
+        }
+        // The export follows the committed pointer: written after the commit from what the registry then has active,
+        // so a failed commit leaves it alone and a kill before it is repaired when `adapt work` starts again.
+        let exportActive: @Sendable () -> Void = {
+            PausePoint.reach("promote.before-export")
+            guard let model else { return }
+            let export = ActiveExportSync.follow(lineage: lineage, registry: registry, model: model, state: environment.state)
+            for line in export.lines { environment.log(line) }
+            if let failure = export.failure { environment.log("the active export of \(lineage) was not updated: \(failure)") }
         }
         environment.log("candidate \(lineage)/v\(number): \(promote ? "promoted" : "kept inactive") (\(reason))")
         return .completed(StepOutput(
@@ -69,7 +77,7 @@ public enum PromoteBody {
                 "active_before": activeBefore.map { .string($0.name) } ?? .null,
                 "active_after": promote ? .string("v\(number)") : (activeBefore.map { .string($0.name) } ?? .null),
             ],
-            finalize: finalize))
+            finalize: finalize, afterCommit: promote ? exportActive : nil))
     }
 
     static func metadata(_ context: StepContext, train: TrainOutput, sample: SampleOutput) throws -> AdapterMetadata {

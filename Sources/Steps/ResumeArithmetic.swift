@@ -6,7 +6,8 @@ import Model
 ///
 /// The thread count is the job's (`blas_threads`), so it always matches. The core type is OpenBLAS's choice at
 /// load time, so a worker that computes with other kernels than the checkpoint's executes itself again pinned
-/// to the checkpoint's (`BLASCoreType.reexecute`) when this CPU runs them and no user value stands in the way;
+/// to the checkpoint's (`BLASCoreType.reexecute`) when this CPU runs them and they are safe under any core type
+/// its user set (`BLASCoreType.isSafe`);
 /// and a worker pinned that way executes itself again with adapt's own choice before it starts a step afresh
 /// or resumes a checkpoint of other kernels. Where the arithmetic still differs (another OpenBLAS build,
 /// another architecture, kernels this CPU lacks), the step runs and its events say the result will differ.
@@ -24,7 +25,7 @@ enum ResumeArithmetic {
     /// checkpoint recorded none); `canReexecute`: whether this process can execute itself again (a worker).
     static func decide(checkpoint: BLASArithmetic?, resuming: Bool, here: BLASArithmetic, canReexecute: Bool,
                        environment: [String: String], cpuFlags: () -> Set<String>,
-                       repinRefusal: () -> String?) -> Decision {
+                       repinRefusal: (_ target: String) -> String?) -> Decision {
         guard let checkpoint, let reason = checkpoint.difference(from: here) else {
             // A fresh start (or a checkpoint of this arithmetic) in a worker pinned for an earlier resume: back to
             // the kernels every fresh run computes with, unless it is a resume this pin already matches.
@@ -38,7 +39,7 @@ enum ResumeArithmetic {
             return .differs(reason: reason, why: "only OpenBLAS's core type can be pinned, not \(fields.filter { $0 != "core_type" }.joined(separator: ", "))")
         }
         guard canReexecute else { return .differs(reason: reason, why: "this process cannot execute itself again") }
-        if let refusal = repinRefusal() { return .differs(reason: reason, why: refusal) }
+        if let refusal = repinRefusal(checkpoint.coreType) { return .differs(reason: reason, why: refusal) }
         guard BLASCoreType.canRun(checkpoint.coreType, cpuFlags: cpuFlags()) else {
             return .differs(reason: reason, why: "this CPU cannot run \(checkpoint.coreType)'s kernels")
         }

@@ -43,6 +43,14 @@ public struct RunReplay {
         public let reason: String
         public let recorded: BLASArithmetic
         public let here: BLASArithmetic
+        /// When OpenBLAS's core type is all that differs: why the replay was not pinned to the recorded one
+        /// (a core type its user set under which the recorded kernels are not known to be safe, a CPU without them).
+        public let notPinned: String?
+
+        enum CodingKeys: String, CodingKey {
+            case step, fields, reason, recorded, here
+            case notPinned = "not_pinned"
+        }
     }
 
     /// How the replay compared (`ReplayComparison`): `mode` `bits` or `tolerance` (some step was compared within
@@ -234,19 +242,29 @@ public struct RunReplay {
             guard let reason = recorded.difference(from: here) else { return nil }
             return ArithmeticDifference(step: step.name,
                                         fields: recorded.differingFields(from: here).map { "\(NightlyRun.arithmeticSection).\(step.name).\($0)" },
-                                        reason: reason, recorded: recorded, here: here)
+                                        reason: reason, recorded: recorded, here: here, notPinned: pinRefusal(recorded, here: here))
         }
+    }
+
+    /// Why a step recorded under `recorded` cannot be replayed pinned to its core type, when that is all that differs.
+    private static func pinRefusal(_ recorded: BLASArithmetic, here: BLASArithmetic) -> String? {
+        guard recorded.differingFields(from: here) == ["core_type"] else { return nil }
+        if let refusal = BLASCoreType.repinRefusal(to: recorded.coreType) { return refusal }
+        guard BLASCoreType.canRun(recorded.coreType, cpuFlags: BLASCoreType.cpuFlags()) else {
+            return "this CPU cannot run \(recorded.coreType)'s kernels"
+        }
+        return nil
     }
 
     /// The OpenBLAS core type to execute the replaying process again with so that every step computes with the
     /// kernels it was recorded with: when the core type is all that differs, every differing step recorded the
-    /// same one, this CPU runs it and no user value stands in the way (`BLASCoreType`); nil otherwise.
+    /// same one, this CPU runs it and it is safe under any core type the user set (`BLASCoreType`); nil otherwise.
     public static func coreTypeToPin(manifest: JSONValue, steps: [RecordedRun.Step]) -> String? {
         let differences = arithmeticDifferences(manifest: manifest, steps: steps)
         let types = Set(differences.map(\.recorded.coreType))
         guard let type = types.first, types.count == 1,
               differences.allSatisfy({ $0.recorded.differingFields(from: $0.here) == ["core_type"] }),
-              BLASCoreType.repinRefusal() == nil, BLASCoreType.canRun(type, cpuFlags: BLASCoreType.cpuFlags()) else { return nil }
+              BLASCoreType.repinRefusal(to: type) == nil, BLASCoreType.canRun(type, cpuFlags: BLASCoreType.cpuFlags()) else { return nil }
         return type
     }
 

@@ -96,7 +96,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "\(run) cannot be replayed: \(reason)"
         case let .arithmeticDiffers(run, difference):
             return "\(run) cannot be replayed bit for bit here: step \(difference.step) was recorded under other arithmetic "
-                + "(\(difference.fields.joined(separator: ", ")): \(difference.reason)); "
+                + "(\(difference.fields.joined(separator: ", ")): \(difference.reason))"
+                + (difference.notPinned.map { " and was not pinned to the recorded kernels: \($0)" } ?? "") + "; "
                 + "replay with --tolerance X to compare its losses and NLLs within X instead of its digests"
         case let .unknownHeldOutRule(rule):
             return "the run's manifest names held-out rule \(rule), which this version of adapt does not know; "

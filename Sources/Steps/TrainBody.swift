@@ -67,7 +67,7 @@ public enum TrainBody {
         switch ResumeArithmetic.decide(checkpoint: resumption?.arithmetic, resuming: resumption != nil,
                                        here: run.arithmetic(threads: configuration.threads), canReexecute: context.reexecute != nil,
                                        environment: ProcessInfo.processInfo.environment, cpuFlags: BLASCoreType.cpuFlags,
-                                       repinRefusal: { BLASCoreType.repinRefusal() }) {
+                                       repinRefusal: { BLASCoreType.repinRefusal(to: $0) }) {
         case .proceed:
             break
         case let .reexecute(coreType):

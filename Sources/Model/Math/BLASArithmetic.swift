@@ -131,6 +131,9 @@ public enum BLASCoreType {
     /// worker executed again with the core type of the checkpoint it resumes). Unset while a user's value stands.
     public static let originVariable = "ADAPT_BLAS_CORETYPE_ORIGIN"
     public static let resumeOrigin = "resume"
+    /// Set when adapt pinned a process over a core type its user set (to a kernel set `isSafe` under it): the
+    /// user's value, given back when the process returns to its own choice.
+    public static let userValueVariable = "ADAPT_BLAS_CORETYPE_USER"
 
     /// The CPU flags (as /proc/cpuinfo names them) each of OpenBLAS's x86-64 kernel sets executes; a core type
     /// not listed is never forced, as OpenBLAS would run it on a CPU that lacks them and die.
@@ -140,6 +143,9 @@ public enum BLASCoreType {
         "skylakex": ["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"],
         "cooperlake": ["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"],
     ]
+
+    /// OpenBLAS's Intel kernel sets, oldest first: each executes only instructions the ones after it execute too.
+    static let intelLine = ["prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "haswell", "skylakex", "cooperlake"]
 
     /// Whether a process may be pinned to `coreType` on a CPU with `flags`.
     public static func canRun(_ coreType: String, cpuFlags flags: Set<String>) -> Bool {
@@ -151,13 +157,39 @@ public enum BLASCoreType {
         #endif
     }
 
-    /// Why adapt may not choose this process's core type again, or nil when it may: the user set
-    /// `OPENBLAS_CORETYPE` (adapt keeps a user's value), or OpenBLAS ignored the value adapt set.
-    public static func repinRefusal(environment: [String: String] = ProcessInfo.processInfo.environment,
+    /// The core type this process's user set, or nil when they set none (kept aside while adapt pins another).
+    public static func userCoreType(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let kept = environment[userValueVariable] { return kept }
+        return environment[originVariable] == nil ? environment[variable] : nil
+    }
+
+    /// Whether adapt may compute with `target`'s kernels where its user set `user`: a user sets the variable
+    /// because OpenBLAS's own choice computes wrong results or dies on that machine, so only kernel sets known to
+    /// be safe there qualify: the user's own, and the older sets of Intel's line, which execute a subset of its
+    /// instructions (Zen, which runs AVX2 and FMA, stands at Haswell's place). Zen itself, and anything newer than
+    /// the user's set, never replace it.
+    public static func isSafe(_ target: String, under user: String) -> Bool {
+        let target = target.lowercased(), user = user.lowercased()
+        if target == user { return true }
+        guard let position = intelLine.firstIndex(of: target) else { return false }
+        let ceiling = user == "zen" ? intelLine.firstIndex(of: "haswell") : intelLine.firstIndex(of: user)
+        guard let ceiling else { return false }
+        return position < ceiling
+    }
+
+    /// Why adapt may not pin this process to `target`, or nil when it may: the user set another core type under
+    /// which `target` is not known to be safe (`isSafe`), or OpenBLAS ignored the value adapt set.
+    public static func repinRefusal(to target: String, environment: [String: String] = ProcessInfo.processInfo.environment,
                                     running: String = String(cString: openblas_get_corename())) -> String? {
         guard let value = environment[variable] else { return nil }
-        guard environment[originVariable] != nil else { return "this worker's \(variable)=\(value) was set by its user" }
-        guard value.lowercased() == running.lowercased() else { return "OpenBLAS runs \(running) although \(variable)=\(value)" }
+        if let user = userCoreType(environment: environment), !isSafe(target, under: user) {
+            return "this worker's \(variable)=\(user) was set by its user, and \(target)'s kernels are not known to be safe "
+                + "under it (only \(user)'s and older Intel kernel sets are); where \(target)'s kernels are safe on this machine, "
+                + "the same command run with \(variable)=\(target) computes the recorded bits"
+        }
+        if environment[originVariable] != nil, value.lowercased() != running.lowercased() {
+            return "OpenBLAS runs \(running) although \(variable)=\(value)"
+        }
         return nil
     }
 
@@ -167,23 +199,27 @@ public enum BLASCoreType {
     }
 
     /// Executes this program again (same pid, same arguments) with `OPENBLAS_CORETYPE=coreType` marked as pinned
-    /// for a resume, or with adapt's own choice when `coreType` is nil (the next `pinByReexecuting` makes it).
-    /// Returns only when the exec failed, with its errno, the environment restored.
+    /// for a resume, or with adapt's own choice when `coreType` is nil (the user's value if they set one, else
+    /// the one the next `pinByReexecuting` makes). Returns only when the exec failed, with its errno, the
+    /// environment restored.
     public static func reexecute(pinning coreType: String?) -> Int32 {
         let environment = ProcessInfo.processInfo.environment
+        let user = userCoreType(environment: environment)
         if let coreType {
+            if let user { setenv(userValueVariable, user, 1) }
             setenv(variable, coreType, 1)
             setenv(originVariable, resumeOrigin, 1)
         } else {
-            unsetenv(variable)
+            if let user { setenv(variable, user, 1) } else { unsetenv(variable) }
             unsetenv(originVariable)
+            unsetenv(userValueVariable)
         }
         let arguments = CommandLine.arguments
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         execv("/proc/self/exe", &argv)
         let code = errno
         for pointer in argv { free(pointer) }
-        for name in [variable, originVariable] {
+        for name in [variable, originVariable, userValueVariable] {
             if let value = environment[name] { setenv(name, value, 1) } else { unsetenv(name) }
         }
         return code

@@ -263,7 +263,12 @@ enum DataCommands {
             'adapt show' and 'adapt replay'.
             Lists the adapter versions trained on a snapshot that held a forgotten example; --retire-adapters
             retires them in the same transaction (they stay registered but can never be made active again) and
-            moves an active one to the newest version not retired that was once active, or to the base model.
+            moves an active one to the newest version not retired that was once active, or to the base model; the
+            lineage's active export (STATE/exports/L) is then rewritten for that version, or removed.
+            A replay scratch kept with 'adapt replay RUN --scratch DIR' is removed when it holds a copy of an erased
+            snapshot; one that is gone or replaced is named, since a moved copy cannot be reached. --json adds
+            kept_replay_scratch [{path, run_id, action (removed, not_found, not_ours, not_removed), reason}] and
+            active_exports [{lineage, active, serve, error}].
             """,
         options: [Forget.id, Forget.source, Forget.lineage, Forget.retireAdapters, .json]
     ) { invocation in
@@ -295,6 +300,14 @@ enum DataCommands {
                 "tables_rewritten": .bool(report.erasure.tablesRewritten),
                 "adapter_versions": .array(versions), "retired": .int(retiredIDs.count), "active_moves": .array(moves),
                 "removed_replay_scratch": .int(report.removedReplayScratch),
+                "kept_replay_scratch": .array(report.keptReplayScratch.map { kept in
+                    .object(["path": .string(kept.path), "run_id": .string(kept.runID), "action": .string(kept.action.rawValue),
+                             "reason": kept.reason.map { .string($0) } ?? .null])
+                }),
+                "active_exports": .array(report.activeExports.map { export in
+                    .object(["lineage": .string(export.lineage), "active": export.active.map { .string($0) } ?? .null,
+                             "serve": .array(export.lines.map { .string($0) }), "error": export.failure.map { .string($0) } ?? .null])
+                }),
             ])))
             return
         }
@@ -306,6 +319,22 @@ enum DataCommands {
         if report.removedReplayScratch > 0 {
             Console.print("removed \(report.removedReplayScratch) scratch directory(ies) left by killed replays")
         }
+        for kept in report.keptReplayScratch {
+            let path = TerminalText.escaped(kept.path)
+            switch kept.action {
+            case .removed:
+                Console.print("removed the replay scratch kept at \(path) (\(kept.runID)): it held a copy of the erased text")
+            case .notFound:
+                Console.print("the replay scratch kept at \(path) (\(kept.runID)) is gone; if it was moved, its copy of the "
+                              + "replay buffer may hold the erased text: delete it by hand")
+            case .notOurs:
+                Console.print("\(path), where the replay scratch of \(kept.runID) was kept, now holds something else and was left "
+                              + "alone; if the scratch was moved, its copy of the replay buffer may hold the erased text: delete it by hand")
+            case .notRemoved:
+                Console.print("the replay scratch kept at \(path) (\(kept.runID)) holds a copy of the erased text and could not be "
+                              + "removed (\(kept.reason ?? "unknown reason")): delete it by hand; the next 'data forget' tries again")
+            }
+        }
         if forgotten > 0, let leftover = store.leftover(of: report) { Console.print(leftover) }
         guard !report.trainedOn.isEmpty else { return }
         let names = report.trainedOn.map { "\($0.lineage)/\($0.name)" }.joined(separator: ", ")
@@ -315,6 +344,13 @@ enum DataCommands {
             Console.print("retired \(retiredIDs.count) adapter version(s) trained on them (\(names))")
             for move in report.retirement?.moves ?? [] {
                 Console.print("\(move.lineage): active adapter moved from \(move.from?.name ?? "base model") to \(move.to?.name ?? "the base model")")
+            }
+            for export in report.activeExports {
+                if let failure = export.failure {
+                    Console.print("\(export.lineage): the active export was not updated (\(failure)); 'adapt work' rewrites it when it starts")
+                } else {
+                    for line in export.lines { Console.print("\(export.lineage): \(line)") }
+                }
             }
         }
     }
