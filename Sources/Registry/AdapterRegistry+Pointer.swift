@@ -15,12 +15,14 @@ extension AdapterRegistry {
 
     /// Makes `reference` the active version of its lineage.
     ///
-    /// With `.gate` the version must carry a `better` gate verdict in its metrics; `.force` skips that
-    /// check and records what it bypassed. Either way the adapter file is verified first: a missing or
-    /// corrupt file refuses the promotion and changes nothing. Runs in one transaction (a savepoint inside
-    /// the caller's), so the pointer and its history row commit together with whatever else the caller does.
+    /// With `.gate` the version's newest engine gate report must approve it now (`GateApproval`): made for its
+    /// adapter digest, on `heldOut` (the lineage's current held-out snapshot digest, which the caller reads from
+    /// the replay buffer), against the version active now, with outcome `better`. `.force` skips that check and
+    /// records what it bypassed. Either way the adapter file is verified first: a missing or corrupt file
+    /// refuses the promotion and changes nothing. Runs in one transaction (a savepoint inside the caller's), so
+    /// the pointer and its history row commit together with whatever else the caller does.
     @discardableResult
-    public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate,
+    public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate, heldOut: Digest? = nil,
                         actor: ShortIdentifier = ShortIdentifier("cli")!) throws -> PointerChange {
         precondition(reason != .rollback, "use rollback(lineage:) to roll back")
         return try connection.transaction {
@@ -32,19 +34,15 @@ extension AdapterRegistry {
                 throw RegistryError.versionRetired(lineage: target.lineage.value, version: target.name)
             }
             _ = try adapterData(target)
-            // A verdict stored before reports were checked at registration may contradict its own numbers;
-            // it does not count as `better`.
-            let consistent = target.metrics.gate.map { (try? $0.checkConsistency()) != nil } ?? true
-            let outcome = target.metrics.gate?.outcome
-            var bypassed: String? = nil
-            if outcome != .better || !consistent {
-                let verdict = (outcome?.rawValue ?? "none") + (consistent ? "" : ", inconsistent with its own numbers")
-                guard reason == .force else {
-                    throw RegistryError.notApprovedByGate(lineage: target.lineage.value, version: target.name, outcome: verdict)
-                }
-                bypassed = "gate outcome '\(verdict)' (promotion requires 'better')"
-            }
             let current = try active(lineage: target.lineage)
+            var bypassed: String? = nil
+            if current?.id != target.id,
+               let refusal = GateApproval.refusal(of: target, report: try latestGateReport(of: target), active: current, heldOut: heldOut) {
+                guard reason == .force else {
+                    throw RegistryError.notApprovedByGate(lineage: target.lineage.value, version: target.name, reason: refusal)
+                }
+                bypassed = "the gate (\(refusal); promotion requires the engine's 'better' report on the current held-out set)"
+            }
             guard current?.id != target.id else {
                 return PointerChange(lineage: target.lineage, from: current, to: target, move: nil, bypassed: nil)
             }
@@ -55,9 +53,9 @@ extension AdapterRegistry {
 
     /// `promote` on the caller's connection, for use inside the caller's `db.transaction { }`.
     @discardableResult
-    public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate,
+    public func promote(_ reference: VersionReference, reason: PointerMoveReason = .gate, heldOut: Digest? = nil,
                         actor: ShortIdentifier = ShortIdentifier("pipeline")!, in connection: any SQLConnection) throws -> PointerChange {
-        try on(connection).promote(reference, reason: reason, actor: actor)
+        try on(connection).promote(reference, reason: reason, heldOut: heldOut, actor: actor)
     }
 
     /// Moves `lineage` back to the version that was active before the current one was promoted (following

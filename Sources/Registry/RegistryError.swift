@@ -9,7 +9,7 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case unknownVersion(lineage: String, version: String)
     case ambiguousVersion(version: String, lineages: [String])
     case parentInAnotherLineage(parent: String, lineage: String)
-    case notApprovedByGate(lineage: String, version: String, outcome: String)
+    case notApprovedByGate(lineage: String, version: String, reason: String)
     case nothingToRollBack(lineage: String)
     case adapterUnavailable(lineage: String, version: String, reason: String)
     case emptyAdapter
@@ -38,8 +38,10 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             return "\(version) exists in lineages \(lineages.joined(separator: ", ")); pass --lineage or write LINEAGE/\(version)"
         case let .parentInAnotherLineage(parent, lineage):
             return "parent \(parent) does not belong to lineage \(lineage); pass a parent from the same lineage"
-        case let .notApprovedByGate(lineage, version, outcome):
-            return "\(lineage)/\(version) has gate outcome '\(outcome)', not 'better'; run the gate, or pass --force to promote it anyway (recorded in the history)"
+        case let .notApprovedByGate(lineage, version, reason):
+            let number = version.dropFirst()
+            return "\(lineage)/\(version) is not approved by the gate: \(reason); run 'adapt eval --lineage \(lineage) --version \(number)' "
+                + "to score it on the held-out set against the active version, or pass --force to promote it anyway (recorded in the history)"
         case let .nothingToRollBack(lineage):
             return "lineage \(lineage) already uses the base model; there is nothing to roll back"
         case let .adapterUnavailable(lineage, version, reason):

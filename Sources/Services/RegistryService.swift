@@ -3,6 +3,7 @@ import AdapterExchange
 import Adapters
 import Foundation
 import Registry
+import ReplayBuffer
 import Storage
 
 /// `adapt registry …` beyond parsing and printing: what a listing shows of each version, registering a file or
@@ -151,11 +152,14 @@ public enum RegistryService {
         public let exportFailure: String?
     }
 
-    /// Makes `reference` active (refused without a 'better' gate outcome unless `force`), then rewrites the
-    /// lineage's active export from `model` when the pointer moved.
+    /// Makes `reference` active, then rewrites the lineage's active export from `model` when the pointer moved.
+    /// Unless `force`, refused without the engine's own `better` report for that adapter, on the lineage's
+    /// current held-out snapshot, against the version active now (`GateApproval`; `adapt eval` makes one).
     public static func promote(_ reference: VersionReference, force: Bool, registry: AdapterRegistry, model: URL,
                                state: StateDirectory) throws -> PointerResult {
-        let change = try registry.promote(reference, reason: force ? .force : .gate)
+        let lineage = try registry.version(reference).lineage
+        let heldOut = try ReplayStore(database: registry.connection).currentHeldOut(lineage: lineage.value).digest
+        let change = try registry.promote(reference, reason: force ? .force : .gate, heldOut: heldOut)
         return exported(change, registry: registry, model: model, state: state)
     }
 

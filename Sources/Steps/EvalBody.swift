@@ -44,7 +44,9 @@ public enum EvalBody {
         let chatFormat = try TrainingPlan.chatConvention(context.input["chat_format"]?.stringValue.flatMap(ChatFormat.init(rawValue:)))
         let base = try StepBaseWeights.storage(input: context.input, step: context.name, kind: StepKind.eval.rawValue)
         let forward = try StepBaseWeights.forward(input: context.input, step: context.name, kind: StepKind.eval.rawValue)
-        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength, base: base, forward: forward, chatFormat: chatFormat)
+        let markers = try StepPromptMarkers.rule(input: context.input, step: context.name, kind: StepKind.eval.rawValue)
+        let scorer = try HeldOutScorer(modelURL: modelURL, maxLength: maxLength, base: base, forward: forward, chatFormat: chatFormat,
+                                       markers: markers)
         let sequences = try scorer.sequences(try context.snapshot(heldOutSnapshot, field: "held_out_snapshot"))
         let candidateWeights = try scorer.adapter(try environment.blobs.get(candidateBlob), name: "candidate \(candidateBlob.short)",
                                                   baseModelDigest: baseDigest)
@@ -52,21 +54,14 @@ public enum EvalBody {
             try scorer.adapter(try environment.blobs.get($0.adapterBlob), name: $0.version, baseModelDigest: baseDigest)
         }
         let cache = try ScoreCache(connection: environment.database, clock: environment.clock)
-        // Scores kept in f32 keep the key they always had; quantized ones differ in their last bits, so they get their own.
-        // Scores of the int8 forward kernels differ from sgemm's in their fourth digit: a key of their own too.
-        let forwardKernels = scorer.model.forwardKernels
-        let modelKey = Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)" + (base == .f32 ? "" : "/base_weights=\(base.rawValue)")
-                                     + (forwardKernels == "sgemm" ? "" : "/forward_kernels=\(forwardKernels)"))
+        let modelKey = scoreCacheKey(baseDigest: baseDigest, base: base, scorer: scorer)
         let incumbentKey: ScoreCache.Weights = incumbent.map { .adapter($0.adapterBlob) } ?? .base
         let (candidateScores, _, candidateFresh) = try scorer.score(sequences, adapter: candidateWeights, weights: .adapter(candidateBlob),
                                                                     cache: cache, modelKey: modelKey)
         let (incumbentScores, cached, incumbentFresh) = try scorer.score(sequences, adapter: incumbentWeights, weights: incumbentKey,
                                                                          cache: cache, modelKey: modelKey)
         let comparison = try HeldOutComparison(candidate: candidateScores, baseline: incumbentScores)
-        let gate = try PromotionGate(alpha: parameters.alpha, minimumPairs: parameters.minPairs,
-                                     options: WilcoxonOptions(alternative: .init(rawValue: parameters.alternative.rawValue) ?? .less,
-                                                              zeroMethod: .init(rawValue: parameters.zeroMethod.rawValue) ?? .wilcox))
-        let report = try gate.evaluate(comparison)
+        let report = try gate(parameters).evaluate(comparison)
         // Under the fill-first rule each example imported while the held-out set is short is held out, so the
         // pairs missing are the examples to import. A run recorded before that rule keeps its report's shape,
         // so that it replays equal.
@@ -121,6 +116,22 @@ public enum EvalBody {
             timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]
                 .merging(attribution == nil ? [:] : ["attribution_seconds": .double(attributionSeconds)]) { a, _ in a },
             finalize: finalize))
+    }
+
+    /// The score cache's model key: the base model and the BLAS threads. Scores kept in f32 keep the key they
+    /// always had; quantized ones differ in their last bits, so they get their own. Scores of the int8 forward
+    /// kernels differ from sgemm's in their fourth digit: a key of their own too.
+    static func scoreCacheKey(baseDigest: Digest, base: BaseWeightStorage, scorer: HeldOutScorer) -> Digest {
+        let forwardKernels = scorer.model.forwardKernels
+        return Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)" + (base == .f32 ? "" : "/base_weights=\(base.rawValue)")
+                             + (forwardKernels == "sgemm" ? "" : "/forward_kernels=\(forwardKernels)"))
+    }
+
+    /// The promotion gate the pipeline's `eval` parameters describe (one-sided Wilcoxon signed-rank).
+    static func gate(_ parameters: EvalParameters) throws -> PromotionGate {
+        try PromotionGate(alpha: parameters.alpha, minimumPairs: parameters.minPairs,
+                          options: WilcoxonOptions(alternative: .init(rawValue: parameters.alternative.rawValue) ?? .less,
+                                                   zeroMethod: .init(rawValue: parameters.zeroMethod.rawValue) ?? .wilcox))
     }
 
     /// The attribution of a worse candidate (`SourceAttribution`): the window runs from the incumbent's

@@ -41,6 +41,7 @@ public enum PromoteBody {
         let data = try environment.blobs.get(blob)
         let metadata = try self.metadata(context, train: train, sample: sample)
         let metrics = try self.metrics(train: train, eval: eval)
+        let gateReport = try JSON.decode(JSONValue.self, from: JSON.canonical(eval.gate), context: "the eval step's gate report")
         let reason = promote ? "gate_better" : (eval.outcome == .better ? "incumbent_moved" : "gate_\(eval.outcome.rawValue)")
         let model = try? environment.modelURL(try context.manifestString("base_model", "name"))
 
@@ -55,8 +56,16 @@ public enum PromoteBody {
             guard version.number == number else {
                 throw StepError.versionRace(lineage: lineage.value, expected: number, actual: version.number)
             }
+            // The eval step's verdict is an engine gate report like the eval command's, and the pointer moves by
+            // the same rule: bound to this adapter, this run's held-out snapshot and the incumbent still active.
+            if stillCompared {
+                try registry.recordGateReport(EngineGateReport(
+                    versionID: version.id, adapterDigest: version.adapterDigest, heldOutDigest: sample.heldOutSnapshot,
+                    incumbentVersionID: active?.id, incumbentDigest: active?.adapterDigest, outcome: metrics.gate?.outcome ?? .notEnoughEvidence,
+                    report: gateReport, maker: .pipeline, madeAt: environment.clock.nowMilliseconds()))
+            }
             if promote {
-                try registry.promote(version.reference, reason: .gate, actor: ShortIdentifier("pipeline")!)
+                try registry.promote(version.reference, reason: .gate, heldOut: sample.heldOutSnapshot, actor: ShortIdentifier("pipeline")!)
             }
         }
         // The export follows the committed pointer: written after the commit from what the registry then has active,
