@@ -16,21 +16,25 @@ public struct ExitCode: Error {
 }
 
 /// The one place any error becomes a message on stderr and an exit code: 2 for usage, 1 for everything else.
-/// Messages may echo a name the user typed or a file held, so control characters are escaped.
+/// Messages may echo a name the user typed or a file held, so control characters are escaped, and what looks
+/// like a password is masked (`CredentialMask`).
 public enum ErrorReporter {
     public static func report(_ error: Error, tool: String, command: String? = nil) -> Int32 {
+        func shown(_ message: String) -> String {
+            TerminalText.escaped(CredentialMask.masked(message), keepingNewlines: true)
+        }
         switch error {
         case let exit as ExitCode:
             return exit.code
         case let usage as UsageError:
             let hint = "see '\([tool, command].compactMap { $0 }.joined(separator: " ")) --help'"
-            Console.error("\(tool): \(TerminalText.escaped(usage.message, keepingNewlines: true)) (\(hint))")
+            Console.error("\(tool): \(shown(usage.message)) (\(hint))")
             return 2
         case let described as CustomStringConvertible:
-            Console.error("\(tool): error: \(TerminalText.escaped(described.description, keepingNewlines: true))")
+            Console.error("\(tool): error: \(shown(described.description))")
             return 1
         default:
-            Console.error("\(tool): error: \(TerminalText.escaped(error.localizedDescription, keepingNewlines: true))")
+            Console.error("\(tool): error: \(shown(error.localizedDescription))")
             return 1
         }
     }

@@ -42,7 +42,9 @@ public enum TrainBody {
                                       heldOut: validationExamples, lora: plan.lora, configuration: configuration,
                                       base: try StepBaseWeights.storage(input: context.input, step: context.name, kind: StepKind.train.rawValue),
                                       forward: try StepBaseWeights.forward(input: context.input, step: context.name, kind: StepKind.train.rawValue),
-                                      chatFormat: plan.chatFormat)
+                                      chatFormat: plan.chatFormat,
+                                      promptMarkers: try StepPromptMarkers.rule(input: context.input, step: context.name,
+                                                                                kind: StepKind.train.rawValue))
         if context.recorded == nil, let expected, run.baseModelDigest != expected {
             throw StepError.modelChanged(name: modelName, expected: expected, actual: run.baseModelDigest)
         }

@@ -18,7 +18,9 @@ import Glibc
 public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     public var dialect: SQLDialect { .postgres }
     /// The connection string with any password removed: what errors and logs may show.
-    public let displayTarget: String
+    public var displayTarget: String { redaction.display }
+    /// Masks the password wherever libpq's messages repeat the connection string or a piece of it.
+    private let redaction: ConnectionStringRedaction
     private let handle: OpaquePointer
     private let lock = NSRecursiveLock()
     private var transactionDepth = 0
@@ -34,14 +36,16 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
 
     /// Connects with a libpq connection string (`postgres://user@host:port/db?…` or `key=value …`).
     public init(_ connectionString: String) throws {
-        displayTarget = Self.redacted(connectionString)
+        let redaction = ConnectionStringRedaction(connectionString)
+        self.redaction = redaction
         guard let connection = Self.connect(connectionString) else {
-            throw StorageError.postgresConnection(target: displayTarget, message: "out of memory")
+            throw StorageError.postgresConnection(target: redaction.display, message: "out of memory")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(connection))
+            // A string libpq cannot parse is echoed in its message, password and all.
+            let message = redaction.scrubbed(Self.trimmed(PQerrorMessage(connection)))
             PQfinish(connection)
-            throw StorageError.postgresConnection(target: Self.redacted(connectionString), message: message)
+            throw StorageError.postgresConnection(target: redaction.display, message: message)
         }
         handle = connection
         // Notices (e.g. "relation already exists, skipping") would go to stderr, which is the command's output.
@@ -337,12 +341,12 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
             if PQstatus(handle) != CONNECTION_OK || state.hasPrefix("08") || state.hasPrefix("57P") {
                 throw connectionLost(sql: sql)
             }
-            throw StorageError.postgres(sqlstate: state, message: message, sql: sql)
+            throw StorageError.postgres(sqlstate: state, message: redaction.scrubbed(message), sql: sql)
         }
     }
 
     private func connectionLost(sql: String? = nil) -> StorageError {
-        .postgresConnectionLost(target: displayTarget, message: Self.trimmed(PQerrorMessage(handle)))
+        .postgresConnectionLost(target: displayTarget, message: redaction.scrubbed(Self.trimmed(PQerrorMessage(handle))))
     }
 
     private static func rows(_ result: OpaquePointer) -> [Row] {
@@ -388,19 +392,8 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
         message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "unknown error"
     }
 
-    /// `connectionString` without its password, in either form libpq accepts.
+    /// `connectionString` without its password, in either form libpq accepts, whether or not it parses.
     public static func redacted(_ connectionString: String) -> String {
-        if let scheme = connectionString.range(of: "://") {
-            var text = connectionString
-            // postgres://user:password@host → postgres://user:***@host
-            let afterScheme = text[scheme.upperBound...]
-            if let at = afterScheme.firstIndex(of: "@"), let colon = afterScheme[..<at].firstIndex(of: ":") {
-                text.replaceSubrange(text.index(after: colon)..<at, with: "***")
-            }
-            // …?password=secret&… → …?password=***&…
-            return text.replacingOccurrences(of: #"(?i)(password=)[^&]*"#, with: "$1***", options: .regularExpression)
-        }
-        return connectionString.replacingOccurrences(of: #"(?i)(password\s*=\s*)('([^'\\]|\\.)*'|\S+)"#, with: "$1***",
-                                                     options: .regularExpression)
+        ConnectionStringRedaction(connectionString).display
     }
 }
