@@ -6,7 +6,7 @@ import Synchronization
 public enum Prompt: Sendable, Equatable {
     /// A conversation, rendered by the session's chat formatter (the assistant answers next).
     case chat([ChatMessage])
-    /// Text used exactly as given (special tokens in it are parsed).
+    /// Text used exactly as given (special tokens in it are parsed): for a person's own prompt, never for data.
     case text(String)
     /// Token ids used exactly as given.
     case tokens([Int32])

@@ -28,8 +28,11 @@ public protocol LanguageModelBackend: AnyObject {
 
 /// What generation needs from a tokenizer.
 public protocol GenerationVocabulary: Sendable {
-    /// The ids of `text`, special tokens such as `<|im_end|>` parsed (the text is a formatted prompt).
+    /// The ids of `text`, special tokens such as `<|im_end|>` parsed (the text is a raw prompt given as is).
     func encode(_ text: String) -> [Int32]
+    /// The ids of a rendered conversation: special tokens only where the template wrote them, every message's
+    /// text as text (DESIGN.md, "Privacy": text from data is always tokenised as text).
+    func encode(_ chat: ChatText) -> [Int32]
     /// The raw bytes a token stands for; may end inside a multi-byte UTF-8 character.
     func bytes(of token: Int32) -> [UInt8]
     /// Tokens that end a generation (end of text, end of turn); never shown.
@@ -41,6 +44,7 @@ public protocol PromptFormatter: Sendable {
     /// The convention's name as adapters record it (e.g. `chatml`): an adapter trained under another one is
     /// refused.
     var conventionName: String { get }
-    /// The prompt text for `messages`, ending where the assistant's answer starts.
-    func render(_ messages: [ChatMessage], enableThinking: Bool) throws -> String
+    /// The prompt text for `messages`, ending where the assistant's answer starts, knowing which of it the
+    /// template wrote.
+    func render(_ messages: [ChatMessage], enableThinking: Bool) throws -> ChatText
 }

@@ -21,9 +21,15 @@ public struct TokenizerVocabulary: GenerationVocabulary {
         self.endOfGenerationTokens = ends
     }
 
-    /// Prompt text as the chat template wrote it: special tokens parsed, BOS added when the model asks for it.
+    /// A raw prompt, used as given: special tokens parsed, BOS added when the model asks for it.
     public func encode(_ text: String) -> [Int32] {
         tokenizer.encode(text, parseSpecial: true, addBOS: tokenizer.addBOS).map { Int32($0) }
+    }
+
+    /// A rendered conversation: special tokens only where the template wrote them, BOS added when the model asks
+    /// for it.
+    public func encode(_ chat: ChatText) -> [Int32] {
+        tokenizer.encode(chat, markers: .text, addBOS: tokenizer.addBOS).map { Int32($0) }
     }
 
     public func bytes(of token: Int32) -> [UInt8] {
@@ -34,7 +40,7 @@ public struct TokenizerVocabulary: GenerationVocabulary {
 extension ChatFormatter: PromptFormatter {
     public var conventionName: String { convention.rawValue }
 
-    public func render(_ messages: [ChatMessage], enableThinking: Bool) throws -> String {
-        try format(messages, addGenerationPrompt: true, enableThinking: enableThinking)
+    public func render(_ messages: [ChatMessage], enableThinking: Bool) throws -> ChatText {
+        try chatText(messages, addGenerationPrompt: true, enableThinking: enableThinking)
     }
 }

@@ -106,6 +106,7 @@ extension Pipeline {
         case .train:
             var fields = Self.objectFields(train)
             fields["device"] = Self.objectValue(device)
+            fields[PromptMarkersRule.field] = .string(PromptMarkersRule.text)
             return fields
         case .eval:
             var fields = Self.objectFields(eval)
@@ -117,6 +118,8 @@ extension Pipeline {
             fields["base_weights"] = .string(train.baseWeights.rawValue)
             // And with the same forward products: int8 and sgemm differ in the fourth digit of a score.
             fields["forward_products"] = .string(train.forwardProducts.rawValue)
+            // And with the prompts tokenized as train tokenized them.
+            fields[PromptMarkersRule.field] = .string(PromptMarkersRule.text)
             return fields
         case .promote:
             return [:]

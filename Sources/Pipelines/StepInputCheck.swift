@@ -65,6 +65,10 @@ public enum StepInputCheck {
         case .promote:
             break
         }
+        // Absent in steps planned before the field; `text` in every step planned since.
+        if kind == .train || kind == .eval, let problem = PromptMarkersRule.problem(in: input) {
+            reader.report(PromptMarkersRule.field, problem)
+        }
         return reader.problems
     }
 

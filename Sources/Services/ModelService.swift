@@ -87,7 +87,8 @@ public enum ModelService {
 
     /// Scores `completion` after `prompt`, tokenized separately and concatenated (the boundary training uses);
     /// `chat` formats the prompt as a user turn of the model's chat template (or of `chatFormat`, required for a
-    /// model without a template), followed by the assistant opening.
+    /// model without a template), followed by the assistant opening. Control-token text in `prompt` and
+    /// `completion` stays text, as in training, unless `parseSpecial` asks for it to be parsed.
     public static func score(prompt: String, completion: String, chat: Bool, parseSpecial: Bool, model url: URL,
                              adapter: URL?, threads: Int?, chatFormat: ChatConvention? = nil,
                              baseWeights: BaseWeightStorage = .quantized) throws -> Score {
@@ -96,9 +97,12 @@ public enum ModelService {
         let base = try load(url, chatFormat: chatFormat, formatsPrompt: chat, baseWeights: baseWeights)
         let (model, tokenizer) = (base.model, base.tokenizer)
         let lora = try adapter.map { try base.adapter(at: $0).weights }
-        let promptText = chat ? try base.formatter.format([.user(prompt)], addGenerationPrompt: true) : prompt
-        // A formatted prompt carries the template's control tokens, which must be matched as such.
-        let promptIDs = tokenizer.encode(promptText, parseSpecial: parseSpecial || chat, addBOS: tokenizer.addBOS)
+        // A formatted prompt carries the template's control tokens, which are matched as such; the prompt's own
+        // text is tokenized as training tokenizes it.
+        let promptIDs = chat
+            ? tokenizer.encode(try base.formatter.chatText([.user(prompt)], addGenerationPrompt: true),
+                               markers: parseSpecial ? .parsed : .text, addBOS: tokenizer.addBOS)
+            : tokenizer.encode(prompt, parseSpecial: parseSpecial, addBOS: tokenizer.addBOS)
         let completionIDs = tokenizer.encode(completion, parseSpecial: parseSpecial)
         try requireContext(promptIDs.count + completionIDs.count, "the prompt and completion are", model)
         let logprobs = model.logProbabilities(of: completionIDs, after: promptIDs, lora: lora)

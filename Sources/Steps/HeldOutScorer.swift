@@ -20,13 +20,17 @@ struct HeldOutScorer {
     let tokenizer: Tokenizer
     let formatter: ChatFormatter
     let maxLength: Int
+    /// What control-token text in a prompt becomes: as the train step of the same run tokenized it.
+    let markers: PromptMarkers
 
-    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage, forward: ForwardProducts = .sgemm, chatFormat: ChatConvention? = nil) throws {
+    init(modelURL: URL, maxLength: Int, base: BaseWeightStorage, forward: ForwardProducts = .sgemm, chatFormat: ChatConvention? = nil,
+         markers: PromptMarkers = .text) throws {
         let file = try GGUFFile(url: modelURL)
         tokenizer = try Tokenizer(gguf: file)
         formatter = try ChatFormatter(gguf: file, chatFormat: chatFormat)
         model = try LlamaModel(file: file, base: base, forward: forward)
         self.maxLength = min(maxLength, model.hyperparameters.contextLength)
+        self.markers = markers
     }
 
     /// The sequences to score, keyed by example id, in snapshot order.
@@ -39,12 +43,12 @@ struct HeldOutScorer {
             if training.conversation != nil {
                 // The last reply given everything before it: earlier replies are context here, not scored. A
                 // conversation longer than max_length loses its oldest tokens, not its last reply.
-                let segments = try LoRATrainingRun.segments(of: training, tokenizer: tokenizer, formatter: formatter)
+                let segments = try LoRATrainingRun.segments(of: training, tokenizer: tokenizer, formatter: formatter, markers: markers)
                 sequence = builder.append(segments: segments.lastTargetOnly, weight: 1, keepingEnd: true)
             } else {
                 let (prompt, completion) = try LoRATrainingRun.tokens(
                     of: TrainingExample(prompt: example.prompt, completion: example.completion, weight: 1),
-                    tokenizer: tokenizer, formatter: formatter)
+                    tokenizer: tokenizer, formatter: formatter, markers: markers)
                 sequence = builder.append(prompt: prompt, completion: completion, weight: 1)
             }
             if let sequence { out.append((example.id, sequence)) }

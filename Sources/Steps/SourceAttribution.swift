@@ -196,10 +196,12 @@ extension HeldOutScorer {
             let example = TrainBody.example(line)
             let sequence: TrainingSequence?
             if example.conversation != nil {
-                sequence = builder.append(segments: try LoRATrainingRun.segments(of: example, tokenizer: tokenizer, formatter: formatter),
+                sequence = builder.append(segments: try LoRATrainingRun.segments(of: example, tokenizer: tokenizer, formatter: formatter,
+                                                                                 markers: markers),
                                           weight: example.weight)
             } else {
-                let (prompt, completion) = try LoRATrainingRun.tokens(of: example, tokenizer: tokenizer, formatter: formatter)
+                let (prompt, completion) = try LoRATrainingRun.tokens(of: example, tokenizer: tokenizer, formatter: formatter,
+                                                                      markers: markers)
                 sequence = builder.append(prompt: prompt, completion: completion, weight: example.weight)
             }
             if let sequence { out.append(sequence) }

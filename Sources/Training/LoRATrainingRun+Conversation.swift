@@ -13,12 +13,13 @@ public struct TokenSegment: Sendable, Equatable {
 
 extension LoRATrainingRun {
     /// Token ids of a whole conversation, cut by `ChatFormatter.trainingSegments`: context is tokenized as the
-    /// prompt of a single exchange is (control tokens parsed, BOS first when the model asks for it), every
-    /// assistant reply as a completion is (its own text never turns into control tokens, then the end-of-turn
-    /// marker), so a one-exchange conversation gives exactly `tokens(of:)`'s ids. Every assistant reply is a
-    /// target: the loss is taken on what the assistant wrote and on nothing the user or the system wrote.
-    public static func tokens(of conversation: [ChatMessage], tokenizer: Tokenizer, formatter: ChatFormatter) throws
-        -> [TokenSegment] {
+    /// prompt of a single exchange is (the template's control tokens, the turns' text under `markers`, BOS first
+    /// when the model asks for it), every assistant reply as a completion is (its own text never turns into control
+    /// tokens, then the end-of-turn marker), so a one-exchange conversation gives exactly `tokens(of:)`'s ids. Every
+    /// assistant reply is a target: the loss is taken on what the assistant wrote and on nothing the user or the
+    /// system wrote.
+    public static func tokens(of conversation: [ChatMessage], tokenizer: Tokenizer, formatter: ChatFormatter,
+                              markers: PromptMarkers = .text) throws -> [TokenSegment] {
         var result: [TokenSegment] = []
         for segment in try formatter.trainingSegments(conversation) {
             if segment.isAssistant {
@@ -26,7 +27,7 @@ extension LoRATrainingRun {
                 result.append(TokenSegment(tokens: tokenizer.encode(content, parseSpecial: false)
                     + tokenizer.encode(formatter.endOfTurn, parseSpecial: true), isTarget: true))
             } else {
-                result.append(TokenSegment(tokens: tokenizer.encode(segment.text, parseSpecial: true,
+                result.append(TokenSegment(tokens: tokenizer.encode(segment.chatText, markers: markers,
                                                                     addBOS: result.isEmpty && tokenizer.addBOS),
                                            isTarget: false))
             }
@@ -35,12 +36,12 @@ extension LoRATrainingRun {
     }
 
     /// The segments of an example: its conversation's, or its prompt and completion's.
-    public static func segments(of example: TrainingExample, tokenizer: Tokenizer, formatter: ChatFormatter) throws
-        -> [TokenSegment] {
+    public static func segments(of example: TrainingExample, tokenizer: Tokenizer, formatter: ChatFormatter,
+                                markers: PromptMarkers = .text) throws -> [TokenSegment] {
         if let conversation = example.conversation {
-            return try tokens(of: conversation, tokenizer: tokenizer, formatter: formatter)
+            return try tokens(of: conversation, tokenizer: tokenizer, formatter: formatter, markers: markers)
         }
-        let (prompt, completion) = try tokens(of: example, tokenizer: tokenizer, formatter: formatter)
+        let (prompt, completion) = try tokens(of: example, tokenizer: tokenizer, formatter: formatter, markers: markers)
         return [TokenSegment(tokens: prompt, isTarget: false), TokenSegment(tokens: completion, isTarget: true)]
     }
 }

@@ -20,15 +20,18 @@ public struct LoRATrainingRun: Sendable {
     public let truncatedCount: Int
     /// Examples with nothing to learn from (empty completion, zero weight, prompt filling `maxLength`).
     public let droppedCount: Int
+    /// What control-token text inside a prompt becomes: text, unless replaying a run recorded before that rule.
+    public let promptMarkers: PromptMarkers
 
     /// Loads the model at `modelURL` and prepares `examples` (and `heldOut` for early stopping), formatted
     /// through the model's chat template or the convention `chatFormat` names (required without a template).
     /// `configuration.adapter` is replaced by `lora`'s settings, resolved for the architecture. `base`: how the frozen matrices are kept
     /// (`BaseWeightStorage`: `.quantized` needs a sixth of the memory for Q4 files; the last bits differ). `forward`:
-    /// how its forward passes multiply a quantized base (`ForwardProducts`; recorded in each checkpoint).
+    /// how its forward passes multiply a quantized base (`ForwardProducts`; recorded in each checkpoint). `promptMarkers`:
+    /// what control-token text in a prompt becomes (`PromptMarkers`; `.parsed` only for runs recorded before `.text`).
     public init(modelURL: URL, examples: [TrainingExample], heldOut: [TrainingExample] = [], lora: LoRAConfig,
                 configuration: TrainingConfiguration, base: BaseWeightStorage = .f32, forward: ForwardProducts = .sgemm,
-                chatFormat: ChatConvention? = nil) throws {
+                chatFormat: ChatConvention? = nil, promptMarkers: PromptMarkers = .text) throws {
         let file = try GGUFFile(url: modelURL)
         let tokenizer = try Tokenizer(gguf: file)
         // Checked before the weights are loaded: a base model without --chat-format is refused at once.
@@ -42,9 +45,11 @@ public struct LoRATrainingRun: Sendable {
         configuration.adapter = lora.settings
         try configuration.validate()
         var builder = SequenceBuilder(maxLength: min(configuration.maxLength, model.hyperparameters.contextLength))
-        let training = try Self.sequences(examples, tokenizer: tokenizer, formatter: formatter, builder: &builder)
+        let training = try Self.sequences(examples, tokenizer: tokenizer, formatter: formatter, markers: promptMarkers,
+                                          builder: &builder)
         var heldBuilder = SequenceBuilder(maxLength: builder.maxLength)
-        let held = try Self.sequences(heldOut, tokenizer: tokenizer, formatter: formatter, builder: &heldBuilder)
+        let held = try Self.sequences(heldOut, tokenizer: tokenizer, formatter: formatter, markers: promptMarkers,
+                                      builder: &heldBuilder)
         guard !training.isEmpty else {
             throw TrainingError.emptyDataset(reason: "all \(examples.count) examples were dropped (empty completion, zero weight or a prompt longer than \(builder.maxLength) tokens)")
         }
@@ -58,32 +63,34 @@ public struct LoRATrainingRun: Sendable {
         self.heldOut = held
         self.truncatedCount = builder.truncatedCount + heldBuilder.truncatedCount
         self.droppedCount = builder.droppedCount + heldBuilder.droppedCount
+        self.promptMarkers = promptMarkers
     }
 
     /// Token ids of an example: the prompt as a user turn followed by the opening of the assistant's turn
     /// (exactly what generation feeds the model), then the completion and the end-of-turn marker, which the
     /// adapter must learn to produce; the split is `ChatFormatter.trainingPair`'s. The completion's own text
-    /// never turns into control tokens.
-    public static func tokens(of example: TrainingExample, tokenizer: Tokenizer, formatter: ChatFormatter) throws
-        -> (prompt: [Int], completion: [Int]) {
-        let pair = try formatter.trainingPair([.user(example.prompt), .assistant(example.completion)])
+    /// never turns into control tokens, nor, under `markers: .text`, does the prompt's: only the template's do.
+    public static func tokens(of example: TrainingExample, tokenizer: Tokenizer, formatter: ChatFormatter,
+                              markers: PromptMarkers = .text) throws -> (prompt: [Int], completion: [Int]) {
+        let pair = try formatter.trainingPairText([.user(example.prompt), .assistant(example.completion)])
         let content = String(pair.completion.dropLast(formatter.endOfTurn.count))
-        let prompt = tokenizer.encode(pair.prompt, parseSpecial: true, addBOS: tokenizer.addBOS)
+        let prompt = tokenizer.encode(pair.prompt, markers: markers, addBOS: tokenizer.addBOS)
         let completion = tokenizer.encode(content, parseSpecial: false)
             + tokenizer.encode(formatter.endOfTurn, parseSpecial: true)
         return (prompt, completion)
     }
 
     static func sequences(_ examples: [TrainingExample], tokenizer: Tokenizer, formatter: ChatFormatter,
-                          builder: inout SequenceBuilder) throws -> [TrainingSequence] {
+                          markers: PromptMarkers, builder: inout SequenceBuilder) throws -> [TrainingSequence] {
         var sequences: [TrainingSequence] = []
         for example in examples {
             let sequence: TrainingSequence?
             if example.conversation != nil {
-                sequence = builder.append(segments: try segments(of: example, tokenizer: tokenizer, formatter: formatter),
+                sequence = builder.append(segments: try segments(of: example, tokenizer: tokenizer, formatter: formatter,
+                                                                 markers: markers),
                                           weight: example.weight)
             } else {
-                let (prompt, completion) = try tokens(of: example, tokenizer: tokenizer, formatter: formatter)
+                let (prompt, completion) = try tokens(of: example, tokenizer: tokenizer, formatter: formatter, markers: markers)
                 sequence = builder.append(prompt: prompt, completion: completion, weight: example.weight)
             }
             if let sequence { sequences.append(sequence) }

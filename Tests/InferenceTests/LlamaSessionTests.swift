@@ -53,6 +53,7 @@ struct TinyVocabulary: GenerationVocabulary {
     func encode(_ text: String) -> [Int32] {
         text.utf8.map { byte in Int32(pieces.firstIndex(of: [byte])!) }
     }
+    func encode(_ chat: ChatText) -> [Int32] { encode(chat.text) }
     func bytes(of token: Int32) -> [UInt8] { pieces[Int(token)] }
     var endOfGenerationTokens: Set<Int32> { [0, 2] }
 }

@@ -124,6 +124,9 @@ struct ByteVocabulary: GenerationVocabulary {
 
     func encode(_ text: String) -> [Int32] { text.utf8.map { Int32($0) } }
 
+    /// No byte is a special token here, so the template's text and a message's encode alike.
+    func encode(_ chat: ChatText) -> [Int32] { encode(chat.text) }
+
     func bytes(of token: Int32) -> [UInt8] {
         if token < 256 { return [UInt8(token)] }
         if token == Self.endOfText { return [] }
@@ -137,8 +140,15 @@ struct ByteVocabulary: GenerationVocabulary {
 struct ToyChatFormatter: PromptFormatter {
     var conventionName = "toy-chatml"
 
-    func render(_ messages: [ChatMessage], enableThinking: Bool) -> String {
-        messages.map { "<\($0.role)>\($0.content)</>" }.joined() + "<assistant>"
+    func render(_ messages: [ChatMessage], enableThinking: Bool) -> ChatText {
+        var text = ChatText()
+        for message in messages {
+            text.appendTemplate("<\(message.role)>")
+            text.appendData(message.content)
+            text.appendTemplate("</>")
+        }
+        text.appendTemplate("<assistant>")
+        return text
     }
 }
 

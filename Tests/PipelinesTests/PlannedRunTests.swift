@@ -46,9 +46,10 @@ let night = Night(year: 2026, month: 11, day: 30)!
     #expect(keys("sample") == common.union(["sample_size", "held_out_fraction", "max_uses_per_example", "max_tokens_per_night"]))
     #expect(keys("train") == common.union(["steps", "rank", "alpha", "dropout", "targets", "learning_rate", "schedule",
                                            "warmup_steps", "batch_size", "grad_accumulation", "max_length",
-                                           "checkpoint_interval", "early_stopping", "blas_threads", "base_weights", "forward_products", "device"]))
+                                           "checkpoint_interval", "early_stopping", "blas_threads", "base_weights", "forward_products", "device",
+                                           "prompt_markers"]))
     #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "max_length", "blas_threads",
-                                          "base_weights", "forward_products"]))
+                                          "base_weights", "forward_products", "prompt_markers"]))
     #expect(keys("promote") == common)
     let train = run.steps[2]
     #expect(train.input["rank"] == .int(8))

@@ -1,11 +1,14 @@
 /// A piece of a formatted conversation: text the model reads, or an assistant reply it learns to write.
 public struct ChatSegment: Sendable, Equatable {
-    public var text: String
+    /// The segment's text, knowing which of it the template wrote.
+    public var chatText: ChatText
     /// True for an assistant turn's content and the end of that turn (what training takes the loss on).
     public var isAssistant: Bool
 
-    public init(text: String, isAssistant: Bool) {
-        self.text = text
+    public var text: String { chatText.text }
+
+    public init(chatText: ChatText, isAssistant: Bool) {
+        self.chatText = chatText
         self.isAssistant = isAssistant
     }
 }
@@ -26,16 +29,20 @@ extension ChatFormatter {
         var segments: [ChatSegment] = []
         var consumed = ""
         for index in messages.indices where index > firstUser && messages[index].role == "assistant" {
-            let context = try format(Array(messages[..<index]), addGenerationPrompt: true)
+            let context = try chatText(Array(messages[..<index]), addGenerationPrompt: true)
             let content = trimsContent ? Self.trimmed(messages[index].content) : messages[index].content
             let through = try format(Array(messages[...index]), addGenerationPrompt: false)
             // The template renders each turn on its own, so a prefix of the conversation renders as a prefix
             // of its text; a template where that fails cannot be cut into segments.
-            guard context.hasPrefix(consumed), through == context + content + endOfTurn else {
+            guard context.text.hasPrefix(consumed), through == context.text + content + endOfTurn else {
                 throw ModelError.invalidChatMessages(reason: "the \(convention.rawValue) template does not render this conversation turn by turn")
             }
-            segments.append(ChatSegment(text: String(context.dropFirst(consumed.count)), isAssistant: false))
-            segments.append(ChatSegment(text: content + endOfTurn, isAssistant: true))
+            // A prefix in characters is one in bytes too: both texts come from the same turns.
+            segments.append(ChatSegment(chatText: context.dropFirst(bytes: consumed.utf8.count), isAssistant: false))
+            var reply = ChatText()
+            reply.appendData(content)
+            reply.appendTemplate(endOfTurn)
+            segments.append(ChatSegment(chatText: reply, isAssistant: true))
             consumed = through
         }
         return segments

@@ -52,25 +52,35 @@ public struct ChatFormatter: Sendable {
     /// after that opening on templates that support it; elsewhere it has no effect.
     public func format(_ messages: [ChatMessage], addGenerationPrompt: Bool = true,
                        enableThinking: Bool = true) throws -> String {
-        var text = ""
+        try chatText(messages, addGenerationPrompt: addGenerationPrompt, enableThinking: enableThinking).text
+    }
+
+    /// `format`'s text, knowing which of it the template wrote: the markers, the role names (fixed words the
+    /// code chooses, never data) and the default system line. Each message's content is data.
+    public func chatText(_ messages: [ChatMessage], addGenerationPrompt: Bool = true,
+                         enableThinking: Bool = true) throws -> ChatText {
+        var text = ChatText()
         switch convention {
         case .chatml:
             if let defaultSystem, let first = messages.first, first.role != "system" {
-                text += "<|im_start|>system\n" + defaultSystem + "<|im_end|>\n"
+                text.appendTemplate("<|im_start|>system\n" + defaultSystem + "<|im_end|>\n")
             }
             for message in messages {
-                text += "<|im_start|>" + message.role + "\n" + message.content + "<|im_end|>\n"
+                text.appendTemplate("<|im_start|>" + message.role + "\n")
+                text.appendData(message.content)
+                text.appendTemplate("<|im_end|>\n")
             }
         case .llama3:
             for message in messages {
-                text += "<|start_header_id|>" + message.role + "<|end_header_id|>\n\n"
-                    + Self.trimmed(message.content) + "<|eot_id|>"
+                text.appendTemplate("<|start_header_id|>" + message.role + "<|end_header_id|>\n\n")
+                text.appendData(Self.trimmed(message.content))
+                text.appendTemplate("<|eot_id|>")
             }
         case .gemma:
             var turns = messages[...]
-            var prefix = ""
+            var system: String?
             if let first = turns.first, first.role == "system" {
-                prefix = first.content + "\n\n"
+                system = first.content
                 turns = turns.dropFirst()
             }
             for (index, message) in turns.enumerated() {
@@ -82,22 +92,29 @@ public struct ChatFormatter: Sendable {
                     throw ModelError.invalidChatMessages(reason: "gemma knows the roles system, user and assistant, not \(message.role)")
                 }
                 let role = message.role == "assistant" ? "model" : message.role
-                text += "<start_of_turn>" + role + "\n" + (index == 0 ? prefix : "")
-                    + Self.trimmed(message.content) + "<end_of_turn>\n"
+                text.appendTemplate("<start_of_turn>" + role + "\n")
+                if index == 0, let system {
+                    text.appendData(system)
+                    text.appendTemplate("\n\n")
+                }
+                text.appendData(Self.trimmed(message.content))
+                text.appendTemplate("<end_of_turn>\n")
             }
         case .phi3:
             for message in messages {
                 guard ["system", "user", "assistant"].contains(message.role) else {
                     throw ModelError.invalidChatMessages(reason: "phi3 knows the roles system, user and assistant, not \(message.role)")
                 }
-                text += "<|" + message.role + "|>\n" + message.content + "<|end|>\n"
+                text.appendTemplate("<|" + message.role + "|>\n")
+                text.appendData(message.content)
+                text.appendTemplate("<|end|>\n")
             }
         case .plain:
-            for message in messages { text += message.content }
+            for message in messages { text.appendData(message.content) }
         }
         if addGenerationPrompt {
-            text += generationPrompt
-            if let emptyThinking, !enableThinking { text += emptyThinking }
+            text.appendTemplate(generationPrompt)
+            if let emptyThinking, !enableThinking { text.appendTemplate(emptyThinking) }
         }
         return text
     }
@@ -106,10 +123,16 @@ public struct ChatFormatter: Sendable {
     /// prompt is everything up to and including the opening of that turn, the completion its content
     /// and the end of the turn. `prompt + completion` is exactly `format(messages, addGenerationPrompt: false)`.
     public func trainingPair(_ messages: [ChatMessage]) throws -> (prompt: String, completion: String) {
+        let pair = try trainingPairText(messages)
+        return (pair.prompt.text, pair.completion)
+    }
+
+    /// `trainingPair` with the prompt as `ChatText`, so that only the template's markers become control tokens.
+    public func trainingPairText(_ messages: [ChatMessage]) throws -> (prompt: ChatText, completion: String) {
         guard messages.count >= 2, let last = messages.last, last.role == "assistant" else {
             throw ModelError.invalidChatMessages(reason: "a training example needs at least one turn before a final assistant turn")
         }
-        let prompt = try format(Array(messages.dropLast()), addGenerationPrompt: true)
+        let prompt = try chatText(Array(messages.dropLast()), addGenerationPrompt: true)
         let content = trimsContent ? Self.trimmed(last.content) : last.content
         return (prompt, content + endOfTurn)
     }

@@ -5,11 +5,35 @@ extension Tokenizer {
     /// With `parseSpecial`, control-token texts such as `<|im_start|>` become their ids; without, they
     /// are tokenized as plain text (user-defined tokens are matched either way, as llama.cpp does).
     public func encode(_ text: String, parseSpecial: Bool = false, addBOS: Bool = false, addEOS: Bool = false) -> [Int] {
+        encode(text, specials: parseSpecial ? .everywhere : .nowhere, addBOS: addBOS, addEOS: addEOS)
+    }
+
+    /// The ids of formatted chat text: control tokens only where the template wrote them, so a message that
+    /// contains `<|im_end|>` gives the ids of those characters as text (`PromptMarkers.text`). `.parsed`, kept for
+    /// runs recorded before that rule, parses control tokens anywhere in the text, as `encode(_:parseSpecial: true)`.
+    /// Where the message holds no control-token text both give the same ids: the text between control tokens is
+    /// tokenized as one stretch either way.
+    public func encode(_ chat: ChatText, markers: PromptMarkers = .text, addBOS: Bool = false) -> [Int] {
+        switch markers {
+        case .text: return encode(chat.text, specials: .within(chat.templateRanges), addBOS: addBOS, addEOS: false)
+        case .parsed: return encode(chat.text, specials: .everywhere, addBOS: addBOS, addEOS: false)
+        }
+    }
+
+    /// Where control and unknown tokens are matched in the text (user-defined ones are matched everywhere).
+    enum SpecialParsing {
+        case everywhere
+        case nowhere
+        /// Only a match lying wholly inside one of these UTF-8 byte ranges.
+        case within([Range<Int>])
+    }
+
+    private func encode(_ text: String, specials: SpecialParsing, addBOS: Bool, addEOS: Bool) -> [Int] {
         var output: [Int32] = []
         if addBOS, let bos { output.append(Int32(bos)) }
         var utf8 = Array(text.utf8)
         utf8.withUnsafeMutableBufferPointer { bytes in
-            let fragments = partition(UnsafeBufferPointer(bytes), parseSpecial: parseSpecial)
+            let fragments = partition(UnsafeBufferPointer(bytes), specials: specials)
             if let sentencePiece {
                 sentencePiece.encode(fragments, of: UnsafeBufferPointer(bytes), into: &output)
                 return
@@ -36,11 +60,20 @@ extension Tokenizer {
 
     /// Cuts special tokens out of the text: each special in turn (longest first) splits every text
     /// fragment left by the ones before it, as llama.cpp's `tokenizer_st_partition` does.
-    func partition(_ bytes: UnsafeBufferPointer<UInt8>, parseSpecial: Bool) -> [Fragment] {
+    /// Control and unknown tokens are matched only where `specials` allows; a match refused there stays part of
+    /// the text around it.
+    func partition(_ bytes: UnsafeBufferPointer<UInt8>, specials: SpecialParsing) -> [Fragment] {
         guard !bytes.isEmpty else { return [] }
         var fragments: [Fragment] = [.text(0..<bytes.count)]
-        for special in parseSpecial ? specialsParsed : specialsAlways {
+        let allowed: [Range<Int>]?
+        switch specials {
+        case .everywhere: allowed = nil
+        case .nowhere: allowed = []
+        case let .within(ranges): allowed = ranges
+        }
+        for special in allowed == [] ? specialsAlways : specialsParsed {
             let needle = special.bytes
+            let anywhere = allowed == nil || tokenTypes[Int(special.id)] == .userDefined
             let first = needle[0]
             var rebuilt: [Fragment] = []
             var changed = false
@@ -53,7 +86,8 @@ extension Tokenizer {
                 var index = range.lowerBound
                 let last = range.upperBound - needle.count
                 while index <= last {
-                    if bytes[index] == first && matches(needle, bytes, at: index) {
+                    if bytes[index] == first && matches(needle, bytes, at: index)
+                        && (anywhere || allowed?.contains { $0.lowerBound <= index && index + needle.count <= $0.upperBound } == true) {
                         if start < index { rebuilt.append(.text(start..<index)) }
                         rebuilt.append(.special(special.id))
                         index += needle.count
