@@ -40,10 +40,13 @@ public enum PrivateFiles {
     /// Removes every group and other permission bit under `root` (and of `root` itself): directories become
     /// 0700 at most, files 0600 at most. Symlinks are not followed (a link to a shared model file stays
     /// pointing there, and what it points to is not ours to change). Nothing already private is touched.
+    /// With `onlyEntries`, only those names directly under `root` are visited (and all beneath them): what else
+    /// lies in `root` was not made by whoever asks, and keeps its modes.
     @discardableResult
-    public static func tighten(_ root: URL) -> Tightening {
+    public static func tighten(_ root: URL, onlyEntries: Set<String>? = nil) -> Tightening {
         var result = Tightening()
-        var pending = [root.standardizedFileURL.path]
+        let rootPath = root.standardizedFileURL.path
+        var pending = [rootPath]
         while let path = pending.popLast() {
             var status = stat()
             guard lstat(path, &status) == 0 else { continue }  // removed meanwhile
@@ -54,7 +57,8 @@ public enum PrivateFiles {
                 // A read-only state (a mounted backup) can still be read: what cannot be changed is counted.
                 if chmod(path, status.st_mode & 0o7700) == 0 { result.paths += 1 } else { result.unchanged += 1 }
             }
-            if kind == S_IFDIR, let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+            if kind == S_IFDIR, var names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+                if path == rootPath, let onlyEntries { names = names.filter(onlyEntries.contains) }
                 pending += names.map { path + "/" + $0 }
             }
         }

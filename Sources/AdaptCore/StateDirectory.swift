@@ -25,11 +25,38 @@ public struct StateDirectory: Sendable {
         }
     }
 
-    /// Creates the directory if needed and makes everything in it private (directories 0700, files 0600);
-    /// returns how many paths were looser than that, so the caller can say so once.
+    /// Creates the directory if needed and makes what the engine keeps in it private (directories 0700, files
+    /// 0600); returns how many paths were looser than that, so the caller can say so once. A directory that is
+    /// not a state (`requireOwnOrEmpty`) is refused before anything is created or changed.
     @discardableResult
     public func createPrivate() throws -> PrivateFiles.Tightening {
+        try requireOwnOrEmpty()
         try create()
-        return PrivateFiles.tighten(root)
+        return tightenOwnEntries()
+    }
+
+    /// Makes the directory itself and the entries the engine made in it private, and nothing else in it.
+    @discardableResult
+    public func tightenOwnEntries() -> PrivateFiles.Tightening {
+        PrivateFiles.tighten(root, onlyEntries: Self.engineEntries)
+    }
+
+    /// What the engine puts directly in a state directory, and what a fresh checkout's `state/` holds before the
+    /// first run (its README and `models/`).
+    public static let engineEntries: Set<String> = [
+        "adapt.sqlite", "adapt.sqlite-wal", "adapt.sqlite-shm", "adapt.sqlite-journal",
+        "blobs", "models", "scratch", "exports", "work.lock", "README.md",
+    ]
+
+    /// Refuses an existing directory that is not a state: one without the engine's database that holds
+    /// anything the engine does not make (a home folder, a project). A missing or empty directory, or one
+    /// holding only the engine's entries, is fine. Nothing is changed either way.
+    public func requireOwnOrEmpty() throws {
+        var status = stat()
+        guard stat(root.path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return }
+        guard !FileManager.default.fileExists(atPath: database.path) else { return }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        let strangers = names.filter { !Self.engineEntries.contains($0) }.sorted()
+        if !strangers.isEmpty { throw ForeignDirectoryError(path: root.path, strangers: strangers) }
     }
 }

@@ -12,6 +12,7 @@ public enum StateAccess {
         guard FileManager.default.fileExists(atPath: state.root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw MissingStateError(path: state.root.path, missing: "directory")
         }
+        try state.requireOwnOrEmpty()
         guard FileManager.default.fileExists(atPath: state.database.path) else {
             throw MissingStateError(path: state.database.path, missing: "database")
         }
@@ -22,20 +23,35 @@ public enum StateAccess {
     /// not get an empty, "verified" answer), and works on a read-only directory or file system.
     public static func reading(_ state: StateDirectory) throws -> Database {
         let state = try existing(state)
+        // Another program's database is refused before any mode in its directory changes.
+        let database = try Database(readingAt: state.database.path)
+        try database.refuseForeignTables()
         // A state someone made read-only (no write bit on its directory, or a read-only mount) is left exactly
         // as it is; any other is made private here too, as a writing command would.
         var status = stat()
         if access(state.root.path, W_OK) == 0, stat(state.root.path, &status) == 0, status.st_mode & 0o200 != 0 {
-            report(PrivateFiles.tighten(state.root), of: state)
+            report(state.tightenOwnEntries(), of: state)
         }
-        return try Database(readingAt: state.database.path)
+        return database
     }
 
     /// Opens the state database, creating the directory on first use (0700; files 0600). A state directory
     /// left readable by others (made by an older adapt, or copied) is made private, and that is said once.
+    /// A directory that is not a state, or holds another program's database, is refused before anything in it
+    /// is created or changed.
     public static func writing(_ state: StateDirectory, durability: Durability) throws -> Database {
+        try state.requireOwnOrEmpty()
+        if FileManager.default.fileExists(atPath: state.database.path) {
+            try Database(readingAt: state.database.path).refuseForeignTables()
+        }
         report(try state.createPrivate(), of: state)
         return try Database(path: state.database.path, durability: durability)
+    }
+
+    /// An existing state's database opened for writing, for a command that only changes what is already
+    /// stored (cancel, retry, forget, rollback …): a mistyped --state is refused, not made into a new state.
+    public static func writingExisting(_ state: StateDirectory, durability: Durability) throws -> Database {
+        try writing(existing(state), durability: durability)
     }
 
     /// Says once what making the state private changed, or could not change.

@@ -54,7 +54,10 @@ public struct StepEnvironment: Sendable {
 
     /// The base model's file: `name` itself when it is a path to a file, else `name` in the state's models/.
     /// An empty name, or one that names a directory (models/ itself), is not found: neither is a model.
-    public func modelURL(_ name: String) throws -> URL {
+    public func modelURL(_ name: String) throws -> URL { try Self.modelURL(name, in: state) }
+
+    /// `modelURL` for `state`, before any database is opened (a command refused for a missing model creates no state).
+    public static func modelURL(_ name: String, in state: StateDirectory) throws -> URL {
         func isFile(_ path: String) -> Bool {
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue

@@ -82,7 +82,7 @@ extension Database {
 
     /// Tables without adapt's schema record belong to another program; migrating would add adapt's tables
     /// among them (or fail halfway on a name they share).
-    private func refuseForeignTables() throws {
+    public func refuseForeignTables() throws {
         guard try scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'adapt_schema'").integerValue == 0 else { return }
         let tables = try query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
             .compactMap { $0.string("name") }

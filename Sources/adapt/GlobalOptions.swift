@@ -14,12 +14,21 @@ enum GlobalOptions {
         help: "a PostgreSQL database for the job, data, registry and gc commands, enqueue nightly, work, replay, report and run export, postgres://USER@HOST/DB (default: the state directory's, or ADAPT_DATABASE)"
     ) { text in try postgresURL(text) }
 
+    /// A value that is not a URL is not repeated: it may be a libpq `key=value` string with a password in it.
     static func postgresURL(_ text: String) throws -> String {
         guard text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") else {
+            let form = isKeyValueConnectionString(text) ? "a libpq key=value string, which is not accepted" : "not such a URL"
             throw UsageError("expects a postgres://USER@HOST[:PORT]/DATABASE URL (the SQLite database is the state directory's, "
-                             + "--state), got '\(text.prefix(20))…'")
+                             + "--state); the value given is \(form) (not shown, as it may hold a password)")
         }
         return text
+    }
+
+    /// `host=… password=…`: libpq's other connection string form, told apart from a path so that it is neither
+    /// echoed nor taken for a directory name.
+    static func isKeyValueConnectionString(_ text: String) -> Bool {
+        text.range(of: #"(?i)(^|\s)(host|hostaddr|port|dbname|user|password|passfile|sslmode|service)\s*="#,
+                   options: .regularExpression) != nil
     }
 
     /// The PostgreSQL database named by `--database`, else by `ADAPT_DATABASE` (an empty one is unset); nil for
@@ -71,5 +80,12 @@ enum GlobalOptions {
     static func database(_ invocation: Invocation) throws -> Database {
         let state = try stateDirectory(invocation)
         return try StateAccess.writing(state, durability: try StateOptions.durability(invocation.global))
+    }
+
+    /// The database of a command that only changes what a state already holds (`StateAccess.writingExisting`):
+    /// a state that does not exist is refused, not created.
+    static func existingDatabase(_ invocation: Invocation) throws -> Database {
+        let state = try stateDirectory(invocation)
+        return try StateAccess.writingExisting(state, durability: try StateOptions.durability(invocation.global))
     }
 }

@@ -7,8 +7,8 @@ import Services
 enum DataCommands {
     static let all: [Command] = [importCommand, list, stats, forget, policy, release]
 
-    /// Checked by the store as it writes (`import`, `policy` and `release` open the state first, as they
-    /// always have); the read-only commands check `lineageFilter` before they open anything.
+    /// Checked before any state is opened (a refused command creates nothing), and by the store as it writes;
+    /// the read-only commands check `lineageFilter` before they open anything.
     static let lineage = Option<String?>("lineage", value: "L", help: "the lineage (e.g. mail)")
     static let lineageFilter = Option(lineage: "only this lineage")
 
@@ -17,6 +17,14 @@ enum DataCommands {
     static func store(_ invocation: Invocation) throws -> DataService {
         if let url = try GlobalOptions.postgresDatabase(invocation) { return try DataService(postgres: url) }
         return try DataService(database: try GlobalOptions.database(invocation), state: try GlobalOptions.stateDirectory(invocation))
+    }
+
+    /// The replay buffer of a command that only changes what is stored (`forget`, `release`): on PostgreSQL, or
+    /// the state directory's, which must exist (a mistyped --state is refused, not made into a new state).
+    static func existingStore(_ invocation: Invocation) throws -> DataService {
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try DataService(postgres: url) }
+        return try DataService(database: try GlobalOptions.existingDatabase(invocation),
+                               state: try GlobalOptions.stateDirectory(invocation))
     }
 
     /// The replay buffer of a command that only reads: on PostgreSQL, or the state directory's read-only (an
@@ -56,6 +64,7 @@ enum DataCommands {
     ) { invocation in
         let args = invocation.arguments
         let lineage = try args.required(lineage)
+        _ = try Lineage.option(lineage)  // a bad name is a usage error (2) before any state is created
         let path = try args.required("FILE")
         var options = ImportOptions(skipBad: args[Import.skipBad])
         options.heldOut = args[Import.heldOut]
@@ -280,7 +289,7 @@ enum DataCommands {
             throw UsageError(ids.isEmpty ? "pass --id ID or --source S" : "pass either --id or --source, not both")
         }
         if !ids.isEmpty, lineage != nil { throw UsageError("--lineage goes with --source, not --id") }
-        let store = try store(invocation)
+        let store = try existingStore(invocation)
         let request = try asUsage { try store.forgetRequest(ids: ids, source: source, lineage: lineage) }
         let report = try store.forget(request, retireAdapters: args[Forget.retireAdapters])
         let forgotten = report.erasure.examples
@@ -382,17 +391,25 @@ enum DataCommands {
         let lineage = try args.required(lineage)
         let ttl = try args[Policy.ttl], uses = try args[Policy.uses], tokens = try args[Policy.tokens]
         let fraction = try args[Policy.fraction], minimum = try args[Policy.minimum]
-        let store = try store(invocation)
         let changing = [ttl, uses, tokens, minimum].contains { $0 != nil } || fraction != nil
+        func apply(_ p: inout LineagePolicy) {
+            if let ttl { p.ttlDays = ttl }
+            if let uses { p.maxUsesPerExample = uses }
+            if let tokens { p.maxTokensPerNight = tokens }
+            if let fraction { p.heldOutFraction = fraction }
+            if let minimum { p.minHeldOut = minimum }
+        }
+        // The name and each given value are checked before a state is opened (each range stands alone, so the
+        // defaults with the given values applied fail exactly when the stored policy would): a refused change
+        // creates nothing. Showing a policy only reads.
+        _ = try Lineage.option(lineage)
+        var given = LineagePolicy.defaults
+        apply(&given)
+        try asUsage { try given.validate() }
+        let store = try changing ? store(invocation) : readingStore(invocation)
         let result = try asUsage {
             guard changing else { return try store.policy(lineage: lineage) }
-            return try store.setPolicy(lineage: lineage) { p in
-                if let ttl { p.ttlDays = ttl }
-                if let uses { p.maxUsesPerExample = uses }
-                if let tokens { p.maxTokensPerNight = tokens }
-                if let fraction { p.heldOutFraction = fraction }
-                if let minimum { p.minHeldOut = minimum }
-            }
+            return try store.setPolicy(lineage: lineage, apply)
         }
         if args[.json] {
             guard case var .object(fields) = policyJSON(result) else { return }

@@ -19,7 +19,7 @@ extension DataCommands {
         let lineage = try args.required(lineage)
         let source = try args.required(releasedSource)
         _ = try Lineage.option(lineage)  // a bad name is a usage error (2) even where there is no state
-        let store = try store(invocation)
+        let store = try existingStore(invocation)
         let result = try asUsage { try store.release(lineage: lineage, source: source) }
         if args[.json] {
             Console.print(JSON.pretty(JSONValue.object([

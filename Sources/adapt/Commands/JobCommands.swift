@@ -15,6 +15,13 @@ enum JobCommands {
         return try JobControl(database: try GlobalOptions.database(invocation))
     }
 
+    /// The job tables of a command that only changes jobs already stored (cancel, retry, rescue, prune-history):
+    /// on PostgreSQL, or in the state directory's database, which must exist (a mistyped --state is refused).
+    static func existingControl(_ invocation: Invocation) throws -> JobControl {
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try JobControl(postgres: url) }
+        return try JobControl(database: try GlobalOptions.existingDatabase(invocation))
+    }
+
     /// The job tables of a command that only reads: on PostgreSQL, or the state directory's database read-only
     /// (an error if the state does not exist).
     static func history(_ invocation: Invocation) throws -> JobHistory {
@@ -143,7 +150,7 @@ enum JobCommands {
         options: [.json], positionals: [PositionalSpec("RUN", help: "run id (run-N or N)")]
     ) { invocation in
         let id = try runID(invocation.arguments.required("RUN"), option: "RUN")
-        let outcome = try control(invocation).cancel(run: id)
+        let outcome = try existingControl(invocation).cancel(run: id)
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         if outcome.cancelled == 0 && outcome.running == 0 {
             Console.print("\(id) has no unfinished jobs; nothing to cancel")
@@ -158,7 +165,7 @@ enum JobCommands {
     ) { invocation in
         let text = try invocation.arguments.required("JOB")
         guard let id = JobID.parse(text) else { throw UsageError("JOB expects a job id like job-3, got '\(text.prefix(40))'") }
-        let outcome = try control(invocation).retry(job: id)
+        let outcome = try existingControl(invocation).retry(job: id)
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("\(id) is \(outcome.state) again; \(outcome.dependents) cancelled dependent(s) back to pending")
     }
@@ -167,7 +174,7 @@ enum JobCommands {
         "rescue", summary: "put jobs whose lease expired back to ready (workers also do this by themselves)",
         options: [.json]
     ) { invocation in
-        let rescued = try control(invocation).rescueExpiredLeases()
+        let rescued = try existingControl(invocation).rescueExpiredLeases()
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(rescued)); return }
         if rescued.isEmpty { Console.print("no expired leases"); return }
         for r in rescued { Console.print("\(r.job): attempt \(r.attempt) lost its lease → \(r.state)") }
@@ -180,7 +187,7 @@ enum JobCommands {
         let days = try invocation.arguments.required(olderThan)
         // The pruned runs owned blobs (snapshots, adapters, checkpoints): what nothing owns now is collected. Its
         // report goes to stderr, so the command's own output keeps its shape.
-        let (outcome, collected) = try control(invocation).pruneHistory(olderThanDays: days) {
+        let (outcome, collected) = try existingControl(invocation).pruneHistory(olderThanDays: days) {
             try GlobalOptions.stateDirectory(invocation).blobs
         }
         Console.error("gc: " + GCCommand.describe(collected))

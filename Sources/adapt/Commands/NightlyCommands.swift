@@ -31,6 +31,7 @@ enum NightlyCommands {
             ?? Night(date: Date(timeIntervalSince1970: Double(runAt ?? SystemClock().nowMilliseconds()) / 1000))
         let seed = try a[Enqueue.seed]
         let model = try a[Enqueue.model]
+        try NightlyModelCheck.requireModel(model, in: try GlobalOptions.hostState(invocation))
         let result = try GlobalOptions.postgresDatabase(invocation).map { url in
             try Nightly.enqueue(state: try GlobalOptions.hostState(invocation), postgres: url, pipeline: pipeline,
                                 lineage: lineage, night: night, seed: seed, model: model, runAt: runAt) { Console.error($0) }
@@ -247,7 +248,7 @@ enum NightlyCommands {
                 return (host, try RecordedRuns(postgres: url))
             } ?? {
                 let state = try GlobalOptions.stateDirectory(invocation)
-                return (state, try RecordedRuns(database: try GlobalOptions.database(invocation), blobs: state.blobs))
+                return (state, try RecordedRuns(database: try GlobalOptions.existingDatabase(invocation), blobs: state.blobs))
             }()
             outcome = try Nightly.replay(runID, state: state, runs: runs,
                                          scratch: try a[Replay.scratch].map { URL(fileURLWithPath: $0) },

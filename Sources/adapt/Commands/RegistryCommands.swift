@@ -30,6 +30,14 @@ enum RegistryCommands {
         return try RegistryService.open(try GlobalOptions.database(invocation), blobs: state.blobs)
     }
 
+    /// The registry of a command that only moves what is registered (`promote`, `rollback`): on PostgreSQL, or the
+    /// state directory's, which must exist (a mistyped --state is refused, not made into a new state).
+    static func existingRegistry(_ invocation: Invocation) throws -> AdapterRegistry {
+        if let url = try GlobalOptions.postgresDatabase(invocation) { return try RegistryService.open(postgres: url) }
+        let state = try GlobalOptions.stateDirectory(invocation)
+        return try RegistryService.open(try GlobalOptions.existingDatabase(invocation), blobs: state.blobs)
+    }
+
     /// The registry of a command that only reads: on PostgreSQL, or the state directory's read-only (an error
     /// if the state does not exist).
     static func readingRegistry(_ invocation: Invocation) throws -> AdapterRegistry {
@@ -231,7 +239,7 @@ enum RegistryCommands {
         options: [lineage, force, .json],
         positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
     ) { invocation in
-        let registry = try registry(invocation)
+        let registry = try existingRegistry(invocation)
         let force = invocation.arguments[RegistryCommands.force]
         let state = try GlobalOptions.hostState(invocation)
         let moved = try RegistryService.promote(try reference(invocation), force: force, registry: registry,
@@ -253,7 +261,7 @@ enum RegistryCommands {
     ) { invocation in
         let lineage = try invocation.arguments.required(RegistryCommands.lineage)
         let state = try GlobalOptions.hostState(invocation)
-        let moved = try RegistryService.rollback(lineage: lineage, registry: try registry(invocation), model: state.defaultModel,
+        let moved = try RegistryService.rollback(lineage: lineage, registry: try existingRegistry(invocation), model: state.defaultModel,
                                                  state: state)
         let change = moved.change
         report(moved)
