@@ -28,7 +28,7 @@ public enum ActiveAdapterExport {
                     throw AdapterExchangeError.io("cannot remove \(url.path): \(error); remove it by hand")
                 }
             }
-            return ["serve the base model: llama-server -m \(modelPath)"]
+            return ["serve the base model: llama-server -m \(ShellWord.quoted(modelPath))"]
         }
         let (adapter, _) = try AdapterFile.decode(active, name: "the active adapter")
         let (baseURL, base) = try baseModel(adapter.metadata.baseModelDigest, preferred: model, state: state)
@@ -37,8 +37,9 @@ public enum ActiveAdapterExport {
             throw AdapterExchangeError.io("cannot create \(directory.path); check the state directory's permissions")
         }
         let data = try GGUFLoRA.data(PortableAdapter(file: adapter), base: base, precision: .f32)
-        // Ollama resolves ADAPTER relative to the Modelfile; FROM names the base GGUF the adapter was trained on.
-        let text = "FROM \(modelPath)\nADAPTER ./active.gguf\n"
+        // Ollama resolves ADAPTER relative to the Modelfile; FROM names the base GGUF the adapter was trained on,
+        // quoted: a newline in its name would otherwise start an instruction of the name's choosing.
+        let text = "FROM \(try ModelfileArgument.quoted(modelPath, naming: "the base model"))\nADAPTER ./active.gguf\n"
         do {
             try AtomicFile.write(data, to: gguf)
             try AtomicFile.write(Data(text.utf8), to: modelfile)
@@ -46,8 +47,8 @@ public enum ActiveAdapterExport {
         } catch {
             throw AdapterExchangeError.io("cannot write the active export in \(directory.path): \(error)")
         }
-        return ["llama-server -m \(modelPath) --lora \(gguf.path)",
-                "ollama create \(lineage) -f \(modelfile.path)"]
+        return ["llama-server -m \(ShellWord.quoted(modelPath)) --lora \(ShellWord.quoted(gguf.path))",
+                "ollama create \(ShellWord.quoted(lineage)) -f \(ShellWord.quoted(modelfile.path))"]
     }
 
     /// The base model the adapter was trained on: `preferred` when it is that file, else the GGUF in the state's
