@@ -84,13 +84,11 @@ public enum RegistryService {
         /// Override what an import found (or fill in what a file does not record).
         public let baseModel: Digest?
         public let chatConvention: ShortIdentifier?
-        /// A gate report (`adapt gate --json`) to record as the version's gate metrics.
-        public let gateReport: String?
 
         public init(lineage: ShortIdentifier, source: Source, parent: VersionReference?, baseModel: Digest?,
-                    chatConvention: ShortIdentifier?, gateReport: String?) {
+                    chatConvention: ShortIdentifier?) {
             (self.lineage, self.source, self.parent) = (lineage, source, parent)
-            (self.baseModel, self.chatConvention, self.gateReport) = (baseModel, chatConvention, gateReport)
+            (self.baseModel, self.chatConvention) = (baseModel, chatConvention)
         }
     }
 
@@ -100,7 +98,7 @@ public enum RegistryService {
         public let importedWeights: Digest?
     }
 
-    /// Registers the addition as the lineage's next version (not activated). `open` gives the registry; it is
+    /// Registers the addition as the lineage's next version (not activated, and not promotable before `adapt eval`). `open` gives the registry; it is
     /// called once, before an import (which reads the lineage) or, for a file, once the file was read, so a
     /// missing file creates no state.
     public static func add(_ addition: Addition, registry open: () throws -> AdapterRegistry) throws -> Added {
@@ -122,14 +120,9 @@ public enum RegistryService {
         }
         if let digest = addition.baseModel { metadata.baseModel = digest }
         if let id = addition.chatConvention { metadata.chatConvention = id }
-        var metrics = VersionMetrics()
-        if let reportPath = addition.gateReport {
-            let gate = try JSON.decode(GateSummary.self, from: try readWhole(reportPath), context: reportPath)
-            try gate.checkConsistency()
-            metrics.gate = gate
-        }
+        // No gate verdict comes with an addition: only the engine's own report (`adapt eval`) makes it promotable.
         let version = try (registry ?? open()).register(adapterData: data, lineage: addition.lineage, parent: addition.parent,
-                                          metadata: metadata, metrics: metrics)
+                                                        metadata: metadata)
         return Added(version: version, importedWeights: importedWeights)
     }
 

@@ -25,10 +25,11 @@ public enum VersionEvaluation {
         public let parameters: EvalParameters
         /// Tokens per scored sequence, as the train step's `max_length`.
         public let maxLength: Int
-        public let chatFormat: ChatFormat?
+        /// The turn format; nil: the model's chat template.
+        public let chatFormat: ChatConvention?
 
         public init(lineage: ShortIdentifier, version: Int, model: URL, parameters: EvalParameters = EvalParameters(),
-                    maxLength: Int = Self.defaultMaxLength, chatFormat: ChatFormat? = nil) {
+                    maxLength: Int = Self.defaultMaxLength, chatFormat: ChatConvention? = nil) {
             (self.lineage, self.version, self.model) = (lineage, version, model)
             (self.parameters, self.maxLength, self.chatFormat) = (parameters, maxLength, chatFormat)
         }
@@ -62,7 +63,7 @@ public enum VersionEvaluation {
         let baseDigest = try Digest.sha256(fileAt: request.model)
         let base = BaseWeightStorage.f32
         let scorer = try HeldOutScorer(modelURL: request.model, maxLength: request.maxLength, base: base,
-                                       chatFormat: try TrainingPlan.chatConvention(request.chatFormat))
+                                       chatFormat: request.chatFormat)
         let sequences = try scorer.sequences(heldOut.examples)
         let candidateWeights = try scorer.adapter(try registry.adapterData(version), name: "\(request.lineage)/\(version.name)",
                                                   baseModelDigest: baseDigest)

@@ -3,9 +3,55 @@ import CommandLineKit
 import Foundation
 import Services
 
-/// `adapt eval voice`: does the active adapter speak in the lineage's voice? A check beside the held-out NLL.
+/// `adapt eval --lineage L --version N`: the engine's own gate report for a registered version, the one that makes
+/// it promotable. `adapt eval voice`: does the active adapter speak in the lineage's voice? A check beside the
+/// held-out NLL.
 enum EvalCommands {
-    static let all: [Command] = [voice]
+    static let all: [Command] = [gate, voice]
+
+    static let gate = Command(
+        "eval",
+        summary: "score a registered version on its lineage's held-out set against the active version; the report makes it promotable",
+        discussion: """
+            The engine scores version N of lineage L (trained by the pipeline or added with 'registry add', \
+            imports included) on the lineage's pinned held-out set, example by example (mean token NLL of the \
+            completion), against the active version, or the base model when none is active, and runs the gate \
+            of the nightly eval step: one-sided Wilcoxon signed-rank at alpha 0.05, at least 10 pairs. The report \
+            is stored bound to the adapter's digest, the held-out snapshot's digest and the active version. \
+            'registry promote' (without --force) accepts only such a report whose outcome is 'better', while the \
+            held-out set and the active version are still those it was made with. Scores are cached by the \
+            adapter's digest.
+            """,
+        options: [RegistryCommands.lineage, versionNumber, model, ModelCommands.chatFormat, .json]
+    ) { invocation in
+        let args = invocation.arguments
+        let lineage = try args.required(RegistryCommands.lineage)
+        let number = try args.required(versionNumber)
+        let state = try GlobalOptions.hostState(invocation)
+        let modelURL = try args[model].map { URL(fileURLWithPath: $0) } ?? state.defaultModel
+        let report = try VersionGate.evaluate(lineage: lineage, version: number, model: modelURL,
+                                              chatFormat: try args[ModelCommands.chatFormat],
+                                              registry: try RegistryCommands.registry(invocation)) { Console.error("adapt: \($0)") }
+        if args[.json] { Console.print(JSON.pretty(report)); return }
+        let outcome = report["outcome"]?.stringValue ?? "-"
+        let against = report["incumbent"]?["version"]?.stringValue ?? "the base model"
+        let p = report["p_value"]?.doubleValue.map { String(format: "%.4g", $0) } ?? "-"
+        func nll(_ key: String) -> String { report[key]?.doubleValue.map { String(format: "%.4f", $0) } ?? "-" }
+        Console.print("""
+            \(lineage)/v\(number) against \(against): \(outcome) (n \(report["n"]?.intValue ?? 0), p \(p))
+            held-out mean NLL \(nll("candidate_mean_nll")) vs \(nll("incumbent_mean_nll")) on snapshot \(report["held_out_digest"]?.stringValue?.prefix(12) ?? "-")
+            """)
+        if outcome == "better" { Console.print("promote it with: adapt registry promote \(lineage)/v\(number)") }
+    }
+
+    /// `--version N` (or `vN`): the registered version to score.
+    static let versionNumber = Option<Int?>("version", value: "N", default: nil, help: "the version to score (N or vN)") { text in
+        let digits = text.hasPrefix("v") ? String(text.dropFirst()) : text
+        guard let number = Int(digits), number >= 1, String(number) == digits else {
+            throw UsageError("a version is a number from 1 (e.g. 3 or v3)")
+        }
+        return number
+    }
 
     static let defaultMaxTokens = 128
 

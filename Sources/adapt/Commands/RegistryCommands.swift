@@ -20,7 +20,7 @@ enum RegistryCommands {
         guard let id = ShortIdentifier(text) else { throw UsageError("must be 1 to 64 letters, digits, '.', '_' or '-'") }
         return id
     }
-    static let force = Flag("force", help: "promote without a 'better' gate outcome (recorded)")
+    static let force = Flag("force", help: "promote without the engine's 'better' gate report (recorded)")
 
     /// The registry of `--database postgres://…` (or `ADAPT_DATABASE`) with its blobs in that database, else
     /// of the state directory (created on first use).
@@ -166,11 +166,11 @@ enum RegistryCommands {
         "registry add", summary: "register an adapter file as the next version of a lineage (not activated)",
         discussion: """
             The file must be an adapt adapter (as 'adapt train' writes it); it is copied into the \
-            content-addressed blob store. --gate-report takes the JSON printed by 'adapt gate --json'; its \
-            outcome is what 'registry promote' checks, so a report whose numbers contradict its outcome is \
-            refused. Metadata holds only numbers, digests and identifiers.
+            content-addressed blob store. A new version is not promotable until the engine has scored it on the \
+            lineage's held-out set: run 'adapt eval --lineage L --version N'. Metadata holds only numbers, \
+            digests and identifiers.
             """,
-        options: [Add.lineage, Add.parent, Add.gateReport, Add.baseModel, Add.chatConvention, .json]
+        options: [Add.lineage, Add.parent, Add.baseModel, Add.chatConvention, .json]
             + RegistryExchangeCommands.importOptions,
         positionals: [PositionalSpec("FILE", optional: true, help: "the adapter file (or one of the --from-… options)")]
     ) { invocation in
@@ -190,7 +190,7 @@ enum RegistryCommands {
         }
         let addition = RegistryService.Addition(
             lineage: lineage, source: source, parent: try args[Add.parent], baseModel: try args[Add.baseModel],
-            chatConvention: try args[Add.chatConvention], gateReport: try args[Add.gateReport].map(nonEmptyPath))
+            chatConvention: try args[Add.chatConvention])
         let added = try RegistryService.add(addition) { try registry(invocation) }
         let version = added.version
         if args[.json] {
@@ -210,8 +210,6 @@ enum RegistryCommands {
                                                       help: "the version this one was trained from") { text in
             try VersionReference(parsing: text)
         }
-        static let gateReport = Option<String?>("gate-report", value: "FILE",
-                                                help: "record this gate report (adapt gate --json) as the version's gate metrics")
         static let baseModel = Option<Digest?>("base-model", value: "DIGEST", default: nil,
                                                help: "SHA-256 of the base model file") { text in
             guard let digest = Digest(hex: text) else { throw UsageError("expects a 64-digit SHA-256") }
@@ -233,8 +231,10 @@ enum RegistryCommands {
     static let promote = Command(
         "registry promote", summary: "make a version the active adapter of its lineage (a pointer flip)",
         discussion: """
-            Refuses unless the version's recorded gate outcome is 'better'. --force promotes anyway, says what \
-            it bypassed, and records 'force' in the history. The adapter file is verified first.
+            Refuses unless the engine's own gate report for the version ('adapt eval --lineage L --version N', \
+            or the nightly eval step) says 'better', is about its adapter digest, was made on the lineage's \
+            current held-out set and against the version active now. --force promotes anyway, says what it \
+            bypassed, and records 'force' in the history. The adapter file is verified first.
             """,
         options: [lineage, force, .json],
         positionals: [PositionalSpec("VERSION", help: "vN or LINEAGE/vN")]
