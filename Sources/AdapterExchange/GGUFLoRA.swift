@@ -65,7 +65,9 @@ public enum GGUFLoRA {
         }
         let alpha: Float?
         switch file.metadata["adapter.lora.alpha"] {
-        case .float32(let value)?: alpha = value
+        case .float32(let value)?:
+            try PortableAdapter.checkAlpha(Double(value), field: "adapter.lora.alpha", file: name)
+            alpha = value
         case nil: alpha = nil
         default: throw AdapterExchangeError.badConfiguration(file: name, field: "adapter.lora.alpha", reason: "is not an f32 (llama.cpp refuses it)")
         }

@@ -90,8 +90,9 @@ extension AdapterFile {
             throw AdapterFileError.malformed(file: name, field: "header", reason: "is not the expected JSON")
         }
         // Alpha scales every adapted projection: zero, negative or non-finite makes the adapter meaningless.
-        guard header.metadata.alpha.isFinite, header.metadata.alpha > 0 else {
-            throw AdapterFileError.malformed(file: name, field: "alpha", reason: "is \(header.metadata.alpha), not a positive finite number")
+        guard AdapterSettings.isPlausible(alpha: Double(header.metadata.alpha)) else {
+            throw AdapterFileError.malformed(file: name, field: "alpha",
+                                             reason: "is \(header.metadata.alpha), not a number above 0 and at most \(AdapterSettings.maximumAlpha)")
         }
         guard header.metadata.rank > 0 else {
             throw AdapterFileError.malformed(file: name, field: "rank", reason: "is \(header.metadata.rank), not a positive number")

@@ -46,6 +46,9 @@ public enum MLXFormat {
         guard let scale = parameters["scale"]?.doubleValue, scale.isFinite, scale > 0 else {
             throw .badConfiguration(file: configName, field: "lora_parameters.scale", reason: "is missing or not a positive number")
         }
+        // The scale times the rank is the alpha the adapter applies with, held to the same bound as every alpha.
+        try PortableAdapter.checkAlpha(scale * Double(rank), field: "lora_parameters.scale", file: configName)
+        try PortableAdapter.checkDropout(parameters["dropout"], field: "lora_parameters.dropout", file: configName)
         if let layers = json["num_layers"]?.intValue, layers >= 0, layers < base.blockCount {
             throw .unsupportedFeature(file: configName, feature: "LoRA on only the last \(layers) of \(base.blockCount) blocks")
         }

@@ -26,7 +26,9 @@ public enum PEFTFormat {
             tensors.append(.init(name: prefix + module + ".lora_B.weight", shape: bShape, values: b))
         }
         let weights = Safetensors(metadata: ["format": "pt", ExchangeMetadata.baseModelKey: base.digest.hex], tensors: tensors).encoded()
-        let alpha: JSONValue = adapter.alpha.rounded() == adapter.alpha ? .int(Int(adapter.alpha)) : .double(Double(adapter.alpha))
+        // PEFT writes an integral alpha as an int; past 2^24 an f32 is no longer an exact integer worth writing so.
+        let integral = adapter.alpha.rounded() == adapter.alpha && abs(adapter.alpha) <= 16_777_216
+        let alpha: JSONValue = integral ? .int(Int(adapter.alpha)) : .double(Double(adapter.alpha))
         let config: JSONValue = .object([
             "alpha_pattern": .object([:]), "auto_mapping": .null, "base_model_name_or_path": .string(base.fileName),
             "bias": .string("none"), "fan_in_fan_out": .bool(false), "inference_mode": .bool(true),
@@ -51,6 +53,8 @@ public enum PEFTFormat {
         guard let alpha = json["lora_alpha"]?.doubleValue else {
             throw .badConfiguration(file: configName, field: "lora_alpha", reason: "is missing or not a number")
         }
+        try PortableAdapter.checkAlpha(alpha, field: "lora_alpha", file: configName)
+        try PortableAdapter.checkDropout(json["lora_dropout"], field: "lora_dropout", file: configName)
         for flag in ["use_rslora", "use_dora", "fan_in_fan_out"] where json[flag]?.boolValue == true {
             throw .unsupportedFeature(file: configName, feature: flag)
         }

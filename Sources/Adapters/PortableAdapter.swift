@@ -48,9 +48,7 @@ public struct PortableAdapter: Sendable, Equatable {
     /// The adapter the pieces make for `base`: every pair whole, every shape the base's, one rank throughout
     /// (and `expectedRank` when the lineage has one), the same projections in every block. `file` labels errors.
     public init(pieces: [Piece], alpha: Float, base: BaseModelShape, expectedRank: Int?, file: String) throws(AdapterExchangeError) {
-        guard alpha.isFinite, alpha > 0 else {
-            throw .badConfiguration(file: file, field: "alpha", reason: "is not a positive finite number")
-        }
+        try Self.checkAlpha(Double(alpha), field: "alpha", file: file)
         var byKey: [String: Piece] = [:]
         for piece in pieces {
             guard piece.block < base.blockCount, base.projections[piece.projection] != nil else {
@@ -103,6 +101,24 @@ public struct PortableAdapter: Sendable, Equatable {
         self.alpha = alpha
         self.targets = targets
         tensors = NamedTensors(names: names, shapes: shapes, values: values)
+    }
+
+    /// Refuses an alpha no adapter can be applied with (not finite, not above 0, past
+    /// `AdapterSettings.maximumAlpha`), naming the field as the file's format calls it.
+    public static func checkAlpha(_ alpha: Double, field: String, file: String) throws(AdapterExchangeError) {
+        guard AdapterSettings.isPlausible(alpha: alpha) else {
+            throw .badConfiguration(file: file, field: field,
+                                    reason: "is \(alpha), not a number above 0 and at most \(AdapterSettings.maximumAlpha)")
+        }
+    }
+
+    /// Refuses a dropout that is present but not a probability in [0, 1); only training uses it, but a file that
+    /// says otherwise is damaged.
+    public static func checkDropout(_ value: JSONValue?, field: String, file: String) throws(AdapterExchangeError) {
+        guard let value, value != .null else { return }
+        guard let dropout = value.doubleValue, dropout.isFinite, dropout >= 0, dropout < 1 else {
+            throw .badConfiguration(file: file, field: field, reason: "is not a number in [0, 1)")
+        }
     }
 
     /// The pairs with their block and projection, in order.

@@ -73,7 +73,8 @@ public struct TrainingConfiguration: Sendable, Equatable, Codable {
         try require(threads >= 1, "threads", "must be at least 1, got \(threads)")
         try require(checkpointEvery >= 1, "checkpoint every", "must be at least 1, got \(checkpointEvery)")
         try require(adapter.rank >= 1, "rank", "must be at least 1, got \(adapter.rank)")
-        try require(adapter.alpha > 0, "alpha", "must be positive, got \(adapter.alpha)")
+        try require(AdapterSettings.isPlausible(alpha: Double(adapter.alpha)), "alpha",
+                    "must be above 0 and at most \(AdapterSettings.maximumAlpha), got \(adapter.alpha)")
         try require(adapter.dropout >= 0 && adapter.dropout < 1, "dropout", "must be in [0, 1), got \(adapter.dropout)")
         try require(!adapter.targets.isEmpty, "targets", "must name at least one projection")
         if let early = earlyStopping {
