@@ -45,9 +45,13 @@ enum MigrateCommand {
     private static func endpoint(_ name: String, help: String) -> Option<String?> {
         Option<String?>(name, value: "DIR|URL", default: nil, help: help) { text in
             guard !text.isEmpty else { throw UsageError("must name a directory or a postgres:// URL") }
-            // Taken for a path, a key=value connection string would become a directory named after its password.
+            // Taken for a path, a key=value connection string or another scheme's URL would become a directory
+            // named after its password.
             guard !GlobalOptions.isKeyValueConnectionString(text) else {
                 throw UsageError("takes a postgres:// URL, not a libpq key=value string (not shown, as it may hold a password)")
+            }
+            if text.contains("://"), !text.hasPrefix("postgres://"), !text.hasPrefix("postgresql://") {
+                throw UsageError("takes a state directory or a postgres:// URL; the URL given has another scheme (not shown, as it may hold a password)")
             }
             return text
         }
