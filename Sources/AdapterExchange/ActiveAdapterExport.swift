@@ -4,7 +4,8 @@ import Foundation
 import Registry
 
 /// The lineage's active adapter where servers can find it: `exports/<lineage>/active.gguf` (GGUF-LoRA, f32)
-/// and a `Modelfile` beside it in the state directory, rewritten after every promotion and rollback.
+/// and a `Modelfile` beside it in the state directory, rewritten after every move of the active pointer
+/// (`ActiveExportSync`: after the commit, and repaired when `adapt work` starts).
 ///
 /// Each file is replaced atomically, so a server that reads it mid-promotion gets the old adapter or the new
 /// one, never half of each. When the lineage falls back to the base model both files are removed.
@@ -70,17 +71,5 @@ public enum ActiveAdapterExport {
     public static func update(lineage: ShortIdentifier, registry: AdapterRegistry, model: URL, state: StateDirectory) throws -> [String] {
         let data = try registry.active(lineage: lineage).map { try registry.adapterData($0) }
         return try update(lineage: lineage.value, active: data, model: model, state: state)
-    }
-}
-
-extension ActiveAdapterExport {
-    /// `update` for a step that has just moved the pointer: the lines, or why the export failed, go to `log`.
-    /// The move stands either way: a server keeps the previous export until the next promotion.
-    public static func publish(lineage: String, active: Data?, model: URL, state: StateDirectory, log: (String) -> Void) {
-        do {
-            for line in try update(lineage: lineage, active: active, model: model, state: state) { log(line) }
-        } catch {
-            log("the active export of \(lineage) was not updated: \(error)")
-        }
     }
 }
