@@ -26,14 +26,28 @@ public struct ReplayStore: Sendable {
     public func importJSONL(_ data: Data, lineage: String, options: ImportOptions = ImportOptions()) throws -> ImportReport {
         try LineageName.validate(lineage)
         let (records, problems) = options.reader.read(data)
-        var report = ImportReport(lineage: lineage, records: records.count + problems.count, imported: 0, duplicates: 0,
-                                  skipped: 0, committed: false, problems: problems, scrubbed: ScrubCounts(), heldOut: 0,
-                                  tokensEstimated: !options.tokenCounter.isExact)
+        var report = Self.uncommittedReport(lineage: lineage, records: records, problems: problems, options: options)
         if !problems.isEmpty && !options.skipBad { return report }
         report.skipped = problems.count
         try add(records, lineage: lineage, options: options, report: &report)
         report.committed = true
         return report
+    }
+
+    /// The report of an import of `data` refused for its bad lines (all or nothing, no `skipBad`), or nil when the
+    /// import would store something: reads the lines without a database, so a caller can refuse a file before it
+    /// creates a state to hold it.
+    public static func refusedImport(_ data: Data, lineage: String, options: ImportOptions = ImportOptions()) -> ImportReport? {
+        let (records, problems) = options.reader.read(data)
+        guard !problems.isEmpty, !options.skipBad else { return nil }
+        return uncommittedReport(lineage: lineage, records: records, problems: problems, options: options)
+    }
+
+    private static func uncommittedReport(lineage: String, records: [ImportRecord], problems: [LineProblem],
+                                          options: ImportOptions) -> ImportReport {
+        ImportReport(lineage: lineage, records: records.count + problems.count, imported: 0, duplicates: 0,
+                     skipped: 0, committed: false, problems: problems, scrubbed: ScrubCounts(), heldOut: 0,
+                     tokensEstimated: !options.tokenCounter.isExact)
     }
 
     /// Stores already-parsed records (scrubbing them first) in one transaction.

@@ -40,6 +40,11 @@ public struct DataService: Sendable {
         try store.importJSONL(data, lineage: lineage, options: options)
     }
 
+    /// The report of an import refused for its bad lines, made without opening a state (`ReplayStore.refusedImport`).
+    public static func refusedImport(_ data: Data, lineage: String, options: ImportOptions) -> ImportReport? {
+        ReplayStore.refusedImport(data, lineage: lineage, options: options)
+    }
+
     public func examples(lineage: String?, split: Split?) throws -> [Example] {
         try store.examples(lineage: lineage, split: split)
     }

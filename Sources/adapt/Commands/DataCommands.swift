@@ -82,8 +82,12 @@ enum DataCommands {
             }
             data = contents
         }
-        let store = try store(invocation)
-        let report = try asUsage { try store.importJSONL(data, lineage: lineage, options: options) }
+        // A file refused for its bad lines stores nothing: where no state exists yet, none is created for it (read
+        // first only then, so an import into an existing state reads its file once).
+        let firstImport = try GlobalOptions.postgresDatabase(invocation) == nil
+            && !FileManager.default.fileExists(atPath: try GlobalOptions.stateDirectory(invocation).database.path)
+        let refused = firstImport ? DataService.refusedImport(data, lineage: lineage, options: options) : nil
+        let report = try refused ?? asUsage { try store(invocation).importJSONL(data, lineage: lineage, options: options) }
 
         for problem in report.problems {
             Console.error((report.committed ? "skipped " : "") + problem.description)
