@@ -35,6 +35,7 @@ enum MigrationTables {
         Table(component: "registry", name: "registry_versions", order: "id"),
         Table(component: "registry", name: "registry_active"),
         Table(component: "registry", name: "registry_history"),
+        Table(component: "registry", name: "registry_gate_reports"),
         Table(component: "registry", name: "score_cache"),
     ]
 
