@@ -31,7 +31,7 @@ enum EvalCommands {
         let modelURL = try args[model].map { URL(fileURLWithPath: $0) } ?? state.defaultModel
         let report = try VersionGate.evaluate(lineage: lineage, version: number, model: modelURL,
                                               chatFormat: try args[ModelCommands.chatFormat],
-                                              registry: try RegistryCommands.registry(invocation)) { Console.error("adapt: \($0)") }
+                                              registry: try RegistryCommands.existingRegistry(invocation)) { Console.error("adapt: \($0)") }
         if args[.json] { Console.print(JSON.pretty(report)); return }
         let outcome = report["outcome"]?.stringValue ?? "-"
         let against = report["incumbent"]?["version"]?.stringValue ?? "the base model"

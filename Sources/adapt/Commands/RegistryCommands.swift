@@ -30,7 +30,7 @@ enum RegistryCommands {
         return try RegistryService.open(try GlobalOptions.database(invocation), blobs: state.blobs)
     }
 
-    /// The registry of a command that only moves what is registered (`promote`, `rollback`): on PostgreSQL, or the
+    /// The registry of a command that only judges or moves what is registered (`eval`, `promote`, `rollback`): on PostgreSQL, or the
     /// state directory's, which must exist (a mistyped --state is refused, not made into a new state).
     static func existingRegistry(_ invocation: Invocation) throws -> AdapterRegistry {
         if let url = try GlobalOptions.postgresDatabase(invocation) { return try RegistryService.open(postgres: url) }
