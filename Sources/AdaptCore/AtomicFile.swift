@@ -6,23 +6,18 @@ import Glibc
 /// Writes that are either wholly there or not there at all, even across a power cut:
 /// temp file → fsync → rename → fsync(directory) (the rename is only durable once the directory is synced).
 public enum AtomicFile {
-    /// A symlink at `url` keeps pointing where it did (the file it names is replaced); a directory, device or
-    /// FIFO at `url` is refused rather than replaced.
+    /// A symlink, directory, device or FIFO at `url` is refused rather than replaced: a link is never written
+    /// through (the rename replaces a link planted after the check, never the file it names).
     ///
-    /// A new file is readable by its owner only (0600, whatever the umask): what adapt writes is trained on, or
-    /// holds, a user's messages. A replaced file keeps the permissions it had. Directories it creates are 0700.
+    /// The file is readable by its owner only (0600, whatever the umask and whatever mode a replaced file had):
+    /// what adapt writes is trained on, or holds, a user's messages. Directories it creates are 0700.
     public static func write(_ data: Data, to requested: URL) throws {
         let url = try RegularFile.replaceablePath(requested)
         let directory = url.deletingLastPathComponent()
         try PrivateFiles.createDirectory(directory)
-        var existing = stat()
-        let mode: mode_t = stat(url.path, &existing) == 0 ? existing.st_mode & 0o7777 : PrivateFiles.fileMode
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        // Created 0600 and widened afterwards if the replaced file was wider: never readable by others while
-        // it is being written.
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PrivateFiles.fileMode)
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, PrivateFiles.fileMode)
         guard fd >= 0 else { throw CoreError.fileUnwritable(path: temporary.path, reason: errnoText()) }
-        if mode != PrivateFiles.fileMode { fchmod(fd, mode) }
         var ok = false
         defer {
             if !ok { unlink(temporary.path) }

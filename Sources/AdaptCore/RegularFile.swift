@@ -18,16 +18,19 @@ public enum RegularFile {
         }
     }
 
-    /// The path a write to `url` should replace: `url` itself, or the file a symlink at `url` points to.
-    /// Throws when something other than a regular file (a directory, a device, a FIFO, a socket) is there.
+    /// The path a write to `url` replaces: `url` itself. Throws when something other than a regular file is there:
+    /// a directory, a device, a FIFO, a socket, or a symbolic link, which is never written through (the file it
+    /// names may be a state's database or a model that a write would destroy); the same rule as `O_NOFOLLOW`.
     public static func replaceablePath(_ url: URL) throws -> URL {
-        let target = url.resolvingSymlinksInPath()
         var status = stat()
-        guard stat(target.path, &status) == 0 else { return target }  // nothing there yet
+        guard lstat(url.path, &status) == 0 else { return url }  // nothing there yet
+        if status.st_mode & S_IFMT == S_IFLNK {
+            throw CoreError.fileUnwritable(path: url.path, reason: "it is a symbolic link, which adapt does not write through; name the file itself")
+        }
         if let kind = irregularKind(status) {
             throw CoreError.fileUnwritable(path: url.path, reason: "it is \(kind), which a write would replace; choose a file path")
         }
-        return target
+        return url
     }
 
     private static func irregularKind(_ status: stat) -> String? {

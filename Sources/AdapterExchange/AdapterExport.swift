@@ -61,7 +61,8 @@ public enum AdapterExport {
             }
             return
         }
-        do { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) } catch {
+        // 0700 with every missing parent, whatever the umask: the weights are trained on the user's text.
+        do { try PrivateFiles.createDirectory(url) } catch {
             throw AdapterExchangeError.io("cannot create the directory \(url.path); check the path and its permissions")
         }
     }

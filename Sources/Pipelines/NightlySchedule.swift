@@ -137,13 +137,17 @@ public struct NightlySchedule: Sendable, Equatable {
     public func write(to directory: URL) throws -> InstalledFiles {
         let files = files(in: directory)
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(directory)
         } catch {
             throw PipelineError.unitUnwritable(path: directory.path, reason: "cannot create the directory")
         }
         for (url, text) in [(files.service, serviceUnit), (files.timer, timerUnit)] {
             // Not `Data.write(options: .atomic)`: on Linux, Foundation leaves an empty directory in /tmp per write.
-            do { try AtomicFile.write(Data(text.utf8), to: url) } catch {
+            // AtomicFile never writes through a symbolic link: one planted at a unit's path is refused, and what
+            // it names is left as it was.
+            do { try AtomicFile.write(Data(text.utf8), to: url) } catch let CoreError.fileUnwritable(_, reason) {
+                throw PipelineError.unitUnwritable(path: url.path, reason: reason)
+            } catch {
                 throw PipelineError.unitUnwritable(path: url.path, reason: "the write failed")
             }
         }

@@ -27,13 +27,25 @@ import TestSupport
     #expect(throws: CoreError.self) { try AtomicFile.write(Data("x".utf8), to: dir.url) }
 }
 
-@Test func writingThroughASymlinkReplacesTheFileItNamesAndKeepsTheLink() throws {
+@Test func aSymlinkIsNeverWrittenThroughAndTheFileItNamesIsLeftAlone() throws {
     let dir = TemporaryDirectory()
     let target = dir.file("real")
     try Data("old".utf8).write(to: target)
     let link = dir.file("link")
     try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
-    try AtomicFile.write(Data("new".utf8), to: link)
+    #expect(throws: CoreError.fileUnwritable(path: link.path, reason: "it is a symbolic link, which adapt does not write through; name the file itself")) {
+        try AtomicFile.write(Data("new".utf8), to: link)
+    }
     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
-    #expect(try Data(contentsOf: target) == Data("new".utf8))
+    #expect(try Data(contentsOf: target) == Data("old".utf8))
+}
+
+@Test func aReplacedFileIsOwnerOnlyWhateverModeItHad() throws {
+    let dir = TemporaryDirectory()
+    let file = dir.file("page.html")
+    try Data("old".utf8).write(to: file)
+    #expect(chmod(file.path, 0o644) == 0)
+    try AtomicFile.write(Data("new".utf8), to: file)
+    var status = stat()
+    #expect(stat(file.path, &status) == 0 && status.st_mode & 0o777 == 0o600)
 }

@@ -68,9 +68,21 @@ struct TrainCommandRefusalTests {
     @Test func stillTrainsAndReplacesAnEarlierAdapter() throws {
         let f = try Self.fixture()
         let out = f.directory.file("a.lora")
-        try Data("old".utf8).write(to: out)
-        let result = try train(f, out: out.path, ["--targets", "q,v"])
+        #expect(try train(f, out: out.path, ["--targets", "q,v"]).status == 0)
+        let earlier = try Data(contentsOf: out)
+        let result = try train(f, out: out.path, ["--targets", "q,v", "--seed", "9"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try Data(contentsOf: out) != Data("old".utf8))
+        #expect(try Data(contentsOf: out) != earlier)
+    }
+
+    /// A file that is not an adapter (a typo for another path) is refused, not replaced.
+    @Test func refusesToReplaceAFileThatIsNotAnAdapter() throws {
+        let f = try Self.fixture()
+        let out = f.directory.file("notes.txt")
+        try Data("the user's notes".utf8).write(to: out)
+        let result = try train(f, out: out.path)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("is not an adapt adapter file"), "\(result.stderr)")
+        #expect(try Data(contentsOf: out) == Data("the user's notes".utf8))
     }
 }

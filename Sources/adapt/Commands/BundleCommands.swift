@@ -33,7 +33,7 @@ enum BundleCommands {
         let text = try a.required("RUN")
         guard let runID = RunID.parse(text) else { throw UsageError("RUN must look like run-N or N, got '\(text)'") }
         let out = URL(fileURLWithPath: try a.required("out"))
-        try OutputPath.check(out, option: "out", inputs: [])
+        try OutputPath.check(out, option: "out", kind: .runBundle, state: try GlobalOptions.hostState(invocation), inputs: [])
         let (bundle, bytes) = try RunBundles.export(runID, from: try GlobalOptions.recordedRuns(invocation),
                                                     includeUserData: a.flag("include-user-data"), to: out)
         if a.flag("json") {

@@ -1,6 +1,8 @@
+import AdaptCore
 import BuildInfo
 import CommandLineKit
 import Foundation
+import Services
 
 /// `adapt completion bash` and `adapt manual`: the shell completion and the manual pages, made from the command
 /// table itself (`AdaptTool.tool`), so neither can list a command or option `--help` does not, or miss one.
@@ -33,15 +35,18 @@ enum DocumentationCommands {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd"
         let pages = AdaptTool.tool.manualPages(date: formatter.string(from: date), source: "adapt \(BuildInfo.version)")
+        // Only manual pages are replaced: a page's name that holds another file (or a link) is refused first.
+        try OutputPath.checkDirectory(directory, option: "out", files: pages.map { ($0.fileName, OutputKind.manualPage) },
+                                      state: try GlobalOptions.hostState(invocation), inputs: [])
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try PrivateFiles.createDirectory(directory)
             for page in pages {
-                try Data(page.text.utf8).write(to: directory.appendingPathComponent(page.fileName), options: .atomic)
+                try AtomicFile.write(Data(page.text.utf8), to: directory.appendingPathComponent(page.fileName))
             }
         } catch {
             throw ManualWriteError(directory: directory.path, reason: (error as NSError).localizedDescription)
         }
-        Console.print("wrote \(pages.count) manual pages to \(directory.path)")
+        Console.print("wrote \(pages.count) manual pages to " + TerminalText.escaped(directory.path))
     }
 
     struct ManualWriteError: Error, CustomStringConvertible {

@@ -40,9 +40,10 @@ enum ModelCommands {
         options: [Tiny.out, Tiny.seed, Tiny.variant, Tiny.noChatTemplate]
     ) { invocation in
         let out = URL(fileURLWithPath: try invocation.arguments.required(Tiny.out))
+        try OutputPath.check(out, option: "out", kind: .gguf, state: try GlobalOptions.hostState(invocation), inputs: [])
         try ModelService.writeTinyModel(seed: try invocation.arguments[Tiny.seed], variant: try invocation.arguments[Tiny.variant],
                                         chatTemplate: !invocation.arguments[Tiny.noChatTemplate], to: out)
-        Console.error("wrote \(out.path)")
+        Console.error("wrote " + TerminalText.escaped(out.path))
     }
 
     static let inspect = Command(
@@ -75,7 +76,8 @@ enum ModelCommands {
         table.append(["trainable", inspection.trainable ? "yes" : "no"])
         table.append(["training memory", memory])
         Console.print(table.render())
-        for part in inspection.unsupported { Console.error("unsupported: \(part)") }
+        // Each part names what the file says (an architecture, a tokenizer, a type): its text, escaped.
+        for part in inspection.unsupported { Console.error("unsupported: " + TerminalText.escaped(part)) }
     }
 
     static let logits = Command(
@@ -165,7 +167,7 @@ enum ModelCommands {
 
     /// The options of `model tiny`.
     enum Tiny {
-        static let out = Option<String?>("out", value: "FILE", help: "where to write the .gguf file (an existing file there is replaced)")
+        static let out = Option<String?>("out", value: "FILE", help: "where to write the .gguf file (an existing GGUF file there is replaced)")
         static let seed = Option("seed", value: "S", default: UInt64(0), defaultHelp: "0", help: "weight seed") { text in
             guard let seed = UInt64(text) else { throw UsageError("expects a non-negative integer, got '\(text)'") }
             return seed

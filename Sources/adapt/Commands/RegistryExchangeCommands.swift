@@ -46,10 +46,17 @@ enum RegistryExchangeCommands {
         let precision = try args[Export.outtype]
         if args.given(Export.outtype), format != .ggufLoRA { throw UsageError("--outtype applies to --format gguf-lora only; peft and mlx are f32") }
         if args.given(Export.version), args[Export.active] { throw UsageError("pass --version or --active, not both") }
+        let outURL = URL(fileURLWithPath: out), model = try modelURL(invocation)
+        // The model is read and the version's blob (in the state) is read: neither may be what is written.
+        let inputs = [(option: "model", url: model)], state = try GlobalOptions.hostState(invocation)
+        if let files = OutputKind.files(of: format) {
+            try OutputPath.checkDirectory(outURL, option: "out", files: files, state: state, inputs: inputs)
+        } else {
+            try OutputPath.check(outURL, option: "out", kind: .gguf, state: state, inputs: inputs)
+        }
         let registry = try RegistryCommands.readingRegistry(invocation)
         let request = RegistryService.ExportRequest(lineage: lineage, version: try args[Export.version], format: format,
-                                                    precision: precision, out: URL(fileURLWithPath: out),
-                                                    model: try modelURL(invocation))
+                                                    precision: precision, out: outURL, model: model)
         let exported = try RegistryService.export(request, from: registry)
         let (version, result) = (exported.version, exported.result)
         if args[.json] {
@@ -59,7 +66,7 @@ enum RegistryExchangeCommands {
                 outtype: format == .ggufLoRA ? precision.rawValue : nil, files: result.files.map(\.path))))
             return
         }
-        Console.print("exported \(lineage)/\(version.name) as \(format.rawValue) to \(result.path.path) (weights \(result.digest.short))")
+        Console.print("exported \(lineage)/\(version.name) as \(format.rawValue) to \(TerminalText.escaped(result.path.path)) (weights \(result.digest.short))")
     }
 
     /// The options of `registry export`; the checks of the version number wait until the registry is open.

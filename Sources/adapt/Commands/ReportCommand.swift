@@ -36,14 +36,14 @@ enum ReportCommand {
         case (nil, nil): subject = .run(nil)
         }
         let outURL = try a[ReportCommand.out].map { URL(fileURLWithPath: $0) }
-        if let outURL { try OutputPath.check(outURL, option: "out", inputs: []) }
+        if let outURL { try OutputPath.check(outURL, option: "out", kind: .htmlPage, state: try GlobalOptions.hostState(invocation), inputs: []) }
         let data = try ReportService.gather(subject, from: try GlobalOptions.recordedRuns(invocation),
                                             includeText: a[ReportCommand.includeText])
         if let outURL { try ReportService.write(ReportService.html(data), to: outURL) }
         if a[.json] {
             Console.print(JSON.pretty(data))
         } else if let outURL {
-            Console.error("wrote \(outURL.path)")
+            Console.error("wrote " + TerminalText.escaped(outURL.path))
         } else {
             Console.print(ReportService.html(data))
         }

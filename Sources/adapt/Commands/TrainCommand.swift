@@ -33,7 +33,7 @@ enum TrainCommands {
     enum O {
         static let data = Option<String?>("data", value: "FILE", help: "JSON Lines of {\"prompt\", \"completion\"[, \"weight\"]}")
         static let model = Option<String?>("model", value: "GGUF", help: "base model file (or a name in the state's models/)")
-        static let out = Option<String?>("out", value: "ADAPTER", help: "where to write the adapter file (replaced if it exists; never the --model, --data or --held-out file)")
+        static let out = Option<String?>("out", value: "ADAPTER", help: "where to write the adapter file (an earlier adapter file there is replaced; never the --model, --data or --held-out file)")
         static let steps = Option("steps", default: TrainingDefaults.steps, in: 1...10_000_000, help: "optimizer steps")
         static let rank = Option("rank", value: "R", default: TrainingDefaults.rank, in: 1...1024, help: "LoRA rank")
         static let alpha = Option("alpha", value: "A", default: TrainingDefaults.alpha,
@@ -115,7 +115,7 @@ enum TrainCommands {
         var inputs = [(option: "model", url: modelURL), (option: "data", url: dataURL)]
         let heldOutPath = try args[O.heldOut]
         if let path = heldOutPath { inputs.append((option: "held-out", url: URL(fileURLWithPath: path))) }
-        try OutputPath.check(out, option: "out", inputs: inputs)
+        try OutputPath.check(out, option: "out", kind: .adapterFile, state: try GlobalOptions.hostState(invocation), inputs: inputs)
         let checkpointDirectory = URL(fileURLWithPath: try args[O.checkpointDirectory] ?? out.path + ".checkpoints")
         let lora = try loraConfig(args)
         let steps = try args[O.steps]
@@ -157,6 +157,8 @@ enum TrainCommands {
             let candidate = models.appendingPathComponent(name)
             if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
         }
+        let reason = UnreadablePath.reason(text)
+        guard reason == "no such file" else { throw UsageError("--model: cannot read \(text): \(reason)") }
         throw UsageError("--model: no file \(text), nor a model of that name in the state's models/")
     }
 
