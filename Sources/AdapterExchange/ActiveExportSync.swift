@@ -35,11 +35,20 @@ public enum ActiveExportSync {
         var active: String?
         do {
             active = try registry.active(lineage: lineage)?.name
+            let model = active == nil ? try lineageBase(lineage, registry: registry, preferred: model, state: state) : model
             let lines = try ActiveAdapterExport.update(lineage: lineage, registry: registry, model: model, state: state)
             return Result(lineage: lineage.value, active: active, lines: lines, failure: nil)
         } catch {
             return Result(lineage: lineage.value, active: active, lines: [], failure: "\(error)")
         }
+    }
+
+    /// The base model a lineage falls back to: the GGUF in models/ its newest version was trained on, so that the
+    /// "serve the base model" line names the lineage's own model; `preferred` when none is found there.
+    static func lineageBase(_ lineage: ShortIdentifier, registry: AdapterRegistry, preferred: URL, state: StateDirectory) throws -> URL {
+        guard let digest = try registry.versions(lineage: lineage).last?.metadata.baseModel,
+              let (url, _) = try? ActiveAdapterExport.baseModel(digest, preferred: preferred, state: state) else { return preferred }
+        return url
     }
 
     /// Every lineage whose export differs from the committed pointer: a lineage of the registry, or a directory in

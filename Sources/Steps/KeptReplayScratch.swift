@@ -53,6 +53,7 @@ public enum KeptReplayScratch {
     /// replay writes anything there, so that a replay killed half-way leaves a scratch erasure still reaches.
     public static func record(_ scratch: URL, run: String, in state: StateDirectory, clock: any Clock = SystemClock()) throws {
         let directory = scratch.standardizedFileURL
+        try PrivateFiles.createDirectory(directory)  // with its missing parents, as the replay would
         try ReplayScratch.makePrivateDirectory(directory)
         let token = UUID().uuidString.lowercased()
         let record = Record(path: directory.path, runID: run, token: token, keptAt: clock.nowMilliseconds())
