@@ -86,9 +86,10 @@ public struct ConnectionStringRedaction: Sendable {
         return candidates
     }
 
-    /// The candidates with their percent-decoded forms and the pieces a parser could cut them into, longest first.
+    /// The candidates with their percent-decoded forms and the pieces a parser could cut them into (at a delimiter,
+    /// or at a `%` escape it could not decode), longest first.
     static func expanded(_ candidates: [String]) -> [String] {
-        let delimiters = CharacterSet(charactersIn: "@/:?&=#,[]'\" \t\n")
+        let delimiters = CharacterSet(charactersIn: "@/:?&=#,%[]'\" \t\n")
         var all = Set<String>()
         for candidate in candidates {
             for form in [candidate, candidate.removingPercentEncoding].compactMap({ $0 }) {
