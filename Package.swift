@@ -10,10 +10,10 @@ let fuzzEntryNames = [
     "GGUFLoRA", "PEFT", "MLX", "RunBundle",
 ]
 
-// QuantizedKernelsAVX2 is QuantizedKernels' file compiled for AVX2 and F16C, plus a file of Clang x86 intrinsics
-// that only this compilation has (QUANTIZED_KERNELS_AVX2).
+// QuantizedKernelsAVX2 is QuantizedKernels' files compiled for AVX2, FMA and F16C, plus files of Clang x86 intrinsics
+// that only this compilation has (QUANTIZED_KERNELS_AVX2); FMA for the tile products' fused multiply-adds.
 #if arch(x86_64)
-let avx2Flags = ["-Xcc", "-mavx2", "-Xcc", "-mf16c", "-DQUANTIZED_KERNELS_F16C", "-DQUANTIZED_KERNELS_AVX2"]
+let avx2Flags = ["-Xcc", "-mavx2", "-Xcc", "-mfma", "-Xcc", "-mf16c", "-DQUANTIZED_KERNELS_F16C", "-DQUANTIZED_KERNELS_AVX2"]
 #else
 let avx2Flags: [String] = []
 #endif
