@@ -22,13 +22,13 @@ enum EvalCommands {
             held-out set and the active version are still those it was made with. Scores are cached by the \
             adapter's digest.
             """,
-        options: [RegistryCommands.lineage, versionNumber, model, ModelCommands.chatFormat, .json]
+        options: [RegistryCommands.lineage, versionNumber, TrainCommands.O.model, ModelCommands.chatFormat, .json]
     ) { invocation in
         let args = invocation.arguments
         let lineage = try args.required(RegistryCommands.lineage)
         let number = try args.required(versionNumber)
         let state = try GlobalOptions.hostState(invocation)
-        let modelURL = try args[model].map { URL(fileURLWithPath: $0) } ?? state.defaultModel
+        let modelURL = try args[TrainCommands.O.model].map { try TrainCommands.modelLocation($0, invocation) } ?? state.defaultModel
         let report = try VersionGate.evaluate(lineage: lineage, version: number, model: modelURL,
                                               chatFormat: try args[ModelCommands.chatFormat],
                                               registry: try RegistryCommands.existingRegistry(invocation)) { Console.error("adapt: \($0)") }
