@@ -148,7 +148,7 @@ let package = Package(
         .testTarget(name: "ReportTests", dependencies: ["Report", "AdaptCore", "Storage", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         // What the commands do, checked through the built `adapt` (doctor on broken setups).
-        .testTarget(name: "ServicesTests", dependencies: ["AdaptCore", "TestSupport"]),
+        .testTarget(name: "ServicesTests", dependencies: ["AdaptCore", "Services", "TestSupport"]),
         // `adapt migrate` on states built with the libraries, through the service and the built `adapt`.
         .testTarget(name: "StateMigrationTests", dependencies: [
             "Services", "JobQueue", "Registry", "ReplayBuffer", "Storage", "AdaptCore", "TestSupport",

@@ -81,8 +81,7 @@ public struct Pipeline: Sendable, Equatable, Codable {
     public static func load(contentsOf url: URL) throws -> Pipeline {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw PipelineError.unreadable(path: url.path, reason: FileManager.default.fileExists(atPath: url.path)
-                                           ? "it cannot be read" : "no such file")
+            throw PipelineError.unreadable(path: url.path, reason: UnreadablePath.reason(url.path))
         }
         return try parse(data, source: url.lastPathComponent)
     }

@@ -168,12 +168,19 @@ public enum Doctor {
         let url = state.defaultModel
         let fetch = "run scripts/fetch-model in a checkout and copy state/models/\(DefaultModel.fileName) into \(state.models.path)/, "
             + "or name another model with adapt enqueue nightly --model FILE"
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        guard FileManager.default.fileExists(atPath: url.path) || UnreadablePath.reason(url.path) != "no such file" else {
             return Check("model", .error, "the default model \(url.path) is missing", fix: fetch)
         }
         let digest: Digest
-        do { digest = try Digest.sha256(fileAt: url) } catch {
-            return Check("model", .error, "cannot read \(url.path)", fix: "check its permissions (it must be readable by you), or fetch it again: \(fetch)")
+        do {
+            try RegularFile.requireReadable(url)
+            digest = try Digest.sha256(fileAt: url)
+        } catch {
+            let reason = UnreadablePath.reason(url.path)
+            let fix = reason.hasPrefix("permission denied")
+                ? "make it readable by you (chmod u+r \(url.path)), or fetch it again: \(fetch)"
+                : "remove what is there and fetch the model again: \(fetch)"
+            return Check("model", .error, "cannot read \(url.path): \(reason)", fix: fix)
         }
         guard digest.hex == defaultModelSHA256 else {
             return Check("model", .error, "\(url.path) has SHA-256 \(digest.hex.prefix(12))…, not the default model's "

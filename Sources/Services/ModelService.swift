@@ -26,7 +26,7 @@ public enum ModelService {
         let url = given.map { URL(fileURLWithPath: $0) } ?? state.defaultModel
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ModelError.fileUnreadable(
-                path: url.path, reason: fetchHint && given == nil ? "the default model is not there; run scripts/fetch-model" : "no such file")
+                path: url.path, reason: fetchHint && given == nil ? "the default model is not there; run scripts/fetch-model" : UnreadablePath.reason(url.path))
         }
         return url
     }

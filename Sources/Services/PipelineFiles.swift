@@ -8,8 +8,7 @@ public enum PipelineFiles {
     public static func read(_ path: String) throws -> Data {
         if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw PipelineError.unreadable(path: path, reason: FileManager.default.fileExists(atPath: path)
-                                           ? "it cannot be read" : "no such file")
+            throw PipelineError.unreadable(path: path, reason: UnreadablePath.reason(path))
         }
         return data
     }

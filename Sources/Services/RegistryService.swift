@@ -129,7 +129,7 @@ public enum RegistryService {
     /// A regular file's bytes; a missing path, a directory, a FIFO or a device is a clear error, not a hang.
     static func readWhole(_ path: String) throws -> Data {
         guard let data = try AtomicFile.read(URL(fileURLWithPath: path)) else {
-            throw CoreError.fileUnreadable(path: path, reason: "no such file")
+            throw CoreError.fileUnreadable(path: path, reason: UnreadablePath.reason(path))
         }
         return data
     }

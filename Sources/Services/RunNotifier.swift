@@ -102,37 +102,25 @@ public final class RunNotifier: @unchecked Sendable {  // `announced` is only to
         case failed(command: String, reason: String)
     }
 
-    /// Runs the outcome's notify command with the outcome on stdin; it gets `timeout` seconds, then SIGTERM.
-    /// Its output goes to this process's stderr (the journal, under the systemd timer).
-    public static func deliver(_ outcome: RunOutcome, timeout: Double = 30) -> Delivery {
+    /// Runs the outcome's notify command with the outcome on stdin; it gets `timeout` seconds, then its process
+    /// group gets SIGTERM and, `grace` seconds later, SIGKILL. Its output goes to this process's stderr (the
+    /// journal, under the systemd timer).
+    public static func deliver(_ outcome: RunOutcome, timeout: Double = 30, grace: Double = 2) -> Delivery {
         guard let command = outcome.notify, let program = command.first else { return .none }
-        let process = Process()
-        // Through env, so a bare program name is looked up on PATH as a shell would, without a shell.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["--"] + command
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.standardError
-        process.standardError = FileHandle.standardError
-        // Written into the pipe before the command starts (an outcome is far below a pipe's 64 KiB): a command that
-        // exits without reading its stdin must not end `adapt work` with SIGPIPE.
-        input.fileHandleForWriting.write(Data((JSON.canonicalString(outcome) + "\n").utf8))
-        try? input.fileHandleForWriting.close()
-        do { try process.run() } catch { return .failed(command: program, reason: "could not start it") }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        let input = Data((JSON.canonicalString(outcome) + "\n").utf8)
+        switch NotifyCommand(command: command).run(input: input, timeout: timeout, grace: grace) {
+        case .notStarted:
+            return .failed(command: program, reason: "could not start it")
+        case .stopped:
             return .failed(command: program, reason: "still running after \(Int(timeout)) s; stopped")
-        }
-        process.waitUntilExit()
-        if process.terminationReason == .uncaughtSignal { return .failed(command: program, reason: "killed by signal \(process.terminationStatus)") }
-        guard process.terminationStatus == 0 else {
+        case let .signalled(signal):
+            return .failed(command: program, reason: "killed by signal \(signal)")
+        case .exited(0):
+            return .delivered(command: program)
+        case let .exited(status):
             // env exits 127 when it cannot find or run the program.
-            return .failed(command: program, reason: process.terminationStatus == 127 ? "not found on PATH" : "exit status \(process.terminationStatus)")
+            return .failed(command: program, reason: status == 127 ? "not found on PATH" : "exit status \(status)")
         }
-        return .delivered(command: program)
     }
 }
 

@@ -45,6 +45,10 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
 
     /// False for problems no retry can fix (the run was not made by the pipeline, an earlier step's output is
     /// missing, a kind or schedule is unknown): the step is discarded at once instead of retried.
+    ///
+    /// The base model's problems are retried on purpose: the file is the host's, not the run's. Workers on
+    /// several hosts share one PostgreSQL database, and another host's file may be the one the run was enqueued
+    /// with; on one host, a file restored during the backoff lets the step go on. Their messages say so.
     public var isRetryable: Bool {
         switch self {
         case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
@@ -69,7 +73,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
         case let .unusableModel(name, reason):
             return "base model \(name) cannot be loaded: \(reason)"
         case let .modelChanged(name, expected, actual):
-            return "base model \(name) has digest \(actual.short), but the run was enqueued with \(expected.short); restore that file or enqueue a new run"
+            return "base model \(name) has digest \(actual.short), but the run was enqueued with \(expected.short); restore that file or enqueue a new run "
+                + "(the step is retried: a worker on another host, or this one once the file is restored, can run it)"
         case let .unknownKind(kind):
             return "no step body for job kind '\(kind)'; the pipeline kinds are prune, sample, train, eval, promote"
         case let .notAPipelineRun(run, field):

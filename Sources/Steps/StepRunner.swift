@@ -51,8 +51,8 @@ public enum StepRunner {
             let outcome: StepOutcome
             do {
                 outcome = try StepRunner.run(kind: claim.kind, context)
-            } catch let error as StepError where !error.isRetryable {
-                return .discard(error: error.description)
+            } catch where !StepFailure.isRetryable(error) {
+                return .discard(error: String(describing: error))
             }
             switch outcome {
             case let .completed(output):

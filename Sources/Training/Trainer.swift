@@ -207,6 +207,8 @@ public struct Trainer: Sendable {
             let result = try step(&state, order: &order)
             // Nothing non-finite is ever reported, evaluated or checkpointed: the last checkpoint stays usable.
             guard result.loss.isFinite, result.gradientNorm.isFinite else {
+                // The first step's loss is computed before any update has acted: no learning rate made it.
+                if startStep == 0, state.step == 1, !result.loss.isFinite { throw TrainingError.nonFiniteBeforeAnyUpdate(loss: result.loss) }
                 throw TrainingError.diverged(step: state.step, loss: result.loss, learningRate: result.learningRate)
             }
             let elapsed = Double(clock.nowMilliseconds() - startTime) / 1000

@@ -26,6 +26,9 @@ public enum TrainingError: Error, Equatable, CustomStringConvertible {
     case checkpointMismatch(file: String, field: String, stored: String, current: String, remedy: String)
     /// The loss or the gradient stopped being a finite number.
     case diverged(step: Int, loss: Double, learningRate: Double)
+    /// The first step's loss, computed before any update, was not a finite number: the model's weights (or the
+    /// adapter training starts from) are to blame, not the learning rate.
+    case nonFiniteBeforeAnyUpdate(loss: Double)
     /// Every checkpoint in the store is unreadable.
     case noUsableCheckpoint(location: String, failures: [String])
     /// Wrapping a failure of the shared foundations (file I/O, zstd, blobs).
@@ -51,6 +54,10 @@ public enum TrainingError: Error, Equatable, CustomStringConvertible {
             return "\(file) is corrupt: field \(field) \(reason); delete it or restore a copy"
         case let .checkpointMismatch(file, field, stored, current, remedy):
             return "checkpoint \(file) was written for \(field) \(stored), this run uses \(field) \(current); \(remedy)"
+        case let .nonFiniteBeforeAnyUpdate(loss):
+            return "the loss of the first step is \(loss) before any update, so the base model (or the adapter training starts from) "
+                + "computes non-finite numbers on this data: its weights may hold NaN or infinity; check it with 'adapt score' or "
+                + "fetch the model again (the learning rate is not the cause)"
         case let .diverged(step, loss, rate):
             return "training diverged at step \(step) (loss \(loss)) with learning rate \(rate); lower --lr and resume from the last checkpoint or start fresh"
         case let .noUsableCheckpoint(location, failures):

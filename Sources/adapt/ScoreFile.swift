@@ -37,8 +37,7 @@ enum ScoreFile {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
             guard let contents = FileManager.default.contents(atPath: path) else {
-                let exists = FileManager.default.fileExists(atPath: path)
-                throw ScoreFileError.unreadable(path: path, reason: exists ? "permission denied or not a file" : "no such file")
+                throw ScoreFileError.unreadable(path: path, reason: UnreadablePath.reason(path))
             }
             data = contents
         }

@@ -19,6 +19,28 @@ struct BLASCoreTypeTests {
         #expect(BLASCoreType.wanted(environment: [:], cpuFlags: { ["sse2", "avx"] }) == nil, "Haswell's kernels would not run")
     }
 
+    /// A user sets the variable because OpenBLAS's own choice fails on their machine: only their kernels and
+    /// older Intel ones (a subset of the instructions) may stand in for it.
+    @Test func onlyTheUsersOwnAndOlderIntelKernelsAreSafeUnderACoreTypeTheUserSet() {
+        #expect(BLASCoreType.isSafe("haswell", under: "Haswell"))
+        #expect(BLASCoreType.isSafe("Sandybridge", under: "Haswell"))
+        #expect(BLASCoreType.isSafe("Prescott", under: "SkylakeX"))
+        #expect(BLASCoreType.isSafe("Sandybridge", under: "Zen"))
+        #expect(!BLASCoreType.isSafe("Haswell", under: "Zen"))
+        #expect(!BLASCoreType.isSafe("Zen", under: "Haswell"))
+        #expect(!BLASCoreType.isSafe("SkylakeX", under: "Haswell"))
+        #expect(!BLASCoreType.isSafe("Haswell", under: "Sandybridge"))
+        #expect(!BLASCoreType.isSafe("Sandybridge", under: "Bogus"))
+    }
+
+    @Test func theUsersCoreTypeIsTheOneAdaptKeptAsideWhilePinningAnother() {
+        #expect(BLASCoreType.userCoreType(environment: ["OPENBLAS_CORETYPE": "Zen"]) == "Zen")
+        #expect(BLASCoreType.userCoreType(environment: ["OPENBLAS_CORETYPE": "Haswell", "ADAPT_BLAS_CORETYPE_ORIGIN": "policy"]) == nil)
+        #expect(BLASCoreType.userCoreType(environment: ["OPENBLAS_CORETYPE": "Sandybridge", "ADAPT_BLAS_CORETYPE_ORIGIN": "resume",
+                                                        "ADAPT_BLAS_CORETYPE_USER": "Haswell"]) == "Haswell")
+        #expect(BLASCoreType.userCoreType(environment: [:]) == nil)
+    }
+
     @Test func arithmeticDifferencesNameEveryPartThatMovesTheBits() {
         let recorded = BLASArithmetic(openblas: "OpenBLAS 0.3.21", coreType: "Haswell", threads: 1, kernels: "swift-simd-x86_64", pinned: true)
         #expect(recorded.difference(from: recorded) == nil)

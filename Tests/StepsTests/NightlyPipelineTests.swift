@@ -133,3 +133,16 @@ import TestSupport
     #expect(train.error?.contains("no training example of logbook") == true)
     #expect(jobs.filter { $0.kind == "eval" || $0.kind == "promote" }.allSatisfy { $0.state == .cancelled })
 }
+
+/// The training module's own "nothing to train on" (every drawn example longer than `max_length`) is as permanent
+/// as the sample step's: the step is discarded on its first attempt with the reason, not retried through backoff.
+@Test func aTrainStepWhoseExamplesAllExceedTheMaximumLengthIsDiscardedAtOnceWithTheReason() async throws {
+    let pipeline = PipelineFixture.pipeline().replacingOccurrences(of: "\"max_length\": 96", with: "\"max_length\": 8")
+    let fixture = try await PipelineFixture.make(pipeline: pipeline)
+    let run = try #require(RunID.parse(try await fixture.enqueue()))
+    try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+    let train = try #require(try fixture.queue().jobs(matching: .init(run: run)).first { $0.kind == "train" })
+    #expect(train.state == .discarded)
+    #expect(train.attempt == 1, "attempt \(train.attempt): \(train.error ?? "")")
+    #expect(train.error?.contains("nothing to train on") == true, "\(train.error ?? "")")
+}

@@ -90,7 +90,7 @@ import Testing
     func decide(_ checkpoint: BLASArithmetic?, resuming: Bool = true, here: BLASArithmetic, environment: [String: String],
                 canReexecute: Bool = true, refusal: String? = nil) -> ResumeArithmetic.Decision {
         ResumeArithmetic.decide(checkpoint: checkpoint, resuming: resuming, here: here, canReexecute: canReexecute,
-                                environment: environment, cpuFlags: { avx2 }, repinRefusal: { refusal })
+                                environment: environment, cpuFlags: { avx2 }, repinRefusal: { _ in refusal })
     }
 
     @Test func aCheckpointOfOtherKernelsThisCPURunsIsResumedPinnedToThem() {
@@ -130,12 +130,21 @@ import Testing
         #expect(decide(nil, resuming: false, here: arithmetic("Haswell"), environment: policy) == .proceed)
     }
 
-    @Test func aUsersCoreTypeIsNeverReplacedAndOneOpenBLASIgnoredIsNotRetried() {
-        #expect(BLASCoreType.repinRefusal(environment: ["OPENBLAS_CORETYPE": "Zen"], running: "Zen")?.contains("set by its user") == true)
-        #expect(BLASCoreType.repinRefusal(environment: ["OPENBLAS_CORETYPE": "Bogus", "ADAPT_BLAS_CORETYPE_ORIGIN": "resume"],
+    @Test func aUsersCoreTypeIsReplacedOnlyByOlderIntelKernelsAndOneOpenBLASIgnoredIsNotRetried() {
+        let user = ["OPENBLAS_CORETYPE": "Haswell"]
+        #expect(BLASCoreType.repinRefusal(to: "Sandybridge", environment: user, running: "Haswell") == nil)
+        #expect(BLASCoreType.repinRefusal(to: "Zen", environment: user, running: "Haswell")?.contains("set by its user") == true)
+        #expect(BLASCoreType.repinRefusal(to: "SkylakeX", environment: user, running: "Haswell")?.contains("OPENBLAS_CORETYPE=SkylakeX") == true)
+        #expect(BLASCoreType.repinRefusal(to: "Haswell", environment: ["OPENBLAS_CORETYPE": "Zen"], running: "Zen")?.contains("set by its user") == true)
+        #expect(BLASCoreType.repinRefusal(to: "Sandybridge", environment: ["OPENBLAS_CORETYPE": "Zen"], running: "Zen") == nil)
+        // Pinned for a resume over a user's Sandybridge: their value still bounds what may be pinned next.
+        let pinnedOverUser = ["OPENBLAS_CORETYPE": "Nehalem", "ADAPT_BLAS_CORETYPE_ORIGIN": "resume", "ADAPT_BLAS_CORETYPE_USER": "Sandybridge"]
+        #expect(BLASCoreType.userCoreType(environment: pinnedOverUser) == "Sandybridge")
+        #expect(BLASCoreType.repinRefusal(to: "Haswell", environment: pinnedOverUser, running: "Nehalem")?.contains("Sandybridge was set by its user") == true)
+        #expect(BLASCoreType.repinRefusal(to: "Bogus", environment: ["OPENBLAS_CORETYPE": "Bogus", "ADAPT_BLAS_CORETYPE_ORIGIN": "resume"],
                                           running: "Haswell")?.contains("OpenBLAS runs Haswell") == true)
-        #expect(BLASCoreType.repinRefusal(environment: [:], running: "Zen") == nil)
-        #expect(BLASCoreType.repinRefusal(environment: ["OPENBLAS_CORETYPE": "haswell", "ADAPT_BLAS_CORETYPE_ORIGIN": "policy"],
+        #expect(BLASCoreType.repinRefusal(to: "Zen", environment: [:], running: "Zen") == nil)
+        #expect(BLASCoreType.repinRefusal(to: "Sandybridge", environment: ["OPENBLAS_CORETYPE": "haswell", "ADAPT_BLAS_CORETYPE_ORIGIN": "policy"],
                                           running: "Haswell") == nil)
     }
 }

@@ -219,18 +219,20 @@ import Training
         let report = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)")
         let difference = try #require(report["arithmetic_difference"]?.objectValue, "\(result.stdout)")
         #expect(difference["fields"] == .array([.string("arithmetic.train.forward_kernels")]))
-        #expect(difference["reason"] == .string("forward products sgemm here, int8-avx512vnni recorded"))
+        #expect(difference["reason"] == .string("forward products sgemm here, int8-v1 recorded"))
         let same = try await fixture.adapt(["replay", run, "--check", "--json"])
         #expect(same.status == 0, "\(same.stderr)")
         #expect(try JSON.decode(JSONValue.self, from: same.stdout, context: "replay")["equal"] == .bool(true))
     }
 
-    @Test func aReplayUnderOtherKernelsRefusesToCompareBitsAndNamesTheFieldThatDiffers() async throws {
+    @Test(.enabled(if: BLASCoreTypeProbe.older != nil, BLASCoreTypeProbe.noOlderKernels))
+    func aReplayWhoseUserSetOlderKernelsThanRecordedRefusesToCompareBitsAndNamesTheFieldThatDiffers() async throws {
+        let older = try #require(BLASCoreTypeProbe.older)
         let fixture = try await PipelineFixture.make()
         let run = try await fixture.enqueue()
         try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
-        // Sandybridge's kernels (AVX, no FMA) run on every AVX2 machine and are not Haswell's.
-        let result = try await fixture.adapt(["replay", run, "--check", "--json"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"])
+        // Recorded with this machine's kernels, replayed where its user set older ones, which adapt never replaces by newer.
+        let result = try await fixture.adapt(["replay", run, "--check", "--json"], environment: ["OPENBLAS_CORETYPE": older])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains("arithmetic.train.core_type") && result.stderr.contains("--tolerance"), "\(result.stderr)")
         let report = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)")
@@ -239,8 +241,10 @@ import Training
         let difference = try #require(report["arithmetic_difference"]?.objectValue, "\(result.stdout)")
         #expect(difference["step"] == .string("train"))
         #expect(difference["fields"] == .array([.string("arithmetic.train.core_type")]))
-        #expect(difference["here"]?["core_type"] == .string("Sandybridge"))
-        #expect(difference["reason"]?.stringValue?.contains("core type Sandybridge here") == true)
+        #expect(difference["here"]?["core_type"]?.stringValue?.lowercased() == older.lowercased())
+        #expect(difference["reason"]?.stringValue?.lowercased().contains("core type \(older.lowercased()) here") == true)
+        #expect(difference["not_pinned"]?.stringValue?.contains("was set by its user") == true, "\(difference)")
+        #expect(result.stderr.contains("OPENBLAS_CORETYPE="), "the message says which setting would compare bits: \(result.stderr)")
         let scratch = fixture.directory.state.root.appendingPathComponent("scratch").path
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []).isEmpty, "the scratch is removed")
     }
@@ -249,13 +253,16 @@ import Training
 /// A run recorded with other kernels than adapt's own choice, which this CPU runs: replay executes itself again
 /// with them and compares bits.
 @Suite(.serialized) struct ReplayPinnedToRecordedKernelsTests {
-    @Test func aRunRecordedWithOtherKernelsThisCPURunsReplaysBitForBitPinnedToThem() async throws {
+    /// Whether or not this machine's environment sets a core type: the older kernels are safe under it.
+    @Test(.enabled(if: BLASCoreTypeProbe.older != nil, BLASCoreTypeProbe.noOlderKernels))
+    func aRunRecordedWithOlderKernelsThanThisMachinesReplaysBitForBitPinnedToThem() async throws {
+        let older = try #require(BLASCoreTypeProbe.older)
         let fixture = try await PipelineFixture.make()
         let run = try await fixture.enqueue()
-        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"]))
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"], environment: ["OPENBLAS_CORETYPE": older]))
         let state = try await fixture.adapt(["replay", run, "--check", "--json"])
         #expect(state.status == 0, "\(state.stderr)")
-        #expect(state.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(state.stderr)")
+        #expect(state.stderr.contains("executing again with OpenBLAS core type \(older)"), "\(state.stderr)")
         let stateJSON = try JSON.decode(JSONValue.self, from: state.stdout, context: "replay: \(state.stderr)")
         #expect(stateJSON["equal"] == .bool(true))
         #expect(stateJSON["arithmetic_difference"] == .null)
@@ -266,7 +273,7 @@ import Training
         let elsewhere = try RunBundleTests.Elsewhere(fixture)
         let result = try elsewhere.replay(bundle, model: fixture.directory.state.models.appendingPathComponent("tiny.gguf"))
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(result.stderr)")
+        #expect(result.stderr.contains("executing again with OpenBLAS core type \(older)"), "\(result.stderr)")
         let json = try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)")
         #expect(json["equal"] == .bool(true))
         #expect(json["arithmetic_difference"] == .null)
@@ -278,7 +285,9 @@ import Training
 /// by bits (exit 2, naming the field), agrees within a loose tolerance, and names the first value outside a
 /// tolerance of 0.
 @Suite(.serialized) struct ReplayWithinToleranceTests {
-    @Test func aBundleReplayedUnderOtherKernelsIsComparedWithinTheTolerance() async throws {
+    @Test(.enabled(if: BLASCoreTypeProbe.older != nil, BLASCoreTypeProbe.noOlderKernels))
+    func aBundleReplayedWhereItsUserSetOlderKernelsIsComparedWithinTheTolerance() async throws {
+        let older = try #require(BLASCoreTypeProbe.older)
         let fixture = try await PipelineFixture.make()
         let run = try await fixture.enqueue()
         try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
@@ -289,7 +298,7 @@ import Training
         func replay(_ extra: [String]) throws -> (ProcessResult, JSONValue) {
             let result = try Executables.run("adapt", ["--state", elsewhere.state.path, "replay", "--bundle", bundle.path, "--model", model.path,
                                                        "--check", "--json"] + extra,
-                                             environment: ["TMPDIR": elsewhere.temporary.path, "OPENBLAS_CORETYPE": "Sandybridge"])
+                                             environment: ["TMPDIR": elsewhere.temporary.path, "OPENBLAS_CORETYPE": older])
             return (result, try JSON.decode(JSONValue.self, from: result.stdout, context: "replay: \(result.stderr)"))
         }
 
@@ -310,7 +319,7 @@ import Training
         let largest = try #require(looseJSON["comparison"]?["largest_difference"]?.objectValue, "the kernels move some bits: \(loose.stdout)")
         let seen = try #require(largest["difference"]?.doubleValue)
         #expect(seen > 0 && seen <= 0.05)
-        print("largest difference under Sandybridge's kernels: \(seen) at \(largest["step"]?.stringValue ?? "").\(largest["field"]?.stringValue ?? "")")
+        print("largest difference under \(older)'s kernels: \(seen) at \(largest["step"]?.stringValue ?? "").\(largest["field"]?.stringValue ?? "")")
         try elsewhere.expectNothingLeft()
 
         let (strict, strictJSON) = try replay(["--tolerance", "0"])
@@ -324,19 +333,37 @@ import Training
     }
 }
 
+/// The OpenBLAS kernel sets the tests compute with. A machine's environment may set `OPENBLAS_CORETYPE` because
+/// OpenBLAS's own choice is unsafe there, so the tests never replace it by anything not known to be safe under
+/// it: a second set of kernels is always an older one (`BLASCoreType.isSafe`).
 enum BLASCoreTypeProbe {
     static var hasAVX2: Bool {
         let text = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         return text.contains(" avx2") && text.contains(" fma")
     }
+
+    /// The kernels this machine computes with: its environment's, else adapt's own pin.
+    static var own: String { ProcessInfo.processInfo.environment[BLASCoreType.variable] ?? BLASCoreType.portable }
+
+    /// Kernels older than `own` that this CPU runs and that are safe under it (Sandybridge's below Haswell's
+    /// or Zen's); nil when there are none.
+    static var older: String? {
+        let flags = BLASCoreType.cpuFlags()
+        return ["Sandybridge", "Nehalem", "Core2", "Prescott"].first {
+            $0.lowercased() != own.lowercased() && BLASCoreType.isSafe($0, under: own) && BLASCoreType.canRun($0, cpuFlags: flags)
+        }
+    }
+
+    static let noOlderKernels: Comment = "no kernel set older than this environment's OPENBLAS_CORETYPE runs here"
 }
 
 /// A checkpoint records the arithmetic that computed it; a worker resuming it under other kernels executes
 /// itself again pinned to the checkpoint's, so the run ends as an uninterrupted one, or, where it cannot (here:
 /// a core type its user set), says in the job's events that the result will differ.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct CheckpointArithmeticTests {
-    /// A run whose train step was SIGKILLed after its first checkpoint, computed with Sandybridge's kernels.
-    func killedAfterACheckpoint() async throws -> (PipelineFixture, run: String, train: JobID) {
+    /// A run whose train step was SIGKILLed after its first checkpoint, computed with `coreType`'s kernels (nil:
+    /// this machine's own).
+    func killedAfterACheckpoint(coreType: String?) async throws -> (PipelineFixture, run: String, train: JobID) {
         let fixture = try await PipelineFixture.make(pipeline: PipelineFixture.pipeline(steps: 300, checkpointInterval: 10))
         let run = try await fixture.enqueue()
         for kind in ["prune", "sample"] {
@@ -344,9 +371,8 @@ enum BLASCoreTypeProbe {
         }
         let queue = try fixture.queue()
         let train = try #require(try queue.jobs(matching: .init(run: RunID.parse(run), kind: "train")).first)
-        // The first worker computes with Sandybridge's kernels (as a machine OpenBLAS gives them to would).
         let worker = try Executables.start("adapt-train-worker", ["--state", fixture.statePath, "--exit-when-idle", "--lease-ms", "1000"],
-                                           environment: ["OPENBLAS_CORETYPE": "Sandybridge"], outputIn: fixture.directory.url)
+                                           environment: coreType.map { [BLASCoreType.variable: $0] } ?? [:], outputIn: fixture.directory.url)
         let deadline = Date().addingTimeInterval(120)
         while worker.isRunning, Date() < deadline, try queue.checkpointPointer(job: train.id) == nil {
             try await Task.sleep(for: .milliseconds(5))
@@ -358,12 +384,15 @@ enum BLASCoreTypeProbe {
         return (fixture, run, train.id)
     }
 
-    @Test func aTrainStepResumedOnAWorkerOfOtherKernelsIsPinnedToItsCheckpointsAndEndsAsAnUninterruptedRun() async throws {
-        let (fixture, run, train) = try await killedAfterACheckpoint()
-        // A worker of adapt's own choice (Haswell on an AVX2 machine), supervised by `adapt work`, resumes it.
+    /// The checkpoint's kernels are older than this machine's, so they are safe under whatever its environment set.
+    @Test(.enabled(if: BLASCoreTypeProbe.older != nil, BLASCoreTypeProbe.noOlderKernels))
+    func aTrainStepResumedOnAWorkerOfNewerKernelsIsPinnedToItsCheckpointsAndEndsAsAnUninterruptedRun() async throws {
+        let older = try #require(BLASCoreTypeProbe.older)
+        let (fixture, run, train) = try await killedAfterACheckpoint(coreType: older)
+        // A worker of this machine's kernels, supervised by `adapt work`, resumes it.
         let resumed = try await fixture.adapt(["work", "--workers", "train", "--exit-when-idle"])
         try fixture.expectSuccess(resumed)
-        #expect(resumed.stderr.contains("executing again with OpenBLAS core type Sandybridge"), "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("executing again with OpenBLAS core type \(older)"), "\(resumed.stderr)")
         let events = try fixture.queue().events(job: train).compactMap(\.message)
         #expect(events.contains { $0.contains("executes itself again pinned to it") }, "\(events)")
         #expect(!events.contains { $0.hasPrefix("resumed under other arithmetic") }, "\(events)")
@@ -371,29 +400,31 @@ enum BLASCoreTypeProbe {
         // The rest of the run under the same kernels, so the whole run is one arithmetic.
         for kind in ["eval", "promote"] {
             try fixture.expectSuccess(await Executables.runAsync("adapt-\(kind)-worker", ["--state", fixture.statePath, "--exit-when-idle"],
-                                                                 environment: ["OPENBLAS_CORETYPE": "Sandybridge"]))
+                                                                 environment: [BLASCoreType.variable: older]))
         }
         let manifest = try fixture.queue().run(try #require(RunID.parse(run))).manifest
-        #expect(manifest["arithmetic"]?["train"]?["core_type"] == .string("Sandybridge"))
+        #expect(manifest["arithmetic"]?["train"]?["core_type"]?.stringValue?.lowercased() == older.lowercased())
         // Replay re-executes the run uninterrupted under the same kernels: bit for bit the resumed run's.
-        let replay = try await fixture.adapt(["replay", run, "--check", "--json"], environment: ["OPENBLAS_CORETYPE": "Sandybridge"])
+        let replay = try await fixture.adapt(["replay", run, "--check", "--json"], environment: [BLASCoreType.variable: older])
         #expect(replay.status == 0, "\(replay.stdout) \(replay.stderr)")
         let report = try JSON.decode(JSONValue.self, from: replay.stdout, context: "replay: \(replay.stderr)")
         #expect(report["equal"] == .bool(true))
         #expect(report["comparison"]?["mode"] == .string("bits"))
     }
 
-    @Test func aTrainStepResumedUnderACoreTypeItsUserSetSaysItsResultWillDiffer() async throws {
-        let (fixture, run, train) = try await killedAfterACheckpoint()
-        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"], environment: ["OPENBLAS_CORETYPE": "Haswell"]))
+    /// Newer kernels than the ones a user set are never put in their place: the step resumes under the user's.
+    @Test(.enabled(if: BLASCoreTypeProbe.older != nil, BLASCoreTypeProbe.noOlderKernels))
+    func aTrainStepResumedWhereItsUserSetOlderKernelsThanItsCheckpointsSaysItsResultWillDiffer() async throws {
+        let older = try #require(BLASCoreTypeProbe.older)
+        let (fixture, run, train) = try await killedAfterACheckpoint(coreType: nil)
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"], environment: [BLASCoreType.variable: older]))
         let events = try fixture.queue().events(job: train).compactMap(\.message)
         let note = try #require(events.first { $0.hasPrefix("resumed under other arithmetic") }, "\(events)")
-        #expect(note.contains("here, Sandybridge recorded"), "\(note)")
+        #expect(note.lowercased().contains("here, \(BLASCoreTypeProbe.own.lowercased()) recorded"), "\(note)")
         #expect(note.contains("the result will differ from an uninterrupted run"))
-        #expect(note.contains("OPENBLAS_CORETYPE=Haswell was set by its user"), "\(note)")
+        #expect(note.contains("OPENBLAS_CORETYPE=\(older) was set by its user"), "\(note)")
         // And it does: an uninterrupted run under the checkpoint's kernels (replay) moves the trained numbers.
-        let replay = try await fixture.adapt(["replay", run, "--check", "--json", "--tolerance", "0"],
-                                             environment: ["OPENBLAS_CORETYPE": "Sandybridge"])
+        let replay = try await fixture.adapt(["replay", run, "--check", "--json", "--tolerance", "0"])
         let report = try JSON.decode(JSONValue.self, from: replay.stdout, context: "replay: \(replay.stderr)")
         #expect(replay.status == 1, "\(replay.stdout)")
         #expect(report["first_difference"]?["step"] == .string("train"), "\(replay.stdout)")

@@ -75,6 +75,19 @@ struct TrainCommandRefusalTests {
         #expect(try Data(contentsOf: out) != earlier)
     }
 
+    /// Checkpoints are written and pruned in --checkpoint-dir: never in the state's blob store.
+    @Test func refusesACheckpointDirectoryInsideTheStatesBlobStore() throws {
+        let f = try Self.fixture()
+        let blobs = f.directory.file("state/blobs")
+        try FileManager.default.createDirectory(at: blobs, withIntermediateDirectories: true)
+        let result = try Executables.run("adapt", ["--state", f.directory.file("state").path, "train", "--model", f.model.path,
+                                                   "--data", f.data.path, "--out", f.directory.file("a.lora").path,
+                                                   "--checkpoint-dir", blobs.path, "--steps", "1", "--rank", "2"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("--checkpoint-dir") && result.stderr.contains("blob store"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: blobs.path).isEmpty)
+    }
+
     /// A file that is not an adapter (a typo for another path) is refused, not replaced.
     @Test func refusesToReplaceAFileThatIsNotAnAdapter() throws {
         let f = try Self.fixture()

@@ -86,7 +86,7 @@ enum JobCommands {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
             guard let contents = FileManager.default.contents(atPath: path) else {
-                throw CoreError.fileUnreadable(path: path, reason: "no such file, or not readable")
+                throw CoreError.fileUnreadable(path: path, reason: UnreadablePath.reason(path))
             }
             data = contents
         }

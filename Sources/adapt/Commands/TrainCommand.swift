@@ -115,8 +115,11 @@ enum TrainCommands {
         var inputs = [(option: "model", url: modelURL), (option: "data", url: dataURL)]
         let heldOutPath = try args[O.heldOut]
         if let path = heldOutPath { inputs.append((option: "held-out", url: URL(fileURLWithPath: path))) }
-        try OutputPath.check(out, option: "out", kind: .adapterFile, state: try GlobalOptions.hostState(invocation), inputs: inputs)
+        let state = try GlobalOptions.hostState(invocation)
+        try OutputPath.check(out, option: "out", kind: .adapterFile, state: state, inputs: inputs)
         let checkpointDirectory = URL(fileURLWithPath: try args[O.checkpointDirectory] ?? out.path + ".checkpoints")
+        // Its step-N.ckpt files are written and the older ones deleted: never in the state's own directories.
+        try OutputPath.checkDirectory(checkpointDirectory, option: "checkpoint-dir", files: [], state: state, inputs: inputs)
         let lora = try loraConfig(args)
         let steps = try args[O.steps]
         var request = TrainingService.Request(
