@@ -56,30 +56,57 @@ func parentMustBelongToTheSameLineage(_ backend: Backend) throws {
 }
 
 @Test(arguments: Backend.allCases)
-func promotionRequiresABetterGateVerdictUnlessForced(_ backend: Backend) throws {
+func promotionRequiresTheEnginesBetterReportUnlessForced(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     try f.register(1, outcome: .notEnoughEvidence)
     let v1 = try VersionReference(parsing: "mail/v1")
-    #expect(throws: RegistryError.notApprovedByGate(lineage: "mail", version: "v1", outcome: "not_enough_evidence")) {
-        try f.registry.promote(v1)
+    try f.registry.recordEngineReport(v1, outcome: .notEnoughEvidence)
+    #expect(throws: RegistryError.notApprovedByGate(lineage: "mail", version: "v1",
+                                                    reason: "its gate outcome is 'not_enough_evidence', not 'better'")) {
+        try f.registry.promote(v1, heldOut: RegistryFixture.heldOut)
     }
     #expect(try f.snapshot() == (nil, 0))
-    let change = try f.registry.promote(v1, reason: .force)
-    #expect(change.bypassed == "gate outcome 'not_enough_evidence' (promotion requires 'better')")
+    let change = try f.registry.promote(v1, reason: .force, heldOut: RegistryFixture.heldOut)
+    #expect(change.bypassed?.contains("its gate outcome is 'not_enough_evidence', not 'better'") == true)
     let move = try #require(try f.registry.history().last)
     #expect(move.reason == .force && move.bypassed == change.bypassed && move.fromVersionID == nil)
     #expect(try f.snapshot() == (1, 1))
 }
 
 @Test(arguments: Backend.allCases)
-func recordedGateVerdictUnlocksPromotion(_ backend: Backend) throws {
+func aBetterVerdictInTheMetricsAloneDoesNotMakeAVersionPromotable(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
-    try f.register(1, outcome: .worse)
+    try f.register(1, outcome: .better)
     let v1 = try VersionReference(parsing: "mail/v1")
-    #expect(throws: RegistryError.self) { try f.registry.promote(v1) }
-    try f.registry.recordMetrics(RegistryFixture.gate(.better), for: v1)
-    try f.registry.promote(v1)
-    #expect(try f.snapshot() == (1, 1))
+    #expect(throws: RegistryError.notApprovedByGate(lineage: "mail", version: "v1", reason: "it has no gate report made by the engine")) {
+        try f.registry.promote(v1, heldOut: RegistryFixture.heldOut)
+    }
+    do {
+        try f.registry.promote(v1, heldOut: RegistryFixture.heldOut)
+    } catch {
+        #expect("\(error)".contains("run 'adapt eval --lineage mail --version 1'"))
+    }
+    #expect(try f.snapshot() == (nil, 0))
+}
+
+@Test(arguments: Backend.allCases)
+func theEnginesReportCountsOnlyForTheHeldOutSetAndIncumbentItWasMadeWith(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
+    try f.register(2)
+    let (v1, v2) = (try VersionReference(parsing: "mail/v1"), try VersionReference(parsing: "mail/v2"))
+    try f.registry.recordEngineReport(v1, heldOut: Digest.sha256("an older held-out snapshot"))
+    #expect(throws: RegistryError.self) { try f.registry.promote(v1, heldOut: RegistryFixture.heldOut) }
+    try f.registry.recordEngineReport(v1)
+    try f.registry.recordEngineReport(v2)
+    try f.registry.promote(v2, heldOut: RegistryFixture.heldOut)
+    // v1 was scored against the base model; v2 is active now.
+    #expect(throws: RegistryError.self) { try f.registry.promote(v1, heldOut: RegistryFixture.heldOut) }
+    #expect(try f.snapshot() == (2, 1))
+    try f.registry.recordEngineReport(v1, outcome: .worse)
+    #expect(throws: RegistryError.self) { try f.registry.promote(v1, heldOut: RegistryFixture.heldOut) }
+    try f.registry.recordEngineReport(v1)
+    try f.registry.promote(v1, heldOut: RegistryFixture.heldOut)
+    #expect(try f.snapshot() == (1, 2))
 }
 
 @Test(arguments: Backend.allCases)
@@ -87,8 +114,8 @@ func promotingTheActiveVersionChangesNothing(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     try f.register(1)
     let v1 = try VersionReference(parsing: "mail/v1")
-    try f.registry.promote(v1)
-    let again = try f.registry.promote(v1)
+    try f.registry.promoteScored(v1)
+    let again = try f.registry.promoteScored(v1)
     #expect(again.move == nil)
     #expect(try f.snapshot() == (1, 1))
 }
@@ -97,7 +124,7 @@ func promotingTheActiveVersionChangesNothing(_ backend: Backend) throws {
 func rollbackWalksBackThroughPromotionsToTheBaseModel(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     try f.register(3)
-    for n in 1...3 { try f.registry.promote(VersionReference(lineage: RegistryFixture.lineage, number: n)) }
+    for n in 1...3 { try f.registry.promoteScored(VersionReference(lineage: RegistryFixture.lineage, number: n)) }
     #expect(try f.registry.rollback(lineage: RegistryFixture.lineage).to?.number == 2)
     #expect(try f.registry.rollback(lineage: RegistryFixture.lineage).to?.number == 1)
     let last = try f.registry.rollback(lineage: RegistryFixture.lineage)
@@ -111,7 +138,7 @@ func rollbackWalksBackThroughPromotionsToTheBaseModel(_ backend: Backend) throws
 func rollbackAfterAForcedJumpReturnsToWhatWasActive(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     try f.register(3)
-    try f.registry.promote(VersionReference(parsing: "mail/v3"))
+    try f.registry.promoteScored(VersionReference(parsing: "mail/v3"))
     try f.registry.promote(VersionReference(parsing: "mail/v1"), reason: .force)
     #expect(try f.registry.rollback(lineage: RegistryFixture.lineage).to?.number == 3)
 }
@@ -120,17 +147,17 @@ func rollbackAfterAForcedJumpReturnsToWhatWasActive(_ backend: Backend) throws {
 func unknownVersionsAndLineagesAreClearErrorsThatChangeNothing(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     try f.register(1)
-    try f.registry.promote(VersionReference(parsing: "mail/v1"))
+    try f.registry.promoteScored(VersionReference(parsing: "mail/v1"))
     #expect(throws: RegistryError.unknownVersion(lineage: "mail", version: "v7")) {
-        try f.registry.promote(VersionReference(parsing: "mail/v7"))
+        try f.registry.promoteScored(VersionReference(parsing: "mail/v7"))
     }
     do {
-        try f.registry.promote(VersionReference(parsing: "v7"))
+        try f.registry.promoteScored(VersionReference(parsing: "v7"))
         Issue.record("a version no lineage has was promoted")
     } catch {
         #expect("\(error)" == "no lineage has a version v7; see 'adapt registry list'")
     }
-    #expect(throws: RegistryError.unknownLineage("news")) { try f.registry.promote(VersionReference(parsing: "news/v1")) }
+    #expect(throws: RegistryError.unknownLineage("news")) { try f.registry.promoteScored(VersionReference(parsing: "news/v1")) }
     #expect(throws: RegistryError.unknownLineage("news")) { try f.registry.rollback(lineage: ShortIdentifier("news")!) }
     #expect(throws: RegistryError.invalidVersionReference) { try VersionReference(parsing: "3") }
     #expect(throws: RegistryError.invalidVersionReference) { try VersionReference(parsing: "v0") }
@@ -142,10 +169,10 @@ func unknownVersionsAndLineagesAreClearErrorsThatChangeNothing(_ backend: Backen
 func corruptOrMissingAdapterRefusesPromotionAndRollback(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     let versions = try f.register(3)
-    try f.registry.promote(VersionReference(parsing: "mail/v1"))
-    try f.registry.promote(VersionReference(parsing: "mail/v2"))
+    try f.registry.promoteScored(VersionReference(parsing: "mail/v1"))
+    try f.registry.promoteScored(VersionReference(parsing: "mail/v2"))
     try f.damageBlob(versions[2].adapterDigest)
-    #expect(throws: RegistryError.self) { try f.registry.promote(VersionReference(parsing: "mail/v3")) }
+    #expect(throws: RegistryError.self) { try f.registry.promoteScored(VersionReference(parsing: "mail/v3")) }
     try f.deleteBlob(versions[0].adapterDigest)
     #expect(throws: RegistryError.self) { try f.registry.rollback(lineage: RegistryFixture.lineage) }
     #expect(try f.snapshot() == (2, 2))
@@ -164,7 +191,7 @@ func promotionCommitsOrRollsBackWithTheCallersTransaction(_ backend: Backend) th
     #expect(throws: WorkerLostLease.self) {
         try f.connection.transaction {
             try f.connection.run("UPDATE jobs SET state = 'completed' WHERE id = 1")
-            try f.registry.promote(VersionReference(parsing: "mail/v1"), in: f.connection)
+            try f.registry.promoteScored(VersionReference(parsing: "mail/v1"), actor: ShortIdentifier("pipeline")!, in: f.connection)
             throw WorkerLostLease()
         }
     }
@@ -173,8 +200,8 @@ func promotionCommitsOrRollsBackWithTheCallersTransaction(_ backend: Backend) th
     // A failed promotion inside a transaction that goes on leaves the caller's work intact.
     try f.connection.transaction {
         try f.connection.run("UPDATE jobs SET state = 'completed' WHERE id = 1")
-        #expect(throws: RegistryError.self) { try f.registry.promote(VersionReference(parsing: "mail/v9"), in: f.connection) }
-        try f.registry.promote(VersionReference(parsing: "mail/v2"), in: f.connection)
+        #expect(throws: RegistryError.self) { try f.registry.promoteScored(VersionReference(parsing: "mail/v9"), actor: ShortIdentifier("pipeline")!, in: f.connection) }
+        try f.registry.promoteScored(VersionReference(parsing: "mail/v2"), actor: ShortIdentifier("pipeline")!, in: f.connection)
     }
     #expect(try f.snapshot() == (2, 1))
     #expect(try f.connection.scalar("SELECT state FROM jobs") == .text("completed"))
@@ -187,7 +214,7 @@ func pointerIsVisibleToASecondConnectionOnlyAfterCommit(_ backend: Backend) thro
     try f.register(1)
     let reader = try f.secondRegistry()
     try f.connection.transaction {
-        try f.registry.promote(VersionReference(parsing: "mail/v1"))
+        try f.registry.promoteScored(VersionReference(parsing: "mail/v1"))
         #expect(try reader.active(lineage: RegistryFixture.lineage) == nil)
     }
     #expect(try reader.active(lineage: RegistryFixture.lineage)?.number == 1)

@@ -28,7 +28,7 @@ func storedMetadataContainsNoTrainingText(_ backend: Backend) throws {
                                   blasThreads: 1, targetModules: [ShortIdentifier("attn_q")!, ShortIdentifier("attn_v")!]))
     let version = try f.registry.register(adapterData: Data(repeating: 7, count: 64), lineage: RegistryFixture.lineage,
                                           metadata: metadata, metrics: RegistryFixture.gate(.better))
-    try f.registry.promote(version.reference)
+    try f.registry.promoteScored(version.reference)
     let cache = try ScoreCache(connection: f.connection, clock: f.clock)
     try cache.store(model: Digest.sha256("model bytes"), weights: .adapter(version.adapterDigest),
                     entries: trainingStrings.map { ScoreCache.Entry(example: Digest.sha256($0), meanNLL: 1.5, tokens: 9) })

@@ -32,7 +32,7 @@ private func complete<Engine: JobEngine>(_ engine: Engine, _ claim: Claim, promo
         let registry = registry.on(connection)
         let version = try registry.register(adapterData: adapter, lineage: RegistryFixture.lineage,
                                             metadata: AdapterMetadata(), metrics: RegistryFixture.gate(.better))
-        try registry.promote(version.reference, reason: .gate, actor: ShortIdentifier("pipeline")!)
+        try registry.promoteScored(version.reference, actor: ShortIdentifier("pipeline")!)
     })
 }
 

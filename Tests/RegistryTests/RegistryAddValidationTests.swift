@@ -4,8 +4,9 @@ import Registry
 import Testing
 import TestSupport
 
-// `adapt registry add` stores only what the pipeline could use: an adapt adapter file, and a gate report whose
-// numbers agree with its outcome. A refusal exits 1 and registers nothing.
+// `adapt registry add` stores only what the pipeline could use: an adapt adapter file. It takes no gate report: only
+// the engine's own (`adapt eval`) makes a version promotable. A refusal registers nothing. Gate verdicts the
+// registry keeps in a version's metrics must agree with their numbers.
 
 @Test func registryAddRefusesAFileThatIsNotAnAdapter() throws {
     let cli = RegistryCLI()
@@ -41,38 +42,25 @@ let inconsistentGateReports: [String] = [
 ]
 
 @Test(arguments: inconsistentGateReports)
-func registryAddRefusesAnInconsistentGateReport(report: String) throws {
-    let cli = RegistryCLI()
-    let adapter = try cli.file("a.bin", TestAdapter.bytes(2))
-    let result = try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.file("r.json", Data(report.utf8))])
-    #expect(result.status == 1)
-    #expect(result.stderr.contains("the gate report is inconsistent"), "\(result.stderr)")
-    #expect(try cli.json(["registry", "list"]).arrayValue == [])
+func aGateVerdictThatContradictsItsNumbersIsRefusedAsMetrics(report: String) throws {
+    let f = try RegistryFixture()
+    let gate = try JSON.decode(GateSummary.self, from: Data(report.utf8), context: "r")
+    #expect(throws: RegistryError.self) { try gate.checkConsistency() }
+    #expect(throws: RegistryError.self) {
+        try f.registry.register(adapterData: TestAdapter.bytes(2), lineage: RegistryFixture.lineage, metadata: AdapterMetadata(),
+                                metrics: VersionMetrics(gate: gate))
+    }
+    #expect(try f.registry.versions() == [])
 }
 
-@Test func realGateReportsOfEveryOutcomeAreConsistent() throws {
+@Test func registryAddTakesNoGateReport() throws {
     let cli = RegistryCLI()
-    for (index, better) in [true, false].enumerated() {
-        let adapter = try cli.file("a\(index).bin", TestAdapter.bytes(10 + index))
-        let result = try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: better)])
-        #expect(result.status == 0, "\(result.stderr)")
-    }
+    let adapter = try cli.file("a.bin", TestAdapter.bytes(10))
+    let result = try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: true)])
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(try cli.json(["registry", "list"]).arrayValue == [])
     let notEnough = #"{"outcome": "not_enough_evidence", "n": 0, "p_value": null, "alpha": 0.05, "method": "exact", "zero_method": "wilcox", "alternative": "less"}"#
     #expect(throws: Never.self) { try JSON.decode(GateSummary.self, from: Data(notEnough.utf8), context: "r").checkConsistency() }
-}
-
-@Test(arguments: Backend.allCases)
-func promoteDoesNotTrustAStoredVerdictThatContradictsItsNumbers(_ backend: Backend) throws {
-    let f = try RegistryFixture(backend)
-    let version = try #require(try f.register(1).first)
-    // A row written before reports were checked: outcome better, p 0.9.
-    var metrics = RegistryFixture.gate(.better)
-    metrics.gate?.pValue = 0.9
-    try f.connection.run("UPDATE registry_versions SET metrics = ? WHERE id = ?", JSON.canonicalString(metrics), version.id)
-    #expect(throws: RegistryError.self) { try f.registry.promote(version.reference) }
-    #expect(try f.snapshot() == (nil, 0))
-    let forced = try f.registry.promote(version.reference, reason: .force)
-    #expect(forced.bypassed?.contains("inconsistent") == true)
 }
 
 @Test func registeringAnAdapterWhoseBlobIsCorruptRepairsTheBlob() throws {

@@ -55,46 +55,45 @@ struct RegistryCLI {
 func registryListPrintsTheDocumentedFields(backend: Backend) throws {
     let cli = try RegistryCLI(backend)
     let adapter = try cli.file("a.bin", TestAdapter.bytes(3))
-    #expect(try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: true),
-                         "--chat-convention", "chatml"]).status == 0)
-    #expect(try cli.run(["registry", "promote", "mail/v1"]).status == 0)
+    #expect(try cli.run(["registry", "add", adapter, "--lineage", "mail", "--chat-convention", "chatml"]).status == 0)
+    #expect(try cli.run(["registry", "promote", "mail/v1", "--force"]).status == 0)
     let list = try #require(try cli.json(["registry", "list"]).arrayValue)
     #expect(list.count == 1)
     let row = try #require(list[0].objectValue)
     for key in ["version", "lineage", "digest", "active", "created_at", "metrics"] { #expect(row[key] != nil, "missing \(key)") }
     #expect(row["version"] == .string("v1") && row["lineage"] == .string("mail") && row["active"] == .bool(true))
     #expect(row["digest"] == .string(Digest.sha256(TestAdapter.bytes(3)).hex))
-    #expect(row["metrics"]?["gate"]?["outcome"] == .string("better"))
+    #expect(row["metrics"]?.objectValue != nil)
     let shown = try cli.json(["registry", "show", "v1", "--lineage", "mail"])
     #expect(shown["metadata"]?["chat_convention"] == .string("chatml"))
 }
 
 /// `adapt promote` is the same command as `adapt registry promote`.
 @Test(arguments: [["registry", "promote"], ["promote"]], Backend.allCases)
-func promoteWithoutABetterVerdictIsRefusedAndForceIsRecorded(command: [String], backend: Backend) throws {
+func promoteWithoutTheEnginesReportIsRefusedAndForceIsRecorded(command: [String], backend: Backend) throws {
     let cli = try RegistryCLI(backend)
     let adapter = try cli.file("a.bin", TestAdapter.bytes(4))
-    try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", try cli.gateReport(better: false)])
+    try cli.run(["registry", "add", adapter, "--lineage", "mail"])
     let refused = try cli.run(command + ["v1", "--lineage", "mail"])
     #expect(refused.status == 1)
-    #expect(refused.stderr.contains("gate outcome 'worse'") && refused.stderr.contains("--force"))
+    #expect(refused.stderr.contains("no gate report made by the engine") && refused.stderr.contains("--force"), "\(refused.stderr)")
+    #expect(refused.stderr.contains("adapt eval --lineage mail --version 1"), "\(refused.stderr)")
     #expect(try #require(try cli.json(["registry", "list"]).arrayValue)[0]["active"] == .bool(false))
     let forced = try cli.run(command + ["v1", "--lineage", "mail", "--force"])
     #expect(forced.status == 0)
-    #expect(forced.stderr.contains("--force bypassed: gate outcome 'worse'"))
+    #expect(forced.stderr.contains("--force bypassed: the gate (it has no gate report made by the engine"), "\(forced.stderr)")
     let history = try #require(try cli.json(["registry", "history", "--lineage", "mail"]).arrayValue)
     #expect(history.count == 1)
     #expect(history[0]["reason"] == .string("force"))
-    #expect(history[0]["bypassed"]?.stringValue?.contains("worse") == true)
+    #expect(history[0]["bypassed"]?.stringValue?.contains("no gate report made by the engine") == true)
 }
 
 @Test(arguments: Backend.allCases)
 func rollbackGoesBackThenToBase(backend: Backend) throws {
     let cli = try RegistryCLI(backend)
-    let report = try cli.gateReport(better: true)
     for i in 1...2 {
-        try cli.run(["registry", "add", try cli.file("a\(i).bin", TestAdapter.bytes(i)), "--lineage", "mail", "--gate-report", report])
-        #expect(try cli.run(["registry", "promote", "mail/v\(i)"]).status == 0)
+        try cli.run(["registry", "add", try cli.file("a\(i).bin", TestAdapter.bytes(i)), "--lineage", "mail"])
+        #expect(try cli.run(["registry", "promote", "mail/v\(i)", "--force"]).status == 0)
     }
     #expect(try cli.json(["registry", "rollback", "--lineage", "mail"])["to"] == .string("v1"))
     #expect(try cli.json(["registry", "rollback", "--lineage", "mail"])["to"] == .null)
@@ -105,11 +104,10 @@ func rollbackGoesBackThenToBase(backend: Backend) throws {
 
 @Test func badRegistryInputIsAClearErrorAndChangesNothing() throws {
     let cli = RegistryCLI()
-    let report = try cli.gateReport(better: true)
     let adapter = try cli.file("a.bin", TestAdapter.bytes(5))
-    try cli.run(["registry", "add", adapter, "--lineage", "mail", "--gate-report", report])
-    try cli.run(["registry", "add", try cli.file("b.bin", TestAdapter.bytes(6)), "--lineage", "mail", "--gate-report", report])
-    #expect(try cli.run(["registry", "promote", "mail/v1"]).status == 0)
+    try cli.run(["registry", "add", adapter, "--lineage", "mail"])
+    try cli.run(["registry", "add", try cli.file("b.bin", TestAdapter.bytes(6)), "--lineage", "mail"])
+    #expect(try cli.run(["registry", "promote", "mail/v1", "--force"]).status == 0)
     let before = try cli.run(["registry", "list", "--json"]).stdout
 
     let unknown = try cli.run(["registry", "promote", "mail/v9"])

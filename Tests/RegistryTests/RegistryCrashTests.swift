@@ -31,7 +31,8 @@ func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
     // How long one uninterrupted command takes here, so kills land throughout its life.
     let start = ContinuousClock.now
     for _ in 0..<3 {
-        let r = try Executables.run("adapt", ["--state", state, "registry", "promote", "mail/v1"])
+        // Forced: the fixture's versions have no engine gate report; this test is about the pointer's writes.
+        let r = try Executables.run("adapt", ["--state", state, "registry", "promote", "mail/v1", "--force"])
         #expect(r.status == 0, "\(r.stderr)")
     }
     let typical = (ContinuousClock.now - start) / 3
@@ -52,7 +53,7 @@ func runAndKill(_ arguments: [String], after delay: Duration) throws -> Bool {
             try TestAdapter.bytes(1000 + iteration).write(to: file)
             arguments = ["--state", state, "registry", "add", file.path, "--lineage", "mail"]
         } else if promote {
-            arguments = ["--state", state, "registry", "promote", "mail/v\(target)"]
+            arguments = ["--state", state, "registry", "promote", "mail/v\(target)", "--force"]
         } else {
             arguments = ["--state", state, "registry", "rollback", "--lineage", "mail"]
         }

@@ -85,3 +85,31 @@ final class RegistryFixture: @unchecked Sendable {  // immutable after init
         (try registry.active(lineage: lineage)?.number, try registry.history(lineage: lineage).count)
     }
 }
+
+extension RegistryFixture {
+    /// The held-out snapshot digest the fixture's engine reports are made on and its promotions check.
+    static let heldOut = Digest.sha256("mail held-out snapshot")
+}
+
+extension AdapterRegistry {
+    /// What `adapt eval` leaves behind: an engine report with `outcome` for `reference`, against the version
+    /// active now, on `heldOut`.
+    func recordEngineReport(_ reference: VersionReference, outcome: GateSummary.Outcome = .better,
+                            heldOut: Digest = RegistryFixture.heldOut) throws {
+        let version = try version(reference)
+        let active = try active(lineage: version.lineage)
+        try recordGateReport(EngineGateReport(
+            versionID: version.id, adapterDigest: version.adapterDigest, heldOutDigest: heldOut, incumbentVersionID: active?.id,
+            incumbentDigest: active?.adapterDigest, outcome: outcome, report: .object(["outcome": .string(outcome.rawValue)]),
+            maker: .evalCommand, madeAt: clock.nowMilliseconds()))
+    }
+
+    /// A promotion by the gate after the engine said `better` against the version active now.
+    @discardableResult
+    func promoteScored(_ reference: VersionReference, actor: ShortIdentifier = ShortIdentifier("cli")!,
+                       in connection: (any SQLConnection)? = nil) throws -> PointerChange {
+        let registry = connection.map { on($0) } ?? self
+        try registry.recordEngineReport(reference)
+        return try registry.promote(reference, heldOut: RegistryFixture.heldOut, actor: actor)
+    }
+}

@@ -12,7 +12,7 @@ import TestSupport
 func theDatabaseRefusesAPointerMovedWithoutItsHistory(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     let versions = try f.register(2)
-    try f.registry.promote(versions[0].reference)
+    try f.registry.promoteScored(versions[0].reference)
     #expect(throws: StorageError.self) {
         try f.connection.run("UPDATE registry_active SET version_id = ? WHERE lineage = 'mail'", versions[1].id)
     }
@@ -31,7 +31,7 @@ func theDatabaseRefusesAPointerMovedWithoutItsHistory(_ backend: Backend) throws
 func theDatabaseRefusesRewrittenHistoryAndVersions(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     let versions = try f.register(2)
-    try f.registry.promote(versions[0].reference)
+    try f.registry.promoteScored(versions[0].reference)
     #expect(throws: StorageError.self) { try f.connection.run("UPDATE registry_history SET reason = 'force'") }
     #expect(throws: StorageError.self) { try f.connection.run("DELETE FROM registry_history") }
     #expect(throws: StorageError.self) {
@@ -72,7 +72,7 @@ func theDatabaseRefusesRewrittenHistoryAndVersions(_ backend: Backend) throws {
     #expect(try database.schemaVersion(of: "registry") == RegistrySchema.schema.migrations.count)
     let next = try registry.register(adapterData: adapter + Data([1]), lineage: RegistryFixture.lineage,
                                      metadata: AdapterMetadata(), metrics: RegistryFixture.gate(.better))
-    try registry.promote(next.reference)
+    try registry.promoteScored(next.reference)
     #expect(try registry.rollback(lineage: RegistryFixture.lineage).to?.number == 1)
     #expect(throws: StorageError.self) { try database.run("DELETE FROM registry_history") }
 }

@@ -11,7 +11,7 @@ import TestSupport
 func retiringTheActiveVersionMovesTheLineageToTheNewestOnceActiveVersion(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     let versions = try f.register(3)
-    for v in versions { try f.registry.promote(v.reference) }
+    for v in versions { try f.registry.promoteScored(v.reference) }
     let candidate = try f.register(1, outcome: .worse)  // never active: an erasure must not activate it
     let result = try f.registry.retire([versions[2]], reason: "trained on erased examples")
     #expect(result.retired.map(\.number) == [3])
@@ -29,7 +29,7 @@ func retiringTheActiveVersionMovesTheLineageToTheNewestOnceActiveVersion(_ backe
 func retiringEveryOnceActiveVersionFallsBackToTheBaseModelAndRollbackWalksPastRetiredOnes(_ backend: Backend) throws {
     let f = try RegistryFixture(backend)
     let versions = try f.register(3)
-    for v in versions { try f.registry.promote(v.reference) }
+    for v in versions { try f.registry.promoteScored(v.reference) }
     try f.registry.retire([versions[1]], reason: "trained on erased examples")
     #expect(try f.registry.active(lineage: RegistryFixture.lineage)?.number == 3)  // v3 is not retired
     let back = try f.registry.rollback(lineage: RegistryFixture.lineage)

@@ -47,10 +47,24 @@ struct MigrationFixture {
                                          lineage: Self.lineage, metadata: AdapterMetadata(trainingExamples: 10 + i),
                                          metrics: Self.better)
         }
-        try registry.promote(versions[0].reference)
-        try registry.promote(versions[2].reference)
+        try Self.promoteScored(versions[0], in: registry)
+        try Self.promoteScored(versions[2], in: registry)
         _ = try registry.rollback(lineage: Self.lineage)
         _ = try state.blobs.put(Data(repeating: 7, count: 3000))
+    }
+
+    /// The held-out snapshot the fixture's engine gate reports name.
+    static let heldOut = Digest.sha256("mail held-out snapshot")
+
+    /// An engine gate report saying `better` against the version active now, then a promotion by the gate: the
+    /// rows `adapt eval` and `registry promote` leave.
+    static func promoteScored(_ version: AdapterVersion, in registry: AdapterRegistry) throws {
+        let active = try registry.active(lineage: version.lineage)
+        try registry.recordGateReport(EngineGateReport(
+            versionID: version.id, adapterDigest: version.adapterDigest, heldOutDigest: heldOut, incumbentVersionID: active?.id,
+            incumbentDigest: active?.adapterDigest, outcome: .better, report: .object(["outcome": .string("better")]),
+            maker: .evalCommand, madeAt: registry.clock.nowMilliseconds()))
+        try registry.promote(version.reference, heldOut: heldOut)
     }
 
     static let better = VersionMetrics(gate: GateSummary(

@@ -57,7 +57,7 @@ import TestSupport
         let fourth = try registry.register(adapterData: Data("adapter 4".utf8), lineage: MigrationFixture.lineage,
                                            metadata: AdapterMetadata(trainingExamples: 1), metrics: MigrationFixture.better)
         #expect(fourth.number == 4)
-        try registry.promote(fourth.reference)
+        try MigrationFixture.promoteScored(fourth, in: registry)
         #expect(throws: StorageError.self) { try server.run("UPDATE job_events SET message = 'rewritten'") }
 
         // Back in a state directory: the same, and the adapters' files are there and intact.
