@@ -115,3 +115,39 @@ func leavesNumbersThatOnlyLookLikeTheNewPhoneShapesAlone(text: String) {
     #expect(output == text)
     #expect(counts.total == 0)
 }
+
+/// Issue 41: a word about an order, an invoice or an account elsewhere in the sentence keeps no phone number, and
+/// no word keeps a shape that says phone by itself (a parenthesised area code, an extension, `+` or `00` and a
+/// country code).
+@Test(arguments: [
+    ("Please send the invoice to (0115) 4960625.", "Please send the invoice to [PHONE]."),
+    ("please send the invoice to 01154960625", "please send the invoice to [PHONE]"),
+    ("Send the order confirmation to 0115 496 0625 ext. 12 please.", "Send the order confirmation to [PHONE] please."),
+    ("Invoices: 0115 496 0625 x12", "Invoices: [PHONE]"),
+    ("Invoice (0115) 4960625", "Invoice [PHONE]"),
+    ("Reference: 0049 221 734116", "Reference: [PHONE]"),
+    ("Rechnung bitte an 030 1234567.", "Rechnung bitte an [PHONE]."),
+    ("New number for the account: 0161 496 0000", "New number for the account: [PHONE]"),
+    ("Manda la factura al 612 345 678, gracias.", "Manda la factura al [PHONE], gracias."),
+    ("Accounts team: 91 123 45 67", "Accounts team: [PHONE]"),
+])
+func scrubsPhonesNextToOrderInvoiceAndAccountWords(input: String, expected: String) {
+    #expect(ScrubPipeline.standard.scrub(input).text == expected)
+}
+
+/// Their look-alikes: the word right before the number (maybe with `no.`, `number`, `is`) says what it is.
+@Test(arguments: [
+    "Account 0171013398 is closed.",
+    "account no. 0805 3594 16",
+    "Account number: 08811040604",
+    "Kontonummer 07444464579, Compte 0274578707, Cuenta 024236651, Rekening 0633510066",
+    "Référence 0336225332, Riferimento 0680557752",
+    "Your order number is 0123456789.",
+    "Please send invoice 0115496062 to accounts.",
+    "Order ID 2125550199 and order 612345678",
+])
+func leavesNumbersThatAWordNamesAlone(text: String) {
+    let (output, counts) = ScrubPipeline.standard.scrub(text)
+    #expect(output == text)
+    #expect(counts.total == 0)
+}

@@ -2,8 +2,8 @@
 /// number, an invoice number, a ticket or an ISBN can look exactly like.
 ///
 /// The shape alone takes a run as a phone number when a country's numbering plan writes it that way; the
-/// context then keeps it when something says it is another kind of number: a preceding label (`order`,
-/// `invoice`, `ref`, `ISBN`: `PhoneScrubber.labels`), a `#` right before it, or a word glued to it by a dash
+/// context then keeps it when something says it is another kind of number: a label that names it (`order`,
+/// `invoice`, `account`, `ref`, `ISBN`: `NumberLabel`), a `#` right before it, or a word glued to it by a dash
 /// (`JIRA-12345`, `INV-2026-000123`, `ID-2125550199`). A valid ISBN-10 check digit alone does not keep it: one
 /// ten-digit phone number in eleven passes that check, and a leaked phone number costs more than an unlabelled
 /// ISBN shown as `[PHONE]`.

@@ -13,15 +13,19 @@
 /// - written together without a trunk `0` (`BareNumber`): 10 digits in the North American plan (area code
 ///   and exchange start with 2–9: `2125550199`), 11 with its `1` (`12125550199`), or 9 starting with 6–9
 ///   (Spain's mobiles and landlines: `612345678`);
+/// - Spanish 9 digits starting with 6–9 grouped 3-2-2-2, 3-3-3 or 2-3-2-2 (`612 34 56 78`, `612 345 678`,
+///   `91 123 45 67`);
 /// - after a word that announces a number (`tel`, `phone`, `call`, `mobile`, `fax`, `Telefon`, `tél`, …):
 ///   7–15 digits in any of the groupings above (`phone 5551234567`, `móvil 612 345 678`).
 /// An extension (`x123`, ` ext. 12`, ` ext 12`, ` extension 12`, ` #12`: up to five digits) goes with its
 /// number and is replaced with it: it is the part that reaches one person. `#` counts as an extension only
 /// right after a phone number; a number that starts with `#` is a ticket or an order (`#123456789`).
-/// A bare 9–11-digit run is ambiguous, so context decides (`BareNumber`): it is kept after a word that labels
-/// it (`order`, `invoice`, `ticket`, `ref`, `ISBN`, …), after `#`, when glued to an identifier (`JIRA-…`,
-/// `ID-…`), and when it is a valid ISBN-10, unless a word like `tel` announces it. Dates (`2024-01-15`,
-/// `15.01.2024`), times, versions, IP addresses, amounts and ISBN-13s do not have these shapes.
+/// A number without an international prefix, a parenthesised area code or an extension may be another kind of
+/// number, so context decides: it is kept when a word names it (`order 0123456789`, `Invoice no. 0123456789`,
+/// `account number: 0123 4567 89`: `NumberLabel`), and a bare run also after `#` or glued to an identifier
+/// (`JIRA-…`, `ID-…`: `BareNumber`). A label anywhere else in the sentence (`send the invoice to 01154960625`)
+/// keeps nothing, and no label keeps `(0115) 4960625`, `0115 496 0625 x12` or `+44 …` (issue 41). Dates
+/// (`2024-01-15`, `15.01.2024`), times, versions, IP addresses, amounts and ISBN-13s do not have these shapes.
 public struct PhoneScrubber: SpanScrubber {
     public init() {}
     public var kind: ScrubKind { .phone }
@@ -42,14 +46,6 @@ public struct PhoneScrubber: SpanScrubber {
         "tel", "tel.", "tél", "phone*", "call*", "mobile", "mobil*", "cell*", "fax", "whatsapp", "sms", "text me", "ring",
         "dial*", "reach me", "telefon*", "teléfon*", "téléphone", "portable", "handy*", "móvil", "movil", "cellulare",
         "telefoon*", "mob", "contact*", "appel*", "llam*", "llám*", "chiam*", "bel me", "ruf*", "anruf*", "rufnummer",
-    ].map { Array($0.utf8) }
-
-    /// Words that label a number as something else; a number right after one is not a phone number unless
-    /// it starts with `+`.
-    static let labels: [[UInt8]] = [
-        "isbn", "issn", "sku", "order*", "invoice*", "ref*", "ticket*", "tracking", "art.", "item*", "bestell*",
-        "rechnung*", "kunden*", "commande*", "facture*", "pedido*", "factura*", "ordine*", "fattura*", "bestelling*",
-        "factuur*", "serial*",
     ].map { Array($0.utf8) }
 
     public func matches(in bytes: [UInt8]) -> [Range<Int>] {
@@ -139,16 +135,29 @@ public struct PhoneScrubber: SpanScrubber {
                     accepted = cued! && Self.isPhone(slice, plus: hasPlus, cue: true)
                 }
                 guard accepted, !bare || !BareNumber.isIdentifierPart(at: start, in: bytes) else { continue }
-                if !hasPlus {
-                    if labelled == nil { labelled = ASCII.cue(Self.labels, before: start, in: bytes, window: 16) }
-                    if labelled! { continue }
-                }
                 let end = Self.extensionEnd(after: slice.last!.end, in: bytes)
                 guard ASCII.numberMayEnd(bytes, at: end) else { continue }
+                // A label keeps only a number whose shape leaves room for doubt, and only one it names.
+                if !Self.saysPhoneByItself(slice, plus: hasPlus, extended: end > slice.last!.end, in: bytes) {
+                    if labelled == nil { labelled = NumberLabel.namesNumber(at: start, in: bytes) }
+                    if labelled! { continue }
+                }
                 return start..<end
             }
         }
         return nil
+    }
+
+    /// A shape no order, invoice or account number takes: an international prefix (`+44 …`, or `00` and an
+    /// assigned country code, `0044 …`), an area code in parentheses, or an extension (`… x12`). No word before it
+    /// makes it anything but a phone number (issue 41: `send the invoice to (0115) 4960625` leaked).
+    static func saysPhoneByItself(_ slice: [Group], plus: Bool, extended: Bool, in bytes: [UInt8]) -> Bool {
+        if plus || extended || slice.contains(where: { $0.paren }) { return true }
+        let first = slice[0]
+        guard slice.count >= 2, first.digits >= 3, first.firstDigit == UInt8(ascii: "0"), first.secondDigit == UInt8(ascii: "0") else {
+            return false
+        }
+        return CountryCode.isAssigned(bytes[(first.start + 2)..<first.end])
     }
 
     /// Whether a preceding word could make `slice` a phone number (the last rule of `isPhone`).
@@ -207,8 +216,15 @@ public struct PhoneScrubber: SpanScrubber {
                 return true
             }
         }
-        // Spanish numbers are written 3-2-2-2 (`612 34 56 78`); amounts and dates never are.
-        if !anyParen, sizes == [3, 2, 2, 2], (UInt8(ascii: "6")...UInt8(ascii: "9")).contains(slice[0].firstDigit) { return true }
+        // Spanish numbers are written 3-2-2-2 (`612 34 56 78`); amounts and dates never are. Mobiles are also
+        // written 3-3-3 (`612 345 678`) and landlines 2-3-2-2 (`91 123 45 67`), with spaces or dashes; an amount
+        // of 600 million or more written with spaces (`612 345 678 €`) is the price of catching them.
+        let spanishFirstDigit = (UInt8(ascii: "6")...UInt8(ascii: "9")).contains(slice[0].firstDigit)
+        if !anyParen, sizes == [3, 2, 2, 2], spanishFirstDigit { return true }
+        if !anyParen, sizes == [3, 3, 3] || sizes == [2, 3, 2, 2], spanishFirstDigit,
+           inner.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "-") }) {
+            return true
+        }
         if cue, (7...15).contains(digits), slice.count <= 6, slice[0].firstDigit != zero || slice[0].secondDigit != zero {
             return true
         }
