@@ -75,7 +75,7 @@ public enum TrainingService {
         public var tokensPerSecond: Double
         /// How the frozen model was kept (`quantized` or `f32`).
         public var baseWeights: String
-        /// The forward products that ran (`int8-avx512vnni` or `sgemm`).
+        /// The forward products that ran (`int8-v1` or `sgemm`).
         public var forwardKernels: String
         /// The largest activations and workspaces of a training pass, in bytes.
         public var activationBytes: Int
@@ -127,9 +127,9 @@ public enum TrainingService {
         // two arithmetics: refused, as another storage is.
         // (Another storage is refused by the trainer, naming --base-weights.)
         if request.resume, let existing, existing.checkpoint.baseWeights == baseWeights {
-            let stored = existing.checkpoint.arithmetic?.forwardKernels ?? "sgemm"
+            let stored = ForwardProducts.recordedName(existing.checkpoint.arithmetic?.forwardKernels ?? "sgemm")
             if stored != run.model.forwardKernels {
-                let way = stored == "sgemm" ? "pass --forward-products sgemm to resume it" : "resume it on a CPU with AVX-512 VNNI without ADAPT_PROMPT_KERNELS=sgemm"
+                let way = stored == "sgemm" ? "pass --forward-products sgemm to resume it" : "resume it without ADAPT_PROMPT_KERNELS=sgemm"
                 throw TrainingError.checkpointMismatch(file: existing.reference.name, field: "forward products", stored: stored,
                                                        current: run.model.forwardKernels, remedy: way + ", or start fresh")
             }

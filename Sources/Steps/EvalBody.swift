@@ -120,9 +120,10 @@ public enum EvalBody {
 
     /// The score cache's model key: the base model and the BLAS threads. Scores kept in f32 keep the key they
     /// always had; quantized ones differ in their last bits, so they get their own. Scores of the int8 forward
-    /// kernels differ from sgemm's in their fourth digit: a key of their own too.
+    /// kernels differ from sgemm's in their fourth digit: a key of their own too, under the name they were first
+    /// recorded by (`int8-avx512vnni`, now `int8-v1`: the same arithmetic), so scores cached before stay found.
     static func scoreCacheKey(baseDigest: Digest, base: BaseWeightStorage, scorer: HeldOutScorer) -> Digest {
-        let forwardKernels = scorer.model.forwardKernels
+        let forwardKernels = scorer.model.forwardKernels == "sgemm" ? "sgemm" : "int8-avx512vnni"
         return Digest.sha256("\(baseDigest.hex)/blas_threads=\(BLAS.threads)" + (base == .f32 ? "" : "/base_weights=\(base.rawValue)")
                              + (forwardKernels == "sgemm" ? "" : "/forward_kernels=\(forwardKernels)"))
     }

@@ -69,7 +69,7 @@ import Testing
         #expect(f32.forwardKernels == "sgemm")
         if int8.forwardKernels != "sgemm" {
             #expect(int8.differingFields(from: old) == ["forward_kernels"])
-            #expect(int8.difference(from: old) == "forward products sgemm here, int8-avx512vnni recorded")
+            #expect(int8.difference(from: old) == "forward products sgemm here, int8-v1 recorded")
         }
     }
 }

@@ -217,7 +217,7 @@ import Testing
         guard ForwardProducts.int8.kernelName(storage: .quantized) != "sgemm" else { return }   // one arithmetic only on this CPU
         let refused = try Executables.run("adapt", arguments + ["--resume", "--forward-products", "int8"])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("was written for forward products sgemm, this run uses forward products int8-avx512vnni; "
+        #expect(refused.stderr.contains("was written for forward products sgemm, this run uses forward products int8-v1; "
                                         + "pass --forward-products sgemm to resume it, or start fresh"), "\(refused.stderr)")
         #expect(refused.stdout.isEmpty)
     }

@@ -22,7 +22,7 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     /// time from the CPU's flags; `QuantizedMatVec`). Nil in records made before they existed. Not part of
     /// `difference`: both compilations give the same bits, and training and scoring never run them.
     public let quantizedKernels: String?
-    /// The products of a prompt of inference (`int8-avx512vnni` or `sgemm`; `QuantizedMatMul`). Nil in records
+    /// The products of a prompt of inference (`int8-v1` or `sgemm`; `QuantizedMatMul`). Nil in records
     /// made before the choice existed. Not part of `difference`: a generation prompt is never replayed; training
     /// and scoring run the same kernels only under `forwardKernels`, which is.
     public let promptKernels: String?
@@ -31,9 +31,9 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
     /// code, not by the machine, so a replay uses the recorded one.
     public var baseWeights: String?
     /// The forward products of a training or scoring pass over a base kept quantized (`ForwardProducts.kernelName`:
-    /// `int8-avx512vnni` or `sgemm`). Nil where the step was not asked for int8 (every record before the choice),
-    /// which computed with sgemm. Part of `difference`: a CPU without VNNI, or `ADAPT_PROMPT_KERNELS=sgemm`,
-    /// computes other bits than the int8 kernels recorded.
+    /// `int8-v1` or `sgemm`; records made before `int8-v1` say `int8-avx512vnni` for the same arithmetic). Nil where
+    /// the step was not asked for int8 (every record before the choice), which computed with sgemm. Part of
+    /// `difference`: `ADAPT_PROMPT_KERNELS=sgemm` computes other bits than the int8 kernels recorded.
     public var forwardKernels: String?
 
     enum CodingKeys: String, CodingKey {
@@ -99,8 +99,9 @@ public struct BLASArithmetic: Sendable, Equatable, Codable, CustomStringConverti
         return fields
     }
 
-    /// `forwardKernels`, a record without it read as the sgemm it computed with.
-    var forwardProducts: String { forwardKernels ?? "sgemm" }
+    /// `forwardKernels`, a record without it read as the sgemm it computed with, and `int8-avx512vnni` (the name
+    /// records made before `int8-v1` hold) as `int8-v1`, the same arithmetic.
+    var forwardProducts: String { QuantizedMatMul.canonicalName(forwardKernels ?? "sgemm") }
 
     static var architecture: String {
         #if arch(x86_64)

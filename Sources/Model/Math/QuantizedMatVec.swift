@@ -38,11 +38,11 @@ public enum QuantizedMatVec {
     /// Whether this CPU runs `VNNIRows` (the prompt kernels' AVX-512 subsets).
     static var hasVNNI: Bool { hasAVX2 && QuantizedMatMul.hasVNNI }
 
-    /// Whether this CPU runs the `avx2` compilation.
+    /// Whether this CPU runs the `avx2` compilation (built with FMA too, for the prompt's tile products).
     static var hasAVX2: Bool {
         #if arch(x86_64)
         let flags = BLASCoreType.cpuFlags()
-        return flags.contains("avx2") && flags.contains("f16c")
+        return flags.contains("avx2") && flags.contains("f16c") && flags.contains("fma")
         #else
         return false
         #endif

@@ -1,0 +1,1 @@
+../QuantizedKernels/TileKernels.swift
