@@ -116,4 +116,27 @@ import TestSupport
         #expect(second["n"]?.intValue == (first["n"]?.intValue ?? 0) + 3)
         if second["outcome"] == .string("better") { try fixture.expectSuccess(await promote(fixture, "v1")) }
     }
+
+    /// The nightly promote step records its eval step's report as an engine report, bound to that run's held-out
+    /// snapshot, and promotes by the same rule: after a rollback the report still promotes the version while the
+    /// held-out set is the one the night scored, and no longer once it grew.
+    @Test func theNightsReportFollowsTheSameRuleAsTheEvalCommands() async throws {
+        let fixture = try await PipelineFixture.make()
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let outputs = try fixture.outputs(run)
+        try #require(outputs["promote"]?["promoted"]?.boolValue == true, "the night must promote for this test")
+        let snapshot = try #require(outputs["sample"]?["held_out_snapshot"]?.stringValue)
+
+        try fixture.expectSuccess(await fixture.adapt(["registry", "rollback", "--lineage", "logbook"]))
+        try fixture.expectSuccess(await promote(fixture, "v1"))
+        try fixture.expectSuccess(await fixture.adapt(["registry", "rollback", "--lineage", "logbook"]))
+
+        let more = fixture.directory.file("more.jsonl")
+        try Data(#"{"prompt": "Where is the spare rope?", "completion": "LOG ENTRY. Subject: rope. Orders: aft locker."}"#.utf8).write(to: more)
+        try fixture.expectSuccess(await fixture.adapt(["data", "import", more.path, "--lineage", "logbook", "--held-out"]))
+        let refused = try await promote(fixture, "v1")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("made on held-out snapshot \(snapshot.prefix(12))"), "\(refused.stderr)")
+    }
 }
