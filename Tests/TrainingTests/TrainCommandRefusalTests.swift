@@ -70,7 +70,8 @@ struct TrainCommandRefusalTests {
         let out = f.directory.file("a.lora")
         #expect(try train(f, out: out.path, ["--targets", "q,v"]).status == 0)
         let earlier = try Data(contentsOf: out)
-        let result = try train(f, out: out.path, ["--targets", "q,v", "--seed", "9"])
+        let result = try train(f, out: out.path, ["--targets", "q,v", "--seed", "9",
+                                                  "--checkpoint-dir", f.directory.file("second.checkpoints").path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try Data(contentsOf: out) != earlier)
     }
