@@ -18,6 +18,10 @@ import Training
 public struct RunBundle: Sendable, Equatable, Codable {
     public static let magic = Data("ADAPTRB1".utf8)
     public static let formatVersion = 1
+    /// The most a bundle's document may decompress to. A night of the default model makes about 60 KB; two rank-32
+    /// adapters of a 1.7B model, in base64, make about 140 MB. Past this (or past zstd's plausible ratio for the
+    /// file's size) the frame is refused before it is decoded, so a small hostile file cannot take gigabytes.
+    public static let largestDocument = 256 << 20
 
     public struct BaseModel: Sendable, Equatable, Codable {
         /// The file name the run used (no directory).
@@ -84,17 +88,46 @@ public struct RunBundle: Sendable, Equatable, Codable {
         guard data.count >= magic.count, data.prefix(magic.count) == magic else { throw RunBundleError.notABundle(path: path) }
         let document: Data
         do {
-            document = try Zstd.decompress(data.dropFirst(magic.count), limit: 1 << 31)
+            document = try Zstd.decompress(data.dropFirst(magic.count), limit: largestDocument)
+        } catch let .pastLimit(limit, declared) {
+            throw RunBundleError.tooLarge(path: path, compressedBytes: data.count - magic.count, limit: limit, declared: declared)
         } catch {
             throw RunBundleError.damaged(path: path, reason: "its compressed document does not decompress")
         }
         let version = (try? JSON.decode(JSONValue.self, from: document, context: "run bundle"))?["version"]?.intValue
         guard let version else { throw RunBundleError.damaged(path: path, reason: "its document is not a bundle's JSON") }
         guard version == formatVersion else { throw RunBundleError.unsupportedVersion(found: version, supported: formatVersion) }
+        let bundle: RunBundle
         do {
-            return try JSON.decode(RunBundle.self, from: document, context: "run bundle")
+            bundle = try JSON.decode(RunBundle.self, from: document, context: "run bundle")
         } catch {
             throw RunBundleError.damaged(path: path, reason: "a field of its document is missing or malformed")
+        }
+        try bundle.checkNames(path: path)
+        return bundle
+    }
+
+    /// Refuses a bundle whose names could be taken for something else: the base model's name is looked up in a
+    /// models directory, so it must be one plain file name (a '../../etc/passwd' would have replay hash any
+    /// readable file and print its digest); step names and lineages are the pipeline's names; blobs are keyed by
+    /// their SHA-256 in lowercase hex. The names themselves are not printed: they are the file's text.
+    func checkNames(path: String) throws {
+        if let problem = PlainFileName.problem(baseModel.name) {
+            throw RunBundleError.unsafeName(path: path, field: "base_model.name", problem: problem)
+        }
+        for step in steps {
+            guard Lineage.isValid(step.name) else {
+                throw RunBundleError.unsafeName(path: path, field: "steps[].name", problem: "is not a step name of letters, digits, '-' or '_'")
+            }
+            if let lineage = step.input["lineage"], !(lineage.stringValue.map(Lineage.isValid) ?? false) {
+                throw RunBundleError.unsafeName(path: path, field: "steps[].input.lineage", problem: "is not a lineage name")
+            }
+        }
+        if let lineage = manifest["lineage"], !(lineage.stringValue.map(Lineage.isValid) ?? false) {
+            throw RunBundleError.unsafeName(path: path, field: "manifest.lineage", problem: "is not a lineage name")
+        }
+        for key in blobs.keys where Digest(hex: key)?.hex != key {
+            throw RunBundleError.unsafeName(path: path, field: "blobs", problem: "has a key that is not a SHA-256 in lowercase hex")
         }
     }
 

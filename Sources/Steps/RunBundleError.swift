@@ -9,6 +9,10 @@ public enum RunBundleError: Error, Equatable, CustomStringConvertible {
     case notABundle(path: String)
     /// The compressed document cannot be read back whole (cut short, or bytes changed).
     case damaged(path: String, reason: String)
+    /// The compressed document declares or decodes to more than a bundle may hold (a decompression bomb).
+    case tooLarge(path: String, compressedBytes: Int, limit: Int, declared: UInt64?)
+    /// A name in the document is not a plain name (a path, a control character, a dot file …).
+    case unsafeName(path: String, field: String, problem: String)
     case unsupportedVersion(found: Int, supported: Int)
     /// A recorded input blob the bundle should carry is absent.
     case blobMissing(step: String, field: String, digest: Digest)
@@ -28,6 +32,14 @@ public enum RunBundleError: Error, Equatable, CustomStringConvertible {
             return "\(path) is not a run bundle (it does not start with the bundle's magic bytes); 'adapt run export' writes one"
         case let .damaged(path, reason):
             return "the run bundle \(path) is damaged or truncated (\(reason)); export it again with 'adapt run export'"
+        case let .tooLarge(path, compressedBytes, limit, declared):
+            let document = declared.map { "declares \($0) bytes" } ?? "decompresses to more than that"
+            return "the run bundle \(path) is refused: a bundle of \(compressedBytes) compressed bytes may decompress to at most "
+                + "\(limit) bytes and its document \(document), as a decompression bomb would; 'adapt run export' never writes "
+                + "one, export the run again"
+        case let .unsafeName(path, field, problem):
+            return "the run bundle \(path) is refused: its \(field) \(problem), and a name there is never a path; "
+                + "it was not written by 'adapt run export', export the run again"
         case let .unsupportedVersion(found, supported):
             return "the run bundle has format version \(found); this adapt reads version \(supported)"
         case let .blobMissing(step, field, digest):

@@ -112,3 +112,86 @@ func aTruncatedSafetensorsIsRefused(format: String) throws {
     let inactive = try cli.run(["registry", "export", "mail", "--active", "--format", "mlx", "--out", cli.path("m"), "--model", mine.path])
     #expect(inactive.status == 1 && inactive.stderr.contains("has no active version; pass --version N"), "\(inactive.stderr)")
 }
+
+// Numbers no adapter can be applied with are refused at import, naming the field, before anything is registered:
+// an alpha of 3e38 or 1e19 used to be accepted, and exporting it to PEFT then trapped.
+
+/// A directory `format` export of a rank-4 adapter, its config changed by `edit`.
+private func exportedDirectory(_ cli: ExchangeCLI, model: URL, format: String, edit: (inout [String: JSONValue]) -> Void) throws -> String {
+    try cli.register(randomAdapter(base: try BaseModelShape(model: model), rank: 4, seed: 1), lineage: "source", name: "s.bin")
+    let out = cli.dir.file(format)
+    #expect(try cli.run(["registry", "export", "source", "--version", "1", "--format", format, "--out", out.path, "--model", model.path]).status == 0)
+    let config = out.appendingPathComponent(format == "peft" ? PEFTFormat.configFile : MLXFormat.configFile)
+    var object = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: config)).objectValue ?? [:]
+    edit(&object)
+    try JSONEncoder().encode(JSONValue.object(object)).write(to: config)
+    return out.path
+}
+
+private func expectRefusedNaming(_ field: String, _ cli: ExchangeCLI, _ arguments: [String], versionsBefore: Int) throws {
+    let refused = try cli.run(arguments)
+    #expect(refused.status == 1, "exit \(refused.status): \(refused.stderr)")
+    #expect(refused.stderr.contains(field) && !refused.stderr.contains("Fatal error"), "\(refused.stderr)")
+    #expect(try cli.versionCount() == versionsBefore)
+}
+
+@Test func aGGUFLoRAWithAnAbsurdAlphaIsRefusedNamingTheField() throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 2, name: "tiny.gguf")
+    let base = try BaseModelShape(model: model)
+    var adapter = PortableAdapter(file: randomAdapter(base: base, rank: 4, seed: 1))
+    adapter.alpha = 3e38
+    let path = cli.path("absurd.gguf")
+    try GGUFLoRA.data(adapter, base: base, precision: .f32).write(to: URL(fileURLWithPath: path))
+    try expectRefusedNaming("adapter.lora.alpha", cli, ["registry", "add", "--lineage", "mail", "--from-gguf-lora", path, "--model", model.path],
+                            versionsBefore: 0)
+}
+
+@Test(arguments: [1e19, 3e38, 0])
+func aPEFTDirectoryWithAnAbsurdAlphaIsRefusedNamingTheField(alpha: Double) throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 2, name: "tiny.gguf")
+    let directory = try exportedDirectory(cli, model: model, format: "peft") { $0["lora_alpha"] = .double(alpha) }
+    try expectRefusedNaming("lora_alpha", cli, ["registry", "add", "--lineage", "mail", "--from-peft", directory, "--model", model.path],
+                            versionsBefore: 1)
+}
+
+@Test func anMLXDirectoryWhoseScaleMakesAnAbsurdAlphaIsRefusedNamingTheField() throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 2, name: "tiny.gguf")
+    let directory = try exportedDirectory(cli, model: model, format: "mlx") { config in
+        var parameters = config["lora_parameters"]?.objectValue ?? [:]
+        parameters["scale"] = .double(1e19 / 4)
+        config["lora_parameters"] = .object(parameters)
+    }
+    try expectRefusedNaming("lora_parameters.scale", cli, ["registry", "add", "--lineage", "mail", "--from-mlx", directory, "--model", model.path],
+                            versionsBefore: 1)
+}
+
+@Test(arguments: ["peft", "mlx"])
+func aDropoutThatIsNotAProbabilityIsRefusedNamingTheField(format: String) throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 2, name: "tiny.gguf")
+    let directory = try exportedDirectory(cli, model: model, format: format) { config in
+        if format == "peft" {
+            config["lora_dropout"] = .double(1.5)
+        } else {
+            var parameters = config["lora_parameters"]?.objectValue ?? [:]
+            parameters["dropout"] = .int(-1)
+            config["lora_parameters"] = .object(parameters)
+        }
+    }
+    let field = format == "peft" ? "lora_dropout" : "lora_parameters.dropout"
+    try expectRefusedNaming(field, cli, ["registry", "add", "--lineage", "mail", "--from-\(format)", directory, "--model", model.path],
+                            versionsBefore: 1)
+}
+
+@Test func aPEFTExportOfAWholeAlphaPastTheIntegersWritesItAsANumberWithoutATrap() throws {
+    // A whole f32 past Int's range used to be converted to Int for the config, which traps.
+    let cli = ExchangeCLI()
+    let base = try BaseModelShape(model: try cli.tinyModel(seed: 2, name: "tiny.gguf"))
+    var adapter = PortableAdapter(file: randomAdapter(base: base, rank: 4, seed: 1))
+    adapter.alpha = 3e38
+    let config = try JSONDecoder().decode(JSONValue.self, from: PEFTFormat.files(adapter, base: base).config)
+    #expect(config["lora_alpha"] == .double(Double(Float(3e38))))
+}

@@ -40,6 +40,11 @@ import Testing
         expectMalformed("alpha") { _ = try AdapterFile.decode(adapter(alpha: bad), name: "a") }
     }
 
+    @Test(arguments: [Float(3e38), 1e19, 1_000_001])
+    func refusesAnAdapterWhoseAlphaIsPastTheLargestPlausible(_ bad: Float) {
+        expectMalformed("alpha") { _ = try AdapterFile.decode(adapter(alpha: bad), name: "a") }
+    }
+
     @Test func stillReadsAnOrdinaryAdapter() throws {
         _ = try AdapterFile.decode(adapter(), name: "a")
     }
