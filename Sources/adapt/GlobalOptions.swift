@@ -24,10 +24,10 @@ enum GlobalOptions {
         return text
     }
 
-    /// `host=… password=…`: libpq's other connection string form, told apart from a path so that it is neither
-    /// echoed nor taken for a directory name.
+    /// `host=… password=…`: libpq's other connection string form (or its environment's, `PGPASSWORD=…`), told
+    /// apart from a path so that it is neither echoed nor taken for a directory name.
     static func isKeyValueConnectionString(_ text: String) -> Bool {
-        text.range(of: #"(?i)(^|\s)(host|hostaddr|port|dbname|user|password|passfile|sslmode|service)\s*="#,
+        text.range(of: #"(?i)(^|\s)(pg)?(host|hostaddr|port|dbname|database|user|password|passfile|sslmode|service)\s*="#,
                    options: .regularExpression) != nil
     }
 

@@ -28,6 +28,7 @@ import TestSupport
         Shape(text: "host=127.0.0.1 port=1 password=KeyValueSecret", secrets: ["KeyValueSecret"]),
         Shape(text: "password='Quoted Secret' host=127.0.0.1", secrets: ["Quoted Secret", "Quoted"]),
         Shape(text: "mysql://u:OtherSchemeSecret@127.0.0.1/db", secrets: ["OtherSchemeSecret"]),
+        Shape(text: "PGPASSWORD=EnvironmentStyleSecret", secrets: ["EnvironmentStyleSecret"]),
     ]
 
     /// The command lines that take a connection string: as `--database`, as `ADAPT_DATABASE`, as `migrate --to`,
