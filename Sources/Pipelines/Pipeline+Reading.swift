@@ -82,7 +82,9 @@ extension Pipeline {
         defer { o.finish() }
         let steps = o.integer("steps", default: d.steps, minimum: 1, maximum: 10_000_000, "a positive integer")
         let rank = o.integer("rank", default: d.rank, minimum: 1, maximum: 1024, "a positive integer")
-        let alpha = o.number("alpha", default: d.alpha, "a positive number") { $0 > 0 }
+        // The largest alpha an adapter file may record (`AdapterSettings.maximumAlpha`), so that what `pipeline check`
+        // accepts the train step can run.
+        let alpha = o.number("alpha", default: d.alpha, "a number above 0 and at most 1000000") { $0 > 0 && $0 <= TrainParameters.maximumAlpha }
         let dropout = o.number("dropout", default: d.dropout, "a number from 0 up to but not including 1") { $0 >= 0 && $0 < 1 }
         let targets = readTargets(o) ?? d.targets
         let learningRate = o.number("learning_rate", default: d.learningRate, "a positive number no greater than 1") {

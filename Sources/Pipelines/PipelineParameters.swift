@@ -77,6 +77,9 @@ public struct EarlyStopping: Sendable, Equatable, Codable {
 
 /// Parameters of the train step: LoRA shape, optimizer, batching, checkpoints, threads.
 public struct TrainParameters: Sendable, Equatable, Codable {
+    /// The largest `alpha` a pipeline may name: the largest an adapter file records (`AdapterSettings.maximumAlpha`,
+    /// a module this one does not import; a test keeps the two equal).
+    public static let maximumAlpha = 1_000_000.0
     /// Optimizer steps (each one `batchSize × gradAccumulation` sequences).
     public var steps: Int
     public var rank: Int

@@ -107,8 +107,9 @@ public struct JobHistory: Sendable {
         try queue.events(run: run, job: job, afterID: afterID, limit: limit)
     }
 
-    /// Hands `print` every event once, in batches of at most `limit`; returns once `run` (when given) has
-    /// finished, else runs until the process is stopped. Wakes on each commit to the SQLite database; on
+    /// Hands `print` the last `limit` events recorded so far (as `tail -n` does), then every new event once, in
+    /// batches of at most `limit`; returns once `run` (when given) has finished, else runs until the process is
+    /// stopped. Wakes on each commit to the SQLite database; on
     /// PostgreSQL when a transaction that wrote events commits (`PostgresEventFollower`). There an event appears
     /// once every transaction older than its own has ended (`PostgresJobQueue.tail`), so one committed late is not
     /// skipped; while such a transaction holds committed events back it looks again every
@@ -118,12 +119,21 @@ public struct JobHistory: Sendable {
         // instead, as does everyone while events are held back (a server it cannot reach fails the first read).
         let follower = postgres.flatMap { try? PostgresEventFollower(connectionString: $0.connectionString) }
         var cursor = EventCursor()
+        // The backlog is read page by page and only its last `limit` events are kept.
+        var backlog: [EventRecord]? = []
         while true {
             let version = try database?.dataVersion()
             let page = try queue.tail(run: run, job: job, after: cursor, limit: limit)
-            print(page.events)
             cursor = page.next
-            if page.events.count == limit { continue }
+            if var kept = backlog {
+                kept = Array((kept + page.events).suffix(limit))
+                if page.events.count == limit { backlog = kept; continue }
+                print(kept)
+                backlog = nil
+            } else {
+                print(page.events)
+                if page.events.count == limit { continue }
+            }
             if let run, try queue.run(run).isFinished {
                 // Read after the run was seen finished, so its last events are there; they have all committed,
                 // so an unrelated transaction still open does not hold them back.

@@ -23,7 +23,6 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     case incumbentMoved(lineage: String, expected: String, actual: String)
     /// The registry numbered the candidate differently from what the step computed before committing.
     case versionRace(lineage: String, expected: Int, actual: Int)
-    case unsupportedSchedule(String)
     case adapterForAnotherModel(adapter: String, expected: Digest, actual: Digest)
     case replayNotPossible(run: String, reason: String)
     /// Tonight's sample holds no training example.
@@ -51,7 +50,7 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// with; on one host, a file restored during the backoff lets the step go on. Their messages say so.
     public var isRetryable: Bool {
         switch self {
-        case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .unsupportedSchedule, .replayNotPossible,
+        case .missingAncestor, .malformedOutput, .unknownKind, .notAPipelineRun, .replayNotPossible,
              .nothingToTrain, .invalidInput, .inputErased, .unknownHeldOutRule, .arithmeticDiffers:
             return false
         case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel,
@@ -85,8 +84,6 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
             return "registering the candidate of \(lineage) produced v\(actual) instead of v\(expected) (another registration raced it); the step will retry"
         case let .adapterForAnotherModel(adapter, expected, actual):
             return "adapter \(adapter) was trained on base model \(actual.short), not \(expected.short); roll the lineage back or train a new adapter"
-        case let .unsupportedSchedule(name):
-            return "the trainer has no '\(name)' learning-rate schedule; set train.schedule to cosine or constant in the pipeline file"
         case let .nothingToTrain(lineage):
             return "the sample step drew no training example of \(lineage) tonight (none imported, all expired, all spent their budget, or all held out while the lineage is below the gate's minimum: see 'adapt data stats'); import data with 'adapt data import' and enqueue another night"
         case let .invalidInput(step, kind, problems):

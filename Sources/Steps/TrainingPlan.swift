@@ -7,8 +7,8 @@ import Training
 /// The train step's parameters from a pipeline, as the Training module's configuration.
 ///
 /// Schedules: the pipeline's `constant` (after warm-up) is the trainer's linear warm-up then constant;
-/// `cosine` is warm-up then a cosine down to 0.1 × the peak (the floor `adapt train` uses). The pipeline's
-/// `linear` decay has no trainer counterpart yet and is refused when the run is enqueued.
+/// `cosine` is warm-up then a cosine down to 0.1 × the peak (the floor `adapt train` uses), `linear` warm-up then
+/// a straight line down to the same floor.
 public struct TrainingPlan: Sendable {
     public let parameters: TrainParameters
     public let device: DevicePolicy
@@ -27,7 +27,7 @@ public struct TrainingPlan: Sendable {
         switch parameters.schedule {
         case .constant: schedule = parameters.warmupSteps > 0 ? .linearWarmup(warmup: parameters.warmupSteps) : .constant
         case .cosine: schedule = .cosine(warmup: parameters.warmupSteps, floor: 0.1)
-        case .linear: throw StepError.unsupportedSchedule(parameters.schedule.rawValue)
+        case .linear: schedule = .linearDecay(warmup: parameters.warmupSteps, floor: 0.1)
         }
         configuration = TrainingConfiguration(
             steps: parameters.steps, batchSize: parameters.batchSize, gradientAccumulation: parameters.gradAccumulation,

@@ -12,6 +12,9 @@ public enum LearningRateSchedule: Sendable, Equatable, Codable {
     /// Linear warm-up, then half a cosine from the peak down to `floor` × peak at the last step
     /// (SGDR, Loshchilov & Hutter 2017, without restarts).
     case cosine(warmup: Int, floor: Double)
+    /// Linear warm-up, then a straight line from the peak down to `floor` × peak at the last step (the shape of
+    /// transformers' linear schedule, which ends at 0, with a floor like the cosine's).
+    case linearDecay(warmup: Int, floor: Double)
 
     /// The learning rate of optimizer step `step` (zero-based) in a run of `totalSteps` steps.
     public func rate(peak: Double, step: Int, totalSteps: Int) -> Double {
@@ -27,6 +30,13 @@ public enum LearningRateSchedule: Sendable, Equatable, Codable {
             let progress = min(Double(step - warmup) / Double(span), 1)
             let minimum = peak * floor
             return minimum + (peak - minimum) * 0.5 * (1 + cos(Double.pi * progress))
+        case let .linearDecay(warmup, floor):
+            if step < warmup { return peak * Double(step + 1) / Double(warmup) }
+            let span = totalSteps - warmup - 1
+            guard span > 0 else { return peak }
+            let progress = min(Double(step - warmup) / Double(span), 1)
+            let minimum = peak * floor
+            return peak - (peak - minimum) * progress
         }
     }
 
@@ -36,7 +46,7 @@ public enum LearningRateSchedule: Sendable, Equatable, Codable {
         case .constant: return
         case let .linearWarmup(warmup):
             guard warmup >= 1 else { throw TrainingError.invalidConfiguration(field: "warmup", reason: "must be at least 1, got \(warmup)") }
-        case let .cosine(warmup, floor):
+        case let .cosine(warmup, floor), let .linearDecay(warmup, floor):
             guard warmup >= 0 else { throw TrainingError.invalidConfiguration(field: "warmup", reason: "must not be negative, got \(warmup)") }
             guard floor >= 0, floor <= 1 else {
                 throw TrainingError.invalidConfiguration(field: "lr floor", reason: "must be a fraction of the peak between 0 and 1, got \(floor)")
@@ -50,6 +60,7 @@ public enum LearningRateSchedule: Sendable, Equatable, Codable {
         case .constant: return "constant"
         case let .linearWarmup(warmup): return "linear warm-up over \(warmup)"
         case let .cosine(warmup, floor): return "cosine (warm-up \(warmup), floor \(floor))"
+        case let .linearDecay(warmup, floor): return "linear decay (warm-up \(warmup), floor \(floor))"
         }
     }
 }

@@ -150,11 +150,11 @@ func timesOfDayOutsideTheClockAreRefused(_ bad: String) {
 
 @Test func installRefusesAPipelineThatEnqueueWouldRefuse() throws {
     let sandbox = try ScheduleSandbox()
-    let linear = sandbox.directory.file("linear.json")
-    try Data(#"{"train": {"schedule": "linear"}}"#.utf8).write(to: linear)
-    let refused = try sandbox.adapt(["schedule", "install", "--lineage", "mail", "--at", "01:00", "--pipeline", linear.path])
-    #expect(refused.status == 2, "\(refused.stderr)")
-    #expect(refused.stderr.contains("train.schedule 'linear' is not supported"))
+    let absurd = sandbox.directory.file("absurd.json")
+    try Data(#"{"train": {"alpha": 1e30}}"#.utf8).write(to: absurd)
+    let refused = try sandbox.adapt(["schedule", "install", "--lineage", "mail", "--at", "01:00", "--pipeline", absurd.path])
+    #expect(refused.status != 0, "\(refused.stderr)")
+    #expect(refused.stderr.contains("train.alpha must be a number above 0 and at most 1000000"), "\(refused.stderr)")
     #expect(!FileManager.default.fileExists(atPath: sandbox.units.appendingPathComponent("adapt-nightly-mail.timer").path))
     #expect(sandbox.systemctlCalls.isEmpty)
 }

@@ -146,3 +146,30 @@ import TestSupport
     #expect(train.attempt == 1, "attempt \(train.attempt): \(train.error ?? "")")
     #expect(train.error?.contains("nothing to train on") == true, "\(train.error ?? "")")
 }
+
+/// `train.schedule: linear` runs (warm-up, then a straight line down to 0.1 × the peak), as `pipeline check` says.
+@Test func aPipelineWithTheLinearScheduleRunsANight() async throws {
+    let pipeline = PipelineFixture.pipeline().replacingOccurrences(of: "\"learning_rate\": 0.01", with: "\"learning_rate\": 0.01, \"schedule\": \"linear\"")
+    let fixture = try await PipelineFixture.make(pipeline: pipeline)
+    try fixture.expectSuccess(await fixture.adapt(["pipeline", "check", fixture.pipelinePath]))
+    let run = try #require(RunID.parse(try await fixture.enqueue()))
+    try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+    let train = try #require(try fixture.queue().jobs(matching: .init(run: run)).first { $0.kind == "train" })
+    #expect(train.state == .succeeded, "\(train.error ?? "")")
+}
+
+/// `events --follow --limit N` starts with the last N events recorded, as `tail -n N -f` does.
+@Test func followingEventsWithALimitStartsFromTheLastEventsRecorded() async throws {
+    let fixture = try await PipelineFixture.make()
+    let run = try await fixture.enqueue()
+    try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+    let all = try await fixture.adapt(["events", "--run", run, "--json"])
+    try fixture.expectSuccess(all)
+    let ids = try #require(try JSON.decode(JSONValue.self, from: all.stdout, context: "events").arrayValue).compactMap { $0["id"]?.intValue }
+    #expect(ids.count > 3)
+    let followed = try await fixture.adapt(["events", "--run", run, "--follow", "--limit", "3", "--json"])
+    try fixture.expectSuccess(followed)
+    let lines = followed.stdout.split(separator: "\n")
+    let followedIDs = try lines.map { try JSON.decode(JSONValue.self, from: String($0), context: "event line")["id"]?.intValue }
+    #expect(followedIDs == ids.suffix(3).map { $0 }, "\(followed.stdout)")
+}

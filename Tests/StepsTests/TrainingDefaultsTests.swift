@@ -91,3 +91,8 @@ import Training
         #expect(again.digest != Pipeline.nightly.digest)
     }
 }
+
+/// `pipeline check` accepts exactly the alphas an adapter file can record, so no checked pipeline fails at train.
+@Test func aPipelinesLargestAlphaIsTheLargestAnAdapterRecords() {
+    #expect(TrainParameters.maximumAlpha == Double(AdapterSettings.maximumAlpha))
+}

@@ -104,6 +104,15 @@ import Testing
         #expect(zip(rates.dropFirst(2), rates.dropFirst(3)).allSatisfy { $0 > $1 })
     }
 
+    @Test func linearDecayWarmsUpThenFallsInAStraightLineToTheFloorAtTheLastStep() {
+        let schedule = LearningRateSchedule.linearDecay(warmup: 2, floor: 0.1)
+        let rates = (0..<7).map { schedule.rate(peak: 1, step: $0, totalSteps: 7) }
+        #expect(rates[0] == 0.5 && rates[1] == 1 && rates[2] == 1)
+        for (step, expected) in [(3, 0.775), (4, 0.55), (5, 0.325), (6, 0.1)] {
+            #expect(abs(rates[step] - expected) < 1e-12, "step \(step): \(rates[step])")
+        }
+    }
+
     @Test func refusesAFloorAboveThePeak() {
         #expect(throws: TrainingError.self) { try LearningRateSchedule.cosine(warmup: 0, floor: 1.5).validate() }
     }

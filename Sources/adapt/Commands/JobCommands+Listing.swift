@@ -95,7 +95,7 @@ extension JobCommands {
         }
         static let kind = Option<String?>("kind", value: "K", help: "only jobs of this kind")
         static let watch = Flag("watch", help: "show the listing again at every change, with the running steps' progress, until every run listed has finished")
-        static let follow = Flag("follow", help: "keep printing new events (with --run: until the run finishes); JSON lines with --json")
+        static let follow = Flag("follow", help: "print the last --limit events, then each new one (with --run: until the run finishes); JSON lines with --json")
 
         static func runOption(help: String) -> Option<RunID?> {
             Option<RunID?>("run", value: "ID", default: nil, help: help) { text in

@@ -20,7 +20,7 @@ enum NightlyCommands {
     ) { invocation in
         let a = invocation.arguments
         let lineage = try a.required(Enqueue.lineage)
-        let pipeline = try PipelineCommands.loadRunnable(try a[Enqueue.pipeline])
+        let pipeline = try PipelineCommands.load(try a[Enqueue.pipeline])
         // A setting a pipeline file can state but the run does not apply: say so rather than ignore it.
         if PipelineFiles.statesUnappliedHeldOutFraction(pipeline) {
             Console.error("adapt: warning: sample.held_out_fraction is not applied per run; the lineage's stored policy "

@@ -58,16 +58,6 @@ enum PipelineCommands {
         try PipelineFiles.load(path)
     }
 
-    /// `load`, refusing what the pipeline format allows but a run cannot do yet: `enqueue nightly` and
-    /// `schedule install` share this, so a timer is never installed for a pipeline every night would refuse.
-    static func loadRunnable(_ path: String?) throws -> Pipeline {
-        let pipeline = try load(path)
-        if pipeline.train.schedule == .linear {
-            throw UsageError("train.schedule 'linear' is not supported by the trainer yet; use cosine or constant")
-        }
-        return pipeline
-    }
-
     struct CheckReport: Encodable {
         let file: String
         let valid: Bool

@@ -30,7 +30,7 @@ enum ScheduleCommands {
         var pipelinePath: String?
         if let path = pipelinePathGiven {
             // Validate now rather than at 02:00; record an absolute path because the timer has no working directory.
-            _ = try PipelineCommands.loadRunnable(path)
+            _ = try PipelineCommands.load(path)
             pipelinePath = URL(fileURLWithPath: path).standardizedFileURL.path
         }
         let schedule = try NightlySchedule(lineage: lineage, time: time, executable: executablePath(),
