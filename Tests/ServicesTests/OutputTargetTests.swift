@@ -113,10 +113,13 @@ struct OutputTargetTests {
             var status = stat()
             return lstat(url.path, &status) == 0 ? status.st_mode & 0o777 : 0
         }
-        // Written once, opened up to 0644 (as a copy or an editor might leave it), then replaced.
+        // Written once (over an empty file, as mktemp leaves one), opened up to 0644 (as a copy or an editor might
+        // leave it), then replaced: a file of the kind the command writes is still replaced.
+        let export = ["registry", "export", "mail", "--version", "1", "--format", "gguf-lora", "--model", fixture.model.path]
         for (arguments, name) in [(["report", "run-1", "--include-text"], "page.html"),
-                                  (["run", "export", "run-1", "--include-user-data"], "night.bundle")] {
+                                  (["run", "export", "run-1", "--include-user-data"], "night.bundle"), (export, "mail.gguf")] {
             let out = fixture.directory.file(name)
+            try Data().write(to: out)
             try fixture.expectSuccess(fixture.adapt(arguments + ["--out", out.path], umask: umask))
             #expect(chmod(out.path, 0o644) == 0)
             try fixture.expectSuccess(fixture.adapt(arguments + ["--out", out.path], umask: umask))
@@ -149,15 +152,13 @@ struct OutputTargetTests {
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("adapter_model.safetensors").path))
     }
 
-    @Test func anExistingFileOfTheKindACommandWritesIsStillReplaced() throws {
-        let fixture = try Fixture()
-        let out = fixture.directory.file("mail.gguf")
-        let export = ["registry", "export", "mail", "--version", "1", "--format", "gguf-lora", "--model", fixture.model.path, "--out", out.path]
-        try fixture.expectSuccess(fixture.adapt(export))
-        try fixture.expectSuccess(fixture.adapt(export + ["--outtype", "f16"]))
-        let page = fixture.directory.file("page.html")
-        try Data("".utf8).write(to: page)
-        try fixture.expectSuccess(fixture.adapt(["report", "run-1", "--out", page.path]))
-        try fixture.expectSuccess(fixture.adapt(["report", "run-1", "--out", page.path]))
+    @Test func manualRefusesADirectoryWhereAPagesNameHoldsAnotherFile() throws {
+        let directory = TemporaryDirectory("manual-out")
+        let page = directory.file("adapt.1")
+        try Data("my own notes\n".utf8).write(to: page)
+        let result = try Executables.run("adapt", ["manual", "--out", directory.path])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("is not a manual page"), "\(result.stderr)")
+        #expect(try Data(contentsOf: page) == Data("my own notes\n".utf8))
     }
 }
