@@ -141,6 +141,12 @@ public struct Checkpoint: Sendable, Equatable {
         guard payloadLength <= 1 << 34 else {
             throw TrainingError.malformed(file: name, field: "decompressed length", reason: "is \(payloadLength) bytes")
         }
+        // Tensors and moments shrink little under zstd: a length far past the plausible ratio is a bomb, refused
+        // before anything is decoded.
+        guard payloadLength <= UInt64(Zstd.largestPlausibleSize(compressedBytes: compressed.count)) else {
+            throw TrainingError.malformed(file: name, field: "decompressed length",
+                                          reason: "is \(payloadLength) bytes, more than \(compressed.count) compressed bytes of a checkpoint hold")
+        }
         let payload: Data
         do { payload = try Zstd.decompress(compressed, limit: Int(payloadLength)) } catch {
             throw TrainingError.malformed(file: name, field: "payload", reason: "does not decompress (\(error))")

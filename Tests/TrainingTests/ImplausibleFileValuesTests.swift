@@ -36,6 +36,18 @@ import Testing
         expectMalformed("lora_a") { _ = try Checkpoint.decode(data, name: "c") }
     }
 
+    @Test func refusesACheckpointWhosePayloadIsADecompressionBombBeforeDecodingIt() {
+        // 60 KB of zstd claiming 8 GiB, in a header whose lengths and digest all match.
+        let compressed = ZstdBomb.frame(blocks: 15_000, declared: 1 << 33)
+        var file = Data(Checkpoint.magic)
+        for (value, width) in [(UInt64(Checkpoint.version), 4), (0, 4), (UInt64(compressed.count), 8), (1 << 33, 8)] {
+            withUnsafeBytes(of: value.littleEndian) { file.append(contentsOf: $0.prefix(width)) }
+        }
+        file.append(Data(hexBytes: Digest.sha256(compressed).hex))
+        file.append(compressed)
+        expectMalformed("decompressed length") { _ = try Checkpoint.decode(file, name: "c") }
+    }
+
     @Test func refusesACheckpointCursorAtAnImpossibleEpoch() throws {
         let data = try checkpoint { $0.cursor.epoch = Int.max }
         expectMalformed("cursor") { _ = try Checkpoint.decode(data, name: "c") }
