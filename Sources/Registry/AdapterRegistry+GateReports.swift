@@ -9,8 +9,9 @@ extension AdapterRegistry {
         try connection.transaction {
             let version = try version(id: report.versionID)
             guard version.adapterDigest == report.adapterDigest else {
-                throw RegistryError.corruptRow(table: "registry_gate_reports",
-                                               reason: "a report of adapter \(report.adapterDigest.short) for \(version.lineage)/\(version.name), whose adapter is \(version.adapterDigest.short)")
+                throw RegistryError.gateReportForAnotherAdapter(lineage: version.lineage.value, version: version.name,
+                                                                reportAdapter: report.adapterDigest.short,
+                                                                versionAdapter: version.adapterDigest.short)
             }
             try connection.run(
                 "INSERT INTO registry_gate_reports (\(EngineGateReport.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -16,6 +16,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     /// A gate report whose numbers contradict its outcome or are out of range (`GateSummary.checkConsistency`).
     case inconsistentGateReport(reason: String)
     case corruptRow(table: String, reason: String)
+    /// An engine gate report about other adapter bytes than the version's own: it is not stored.
+    case gateReportForAnotherAdapter(lineage: String, version: String, reportAdapter: String, versionAdapter: String)
     /// The version was retired (trained on erased examples) and cannot be made active again.
     case versionRetired(lineage: String, version: String)
 
@@ -53,6 +55,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
         case let .versionRetired(lineage, version):
             return "\(lineage)/\(version) was retired (it was trained on erased examples) and cannot be made active; "
                 + "promote another version, or train a new one"
+        case let .gateReportForAnotherAdapter(lineage, version, reportAdapter, versionAdapter):
+            return "a gate report of adapter \(reportAdapter) cannot be stored for \(lineage)/\(version), whose adapter is \(versionAdapter); "
+                + "score the version itself with 'adapt eval --lineage \(lineage) --version \(version.dropFirst())'"
         case let .corruptRow(table, reason):
             return "a row of \(table) is unreadable (\(reason)); the database was modified outside adapt"
         }

@@ -219,3 +219,15 @@ func pointerIsVisibleToASecondConnectionOnlyAfterCommit(_ backend: Backend) thro
     }
     #expect(try reader.active(lineage: RegistryFixture.lineage)?.number == 1)
 }
+
+@Test(arguments: Backend.allCases)
+func aGateReportAboutOtherAdapterBytesIsNotStored(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
+    let versions = try f.register(2)
+    let report = EngineGateReport(
+        versionID: versions[0].id, adapterDigest: versions[1].adapterDigest, heldOutDigest: RegistryFixture.heldOut,
+        incumbentVersionID: nil, incumbentDigest: nil, outcome: .better, report: .object([:]), maker: .evalCommand, madeAt: 0)
+    #expect(throws: RegistryError.self) { try f.registry.recordGateReport(report) }
+    #expect(try f.registry.latestGateReport(of: versions[0]) == nil)
+    #expect(throws: RegistryError.self) { try f.registry.promote(versions[0].reference, heldOut: RegistryFixture.heldOut) }
+}
