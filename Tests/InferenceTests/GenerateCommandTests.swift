@@ -197,3 +197,15 @@ private let fields: Set<String> = ["text", "token_ids", "prompt_tokens", "cached
     try plain.write(to: state.blobs.url(for: version.adapterDigest))
     #expect(throws: RegistryError.self) { try catalog.activeAdapter(lineage: "mail") }
 }
+
+/// The help names the same bound the check refuses past: this OpenBLAS's most threads.
+@Test func theThreadsHelpNamesTheBoundTheCheckApplies() throws {
+    let help = try Executables.run("adapt", ["generate", "--help"])
+    let line = try #require(help.stdout.split(separator: "\n").first { $0.contains("--threads") })
+    let bound = try #require(line.split(separator: " ").firstIndex(of: "to").map { Int(line.split(separator: " ")[$0 + 1]) } ?? nil, "\(line)")
+    let refused = try Executables.run("adapt", ["generate", "--threads", "\(bound + 1)", "--prompt", "x"])
+    #expect(refused.status == 2)
+    #expect(refused.stderr.contains("between 1 and \(bound)"), "\(refused.stderr)")
+    let train = try Executables.run("adapt", ["train", "--help"])
+    #expect(train.stdout.contains("1 to \(bound)"), "\(train.stdout)")
+}

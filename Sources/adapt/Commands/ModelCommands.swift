@@ -12,7 +12,7 @@ enum ModelCommands {
     /// What --threads accepts wherever it is given (train's range).
     static let threadRange = ModelService.threadRange
     static let threadCount = Option<Int?>("threads", in: threadRange,
-                                          help: "OpenBLAS threads, 1 to 256 (default: OpenBLAS's own choice)")
+                                          help: "OpenBLAS threads, 1 to \(threadRange.upperBound) (this OpenBLAS's most; default: its own choice)")
     /// `--chat-format NAME`, wherever messages are formatted (required for a model without a chat template).
     static let chatFormat = Option<ChatConvention?>(
         "chat-format", value: "NAME", default: nil, defaultHelp: "the model's chat template",

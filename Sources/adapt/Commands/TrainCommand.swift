@@ -91,7 +91,7 @@ enum TrainCommands {
             return seed
         }
         static let threads = Option("threads", value: "T", default: 1, in: ModelCommands.threadRange,
-                                    help: "threads that compute each step; 1 and 2 differ in the last bits (on --resume, the checkpoint's)")
+                                    help: "threads that compute each step, 1 to \(ModelCommands.threadRange.upperBound); 1 and 2 differ in the last bits (on --resume, the checkpoint's)")
         static let resume = Flag("resume", help: "continue from the newest valid checkpoint")
         static let baseWeights = Option("base-weights", value: "quantized|f32", default: BaseWeightStorage.quantized,
                                         defaultHelp: "quantized; on --resume, the checkpoint's",
