@@ -58,7 +58,7 @@ public enum DataErasure {
         report.erasure.freedBytes = try store.sweepErasedBlobs(blobs)
         if let state {
             report.removedReplayScratch = ReplayScratch.removeStale(in: state).count
-            report.keptReplayScratch = KeptReplayScratch.erase(holding: report.erasure.blobs, in: state)
+            report.keptReplayScratch = KeptReplayScratch.erase(in: state, database: database)
             let moved = Set((report.retirement?.moves ?? []).map(\.lineage.value)).sorted().compactMap { ShortIdentifier($0) }
             report.activeExports = moved.map {
                 ActiveExportSync.follow(lineage: $0, registry: registry, model: state.defaultModel, state: state)

@@ -1,5 +1,7 @@
 import AdaptCore
 import Foundation
+import ReplayBuffer
+import Storage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,10 +10,11 @@ import Glibc
 /// replay buffer, outside the state, so erasure has to know where it is.
 ///
 /// Each kept scratch is recorded before the replay writes into it, one file per scratch in
-/// `<state>/scratch/kept/`, and marked with a random token in `DIR/.adapt-replay-scratch`. `data forget` then
-/// removes every recorded scratch that holds a copy of an erased snapshot (its blob store has the erased digest),
-/// and names, without touching, one that is gone or whose token is not the recorded one (moved, or replaced by
-/// something else): a copy that was moved cannot be found, and a directory that is no longer ours is not deleted.
+/// `<state>/scratch/kept/`, and marked with a random token in `DIR/.adapt-replay-scratch`. `data forget` and the
+/// prune step's expiry then remove every recorded scratch that holds a copy of an erased snapshot (its blob store
+/// has a digest the database records as erased), and `data forget` names, without touching, one that is gone or
+/// whose token is not the recorded one (moved, or replaced by something else): a copy that was moved cannot be
+/// found, and a directory that is no longer ours is not deleted.
 public enum KeptReplayScratch {
     /// The marker file inside a kept scratch.
     public static let markerName = ".adapt-replay-scratch"
@@ -61,10 +64,12 @@ public enum KeptReplayScratch {
         try AtomicFile.write(Data(token.utf8), to: directory.appendingPathComponent(markerName))
     }
 
-    /// After an erasure that deleted the snapshot blobs `erased`: removes each kept scratch holding one of them,
-    /// and names (and stops recording) each one that is gone or no longer ours. A scratch holding none of them
-    /// is left as it is. Returns what was done, in path order.
-    public static func erase(holding erased: [Digest], in state: StateDirectory) -> [Outcome] {
+    /// After an erasure or an expiry: removes each kept scratch whose blob store holds a blob `database` (the
+    /// state's, or the PostgreSQL database the runs are in) records as erased, that is a snapshot that held erased
+    /// or expired text. With `nameUnreachable`, each one that is gone or no longer ours is named and no longer
+    /// recorded (`data forget` says so); without, it is left recorded for the next `data forget` to name (the
+    /// prune step has no one to tell). A scratch holding no erased blob is left as it is. In path order.
+    public static func erase(in state: StateDirectory, database: any SQLConnection, nameUnreachable: Bool = true) -> [Outcome] {
         let folder = records(of: state)
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }
         var outcomes: [Outcome] = []
@@ -75,17 +80,16 @@ public enum KeptReplayScratch {
             func outcome(_ action: Outcome.Action, _ reason: String? = nil) -> Outcome {
                 Outcome(path: record.path, runID: record.runID, action: action, reason: reason)
             }
-            switch place(scratch, token: record.token) {
-            case .missing:
-                outcomes.append(outcome(.notFound))
-                try? FileManager.default.removeItem(at: file)
-            case .other:
-                outcomes.append(outcome(.notOurs))
+            let found = place(scratch, token: record.token)
+            switch found {
+            case .missing, .other:
+                guard nameUnreachable else { continue }
+                outcomes.append(outcome(found == .missing ? .notFound : .notOurs))
                 try? FileManager.default.removeItem(at: file)
             case .ours:
-                let blobs = StateDirectory(root: scratch).blobs
-                guard erased.contains(where: { FileManager.default.fileExists(atPath: blobs.url(for: $0).path) }) else { continue }
                 do {
+                    let erased = try ReplayStore.erasures(of: blobDigests(in: scratch), in: database)
+                    guard !erased.isEmpty else { continue }
                     try FileManager.default.removeItem(at: scratch)
                     try? FileManager.default.removeItem(at: file)
                     outcomes.append(outcome(.removed))
@@ -95,6 +99,15 @@ public enum KeptReplayScratch {
             }
         }
         return outcomes.sorted { $0.path < $1.path }
+    }
+
+    /// The digests of the blob files a scratch state holds (`blobs/<2 hex>/<64 hex>`).
+    static func blobDigests(in scratch: URL) -> [Digest] {
+        let root = StateDirectory(root: scratch).blobs.root
+        let shards = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return shards.flatMap { shard in
+            ((try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(shard).path)) ?? []).compactMap(Digest.init(hex:))
+        }
     }
 
     enum Place { case missing, other, ours }

@@ -49,7 +49,13 @@ public enum PruneBody {
         let afterCommit: @Sendable () -> Void = {
             let freed = (try? PruneStep.afterCommit(of: report, store: store, blobs: environment.blobs)) ?? 0
             // Killed replays' scratch copies of the buffer may hold the expired text too.
-            if report.deleted > 0 { ReplayScratch.removeStale(in: environment.state) }
+            if report.deleted > 0 {
+                ReplayScratch.removeStale(in: environment.state)
+                for kept in KeptReplayScratch.erase(in: environment.state, database: environment.database, nameUnreachable: false) {
+                    environment.log(kept.action == .removed ? "removed the replay scratch kept at \(kept.path): it held expired text"
+                                    : "the replay scratch kept at \(kept.path) holds expired text and could not be removed: \(kept.reason ?? "")")
+                }
+            }
             environment.log("pruned \(report.deleted) expired example(s) of \(report.lineage) (TTL \(effectiveTTL) days); "
                             + "erased \(erasedBlobs) snapshot blob(s) that held them, \(freed) bytes")
         }

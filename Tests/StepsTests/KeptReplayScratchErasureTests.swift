@@ -43,4 +43,27 @@ import TestSupport
         try fixture.expectSuccess(again)
         #expect(!again.stdout.contains("replay scratch"), "\(again.stdout)")
     }
+
+    @Test func expiryRemovesAKeptScratchHoldingExpiredText() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: ErasureTests.pipeline)
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let kept = fixture.directory.file("kept-replay")
+        try fixture.expectSuccess(await fixture.adapt(["replay", run, "--check", "--scratch", kept.path]))
+        let all = try await ErasureTests().examples(fixture)
+        let training = all.filter { $0["split"]?.stringValue == "train" }
+        let needles = ErasureTests().needles(training, kept: all.filter { $0["split"]?.stringValue == "held_out" })
+        #expect(!PrivacyScan.hits(needles, under: kept).isEmpty, "the scan found no copy in the kept scratch before expiry")
+
+        // A month and a half later (the pipeline's TTL is 30 days) the next night's prune expires every training example.
+        let later = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", fixture.pipelinePath,
+                                             "--model", "tiny.gguf", "--night", "2027-01-15", "--json"])
+        try fixture.expectSuccess(later)
+        let prune = try await fixture.adapt(["work", "--exit-when-idle", "--workers", "prune"],
+                                            environment: [OffsetClock.variable: String(45 * 86_400_000)])
+        try fixture.expectSuccess(prune)
+        #expect(prune.stderr.contains("removed the replay scratch kept at \(kept.standardizedFileURL.path)"), "\(prune.stderr)")
+        #expect(PrivacyScan.hits(needles, under: kept).isEmpty && !FileManager.default.fileExists(atPath: kept.path),
+                "the kept scratch still holds the expired text")
+    }
 }
