@@ -13,8 +13,9 @@ enum DoctorCommand {
             Checks the state directory (exists, private, room for a night on its disk), the default model (present,
             SHA-256, supported), the libraries (OpenBLAS version, core type and threads; SQLite), the CPU's features,
             the worker executables, the nightly timer (installed for this state, active, its next firing, lingering
-            enabled), the database's integrity (PRAGMA quick_check) and the last run's outcome. Nothing is created or
-            changed. Exit 0 when a night can run (warnings allowed), 1 when a check failed.
+            enabled), the database's integrity (PRAGMA quick_check), the last run's outcome, and that each lineage's
+            active export serves its active version ('adapt work' rewrites one that does not when it starts). Nothing
+            is created or changed. Exit 0 when a night can run (warnings allowed), 1 when a check failed.
             --json prints {night_can_run, state, checks: [{name, status, detail, fix}]}; status is ok, warning or error.
             ADAPT_SYSTEMCTL and ADAPT_LOGINCTL name the systemctl and loginctl to ask (an empty value: none).
             """,
