@@ -60,7 +60,7 @@ enum ModelBench {
                        --json prints {"threads", "load_ms", "prompt_tokens", "prompt_tokens_per_second", "decode_tokens", \
                        "decode_tokens_per_second", "weight_bytes", "peak_rss_bytes", "decode_bytes_per_token" (the weights a \
                        decoded token reads), "quantized_kernels" (the decode kernels picked for this CPU), "prompt_kernels" (the \
-                       prompt pass's: int8-avx512vnni or sgemm), "base_weights", \
+                       prompt pass's: int8-v1 or sgemm), "base_weights", \
                        "read_bytes_per_second" (the best rate --threads threads read a 512 MB buffer)}; with --train-tokens also "train_tokens", \
                        "train_tokens_per_second" (fastest repeat, wall clock), "train_cpu_seconds" (the process's CPU time of \
                        each repeat, all BLAS threads included: on a shared machine it moves far less than wall time) and \
