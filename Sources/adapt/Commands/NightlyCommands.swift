@@ -93,7 +93,9 @@ enum NightlyCommands {
             unexpectedly (with a doubling backoff), and forwards SIGINT/SIGTERM: the first lets running steps
             finish (training yields at its next checkpoint), the second releases them. Workers exit when the
             supervisor dies, even by SIGKILL; a worker that dies has its steps handed back at once (the attempt
-            counts). One `adapt work` per state directory: a second is refused while the first runs. With
+            counts). One `adapt work` per state directory: a second is refused while the first runs. Before the workers
+            start, each lineage's active export (STATE/exports/L) that does not serve its active version is rewritten or
+            removed (a promotion killed between its commit and its export leaves one). With
             --exit-when-idle it stops the workers and exits 0 once no step of these kinds is ready or running, or
             due within two minutes (a retry's backoff); steps scheduled later are listed on stderr, not waited for.
             While steps run, their progress (step N/M, the loss raw and smoothed, tokens per second, time left) goes
@@ -213,7 +215,8 @@ enum NightlyCommands {
             expected, actual}: a step's input field that differs from the one it ran with (input.learning_rate)
             comes before any result or digest. With --check a difference exits with status 1. The default
             scratch directory is private (0700) inside the state directory; one left by a killed replay is
-            removed by the next. With --database postgres://… (or ADAPT_DATABASE) the run, its records and its blobs
+            removed by the next. A directory kept with --scratch holds a copy of the replay buffer: it is recorded in
+            the state, and 'data forget' or an expiry that erases text it holds removes it. With --database postgres://… (or ADAPT_DATABASE) the run, its records and its blobs
             are read from that database, and --state names this host's directory (the model in models/, the scratch).
             A run whose input was erased ('data forget') or expired cannot be replayed: exit 2, and --json says so
             ("replayable": false).
