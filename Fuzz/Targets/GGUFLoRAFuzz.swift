@@ -9,7 +9,7 @@ public enum GGUFLoRAFuzz: FuzzTarget {
     public static func run(_ data: Data) {
         let base = FuzzBase.shape
         FuzzInput.withFile(data) { url in
-            _ = try? GGUFLoRA.adapter(at: url, base: base, expectedRank: nil)
+            if let adapter = try? GGUFLoRA.adapter(at: url, base: base, expectedRank: nil) { AcceptedAdapterExport.check(adapter) }
             _ = try? GGUFLoRA.adapter(at: url, base: base, expectedRank: 2)
         }
     }

@@ -8,7 +8,9 @@ public enum MLXFuzz: FuzzTarget {
 
     public static func run(_ data: Data) {
         let (config, weights) = FuzzInput.split(data)
-        _ = try? MLXFormat.adapter(weights: weights, config: config, directory: "fuzz", base: FuzzBase.shape, expectedRank: nil)
+        if let adapter = try? MLXFormat.adapter(weights: weights, config: config, directory: "fuzz", base: FuzzBase.shape, expectedRank: nil) {
+            AcceptedAdapterExport.check(adapter)
+        }
     }
 
     public static func seeds() throws -> [Data] {

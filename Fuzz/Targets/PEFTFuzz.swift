@@ -8,7 +8,9 @@ public enum PEFTFuzz: FuzzTarget {
 
     public static func run(_ data: Data) {
         let (config, weights) = FuzzInput.split(data)
-        _ = try? PEFTFormat.adapter(weights: weights, config: config, directory: "fuzz", base: FuzzBase.shape, expectedRank: nil)
+        if let adapter = try? PEFTFormat.adapter(weights: weights, config: config, directory: "fuzz", base: FuzzBase.shape, expectedRank: nil) {
+            AcceptedAdapterExport.check(adapter)
+        }
     }
 
     public static func seeds() throws -> [Data] {
