@@ -150,9 +150,13 @@ public enum RegistryService {
     /// current held-out snapshot, against the version active now (`GateApproval`; `adapt eval` makes one).
     public static func promote(_ reference: VersionReference, force: Bool, registry: AdapterRegistry, model: URL,
                                state: StateDirectory) throws -> PointerResult {
-        let lineage = try registry.version(reference).lineage
-        let heldOut = try ReplayStore(database: registry.connection).currentHeldOut(lineage: lineage.value).digest
-        let change = try registry.promote(reference, reason: force ? .force : .gate, heldOut: heldOut)
+        let replay = try ReplayStore(database: registry.connection)
+        // The held-out set is read in the promotion's transaction, so an import cannot grow it in between.
+        let change = try registry.connection.transaction {
+            let lineage = try registry.version(reference).lineage
+            let heldOut = try replay.currentHeldOut(lineage: lineage.value).digest
+            return try registry.promote(reference, reason: force ? .force : .gate, heldOut: heldOut)
+        }
         return exported(change, registry: registry, model: model, state: state)
     }
 
@@ -165,11 +169,7 @@ public enum RegistryService {
     static func exported(_ change: AdapterRegistry.PointerChange, registry: AdapterRegistry, model: URL,
                          state: StateDirectory) -> PointerResult {
         guard change.move != nil else { return PointerResult(change: change, exportNotes: [], exportFailure: nil) }
-        do {
-            let notes = try ActiveAdapterExport.update(lineage: change.lineage, registry: registry, model: model, state: state)
-            return PointerResult(change: change, exportNotes: notes, exportFailure: nil)
-        } catch {
-            return PointerResult(change: change, exportNotes: [], exportFailure: "\(error)")
-        }
+        let export = ActiveExportSync.follow(lineage: change.lineage, registry: registry, model: model, state: state)
+        return PointerResult(change: change, exportNotes: export.lines, exportFailure: export.failure)
     }
 }
