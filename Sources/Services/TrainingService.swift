@@ -118,8 +118,10 @@ public enum TrainingService {
         }
         // A resumed run computes as the checkpoint's did unless told otherwise (then the trainer refuses a mismatch).
         let baseWeights = request.baseWeights ?? (request.resume ? existing?.checkpoint.baseWeights : nil) ?? .quantized
-        // A checkpoint that records forward kernels asked for int8; one without them computed with sgemm.
-        let checkpointForward: ForwardProducts? = request.resume ? existing.map { $0.checkpoint.arithmetic?.forwardKernels == nil ? .sgemm : .int8 } : nil
+        // A checkpoint continues with the arithmetic it recorded: int8 where it names int8 kernels; sgemm where it
+        // names none (made before the choice) or sgemm (asked for int8 on a CPU that had no int8 kernels then).
+        let checkpointForward: ForwardProducts? = request.resume
+            ? existing.map { ($0.checkpoint.arithmetic?.forwardKernels ?? "sgemm") == "sgemm" ? .sgemm : .int8 } : nil
         let forward = request.forwardProducts ?? checkpointForward ?? .int8
         let run = try LoRATrainingRun(modelURL: request.model, examples: examples, heldOut: heldOut, lora: request.lora,
                                       configuration: configuration, base: baseWeights, forward: forward, chatFormat: request.chatFormat)
