@@ -17,7 +17,8 @@ public enum CoreError: Error, Equatable, CustomStringConvertible {
         case let .blobMissing(digest):
             return "blob \(digest.short) is not in the blob store; it was pruned or the state directory is incomplete"
         case let .blobCorrupt(expected, actual):
-            return "blob \(expected.short) is corrupt (its content hashes to \(actual.short)); restore it or re-run the step that made it"
+            let (named, content) = distinguishingPrefixes(expected.hex, actual.hex)
+            return "blob \(named) is corrupt (its content hashes to \(content)); restore it or re-run the step that made it"
         case let .invalidJSON(context, reason):
             return "\(context) is not valid JSON: \(reason)"
         }

@@ -1,3 +1,5 @@
+import AdaptCore
+
 /// Everything that can be wrong with an adapter file: the bytes a reader got, never its tensors' meaning
 /// (whether they fit a model is the reader's question).
 ///
@@ -26,7 +28,8 @@ public enum AdapterFileError: Error, Equatable, CustomStringConvertible {
         case let .truncated(file, expected, actual):
             return "\(file) is truncated: \(actual) bytes, expected \(expected); it was cut short while being copied or written"
         case let .digestMismatch(file, expected, actual):
-            return "\(file) is corrupt: its content hashes to \(actual.prefix(12)), the file says \(expected.prefix(12)); delete it or restore a copy"
+            let (content, stated) = distinguishingPrefixes(actual, expected)
+            return "\(file) is corrupt: its content hashes to \(content), the file says \(stated); delete it or restore a copy"
         case let .malformed(file, field, reason):
             return "\(file) is corrupt: field \(field) \(reason); delete it or restore a copy"
         case let .io(reason):

@@ -61,3 +61,12 @@ import TestSupport
     #expect(try store.getUnverified(digest) == bytes)
     #expect(throws: CoreError.blobMissing(Digest.sha256("absent"))) { try store.getUnverified(Digest.sha256("absent")) }
 }
+
+/// A corrupt file whose hash agrees with the stated one in its first 12 characters must not print two equal
+/// prefixes, which reads as "the hashes match".
+@Test func digestsInAMessageAreCutWhereTheyDiffer() {
+    let stated = "0123456789abcdef0123"
+    let content = "0123456789abcdeX0123"
+    #expect(distinguishingPrefixes(content, stated) == ("0123456789abcdeX", "0123456789abcdef"))
+    #expect(distinguishingPrefixes("aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb") == ("aaaaaaaaaaaa", "bbbbbbbbbbbb"))
+}
