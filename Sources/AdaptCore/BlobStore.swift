@@ -49,7 +49,7 @@ public struct BlobStore: BlobStorage {
     public func withLock<T>(exclusive: Bool, _ body: () throws -> T) throws -> T {
         try PrivateFiles.createDirectory(root)
         let path = root.appendingPathComponent(".lock").path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, PrivateFiles.fileMode)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, PrivateFiles.fileMode)
         guard fd >= 0 else { throw CoreError.fileUnwritable(path: path, reason: AtomicFile.errnoText()) }
         defer { close(fd) }
         while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {

@@ -11,7 +11,7 @@ struct TargetLock {
     /// Takes the lock, or throws `MigrationError.targetBusy` at once when another migrate holds it.
     init(beside target: URL) throws {
         let path = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).migrate-lock").path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, PrivateFiles.fileMode)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, PrivateFiles.fileMode)
         guard fd >= 0 else { throw CoreError.fileUnwritable(path: path, reason: String(cString: strerror(errno))) }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let error = errno

@@ -18,7 +18,8 @@ public final class SupervisorLock: Sendable {
     /// Takes the lock, or throws `SupervisorError.alreadySupervised` naming the pid that holds it.
     public init(stateRoot: URL) throws {
         path = stateRoot.appendingPathComponent("work.lock").path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // O_NOFOLLOW: the file is truncated and written below, so a link planted at its path must not lead there.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw SupervisorError.lockUnavailable(path: path, reason: String(cString: strerror(errno))) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
