@@ -1,6 +1,10 @@
 import AdaptCore
+import Adapters
 import Foundation
 import Registry
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The active exports follow the committed active pointer: a command that moved the pointer brings the lineage's
 /// export along after its commit (`follow`), and whatever a failed commit or a kill between the commit and the
@@ -31,16 +35,36 @@ public enum ActiveExportSync {
     /// Writes `lineage`'s export from the version the registry has active now (or removes it for the base model).
     /// Called after the commit that moved the pointer; a failure is reported, not thrown: the move stands, and
     /// the next `adapt work` start (or `adapt doctor`'s advice) repairs the export.
+    ///
+    /// The pointer is read and the export written under an exclusive lock on `exports/`: of two commands that
+    /// moved the pointer one after the other, whichever writes last has read the later pointer.
     public static func follow(lineage: ShortIdentifier, registry: AdapterRegistry, model: URL, state: StateDirectory) -> Result {
         var active: String?
         do {
-            active = try registry.active(lineage: lineage)?.name
-            let model = active == nil ? try lineageBase(lineage, registry: registry, preferred: model, state: state) : model
-            let lines = try ActiveAdapterExport.update(lineage: lineage, registry: registry, model: model, state: state)
-            return Result(lineage: lineage.value, active: active, lines: lines, failure: nil)
+            return try holdingExportsLock(state) {
+                active = try registry.active(lineage: lineage)?.name
+                let model = active == nil ? try lineageBase(lineage, registry: registry, preferred: model, state: state) : model
+                let lines = try ActiveAdapterExport.update(lineage: lineage, registry: registry, model: model, state: state)
+                return Result(lineage: lineage.value, active: active, lines: lines, failure: nil)
+            }
         } catch {
             return Result(lineage: lineage.value, active: active, lines: [], failure: "\(error)")
         }
+    }
+
+    /// Runs `body` holding flock(2) on the `exports/` directory (released by the kernel if the process dies).
+    static func holdingExportsLock<T>(_ state: StateDirectory, _ body: () throws -> T) throws -> T {
+        let directory = state.root.appendingPathComponent("exports")
+        do { try PrivateFiles.createDirectory(directory) } catch {
+            throw AdapterExchangeError.io("cannot create \(directory.path); check the state directory's permissions")
+        }
+        let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw AdapterExchangeError.io("cannot open \(directory.path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw AdapterExchangeError.io("cannot lock \(directory.path): \(String(cString: strerror(errno)))") }
+        }
+        return try body()
     }
 
     /// The base model a lineage falls back to: the GGUF in models/ its newest version was trained on, so that the
