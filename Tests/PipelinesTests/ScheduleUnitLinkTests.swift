@@ -36,3 +36,15 @@ func installRefusesALinkPlantedAtAUnitPathAndLeavesItsTargetAlone(unit: String) 
         #expect(lstat(directory.path, &status) == 0 && status.st_mode & 0o777 == 0o700, "\(directory.path)")
     }
 }
+
+/// The unit directory comes from XDG_CONFIG_HOME, whatever it holds: an escape code there is printed escaped.
+@Test func installPrintsAUnitDirectoryHoldingAnEscapeCodeEscaped() throws {
+    let sandbox = try ScheduleSandbox()
+    let config = sandbox.directory.file("config\u{1b}[2J")
+    let result = try Executables.run("adapt", ["--state", sandbox.directory.file("state").path, "schedule", "install",
+                                               "--lineage", "mail", "--at", "02:30", "--dry-run"],
+                                     environment: sandbox.environment.merging(["XDG_CONFIG_HOME": config.path]) { $1 })
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(!result.stdout.unicodeScalars.contains { $0.value == 0x1B }, "\(result.stdout.debugDescription)")
+    #expect(result.stdout.contains("config\\x1b[2J/systemd/user/adapt-nightly-mail.timer"), "\(result.stdout)")
+}

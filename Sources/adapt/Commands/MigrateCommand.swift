@@ -36,7 +36,7 @@ enum MigrateCommand {
             Console.print("\(component.component): \(component.rows) rows in \(component.tables.count) tables, digests match")
         }
         Console.print("blobs: \(report.blobs.count) (\(report.blobs.bytes) bytes), digests match")
-        Console.print("copied \(report.from) to \(report.to)")
+        Console.print("copied \(TerminalText.escaped(report.from)) to \(TerminalText.escaped(report.to))")
     }
 
     static let from = endpoint("from", help: "the state to copy: a state directory or a postgres:// URL")

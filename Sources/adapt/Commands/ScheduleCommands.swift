@@ -51,11 +51,12 @@ enum ScheduleCommands {
             return
         }
         if dryRun {
-            Console.print("# \(files.timer.path)\n\(schedule.timerUnit)")
-            Console.print("# \(files.service.path)\n\(schedule.serviceUnit)")
+            // The unit directory comes from XDG_CONFIG_HOME or HOME, whatever they hold: escaped as printed.
+            Console.print("# \(TerminalText.escaped(files.timer.path))\n\(schedule.timerUnit)")
+            Console.print("# \(TerminalText.escaped(files.service.path))\n\(schedule.serviceUnit)")
         } else {
-            Console.print("wrote \(files.timer.path)")
-            Console.print("wrote \(files.service.path)")
+            Console.print("wrote \(TerminalText.escaped(files.timer.path))")
+            Console.print("wrote \(TerminalText.escaped(files.service.path))")
             if enabled {
                 Console.print("enabled \(schedule.timerName): lineage \(lineage) runs every day at \(time) "
                               + "(see 'systemctl --user list-timers')")

@@ -146,7 +146,7 @@ enum TrainCommands {
         if args[.json] {
             Console.print(JSON.pretty(result))
         } else {
-            Console.print("wrote \(out.path) (digest \(trained.shortDigest)) after \(result.steps) steps; "
+            Console.print("wrote \(TerminalText.escaped(out.path)) (digest \(trained.shortDigest)) after \(result.steps) steps; "
                 + "final loss \(result.losses.last.map { String(format: "%.4f", $0) } ?? "–"), "
                 + "\(Int(result.tokensPerSecond.rounded())) tokens/s")
         }
