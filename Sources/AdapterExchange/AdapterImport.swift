@@ -9,6 +9,11 @@ public enum AdapterImport {
     public static func read(format: ExchangeFormat, at url: URL, base: BaseModelShape, expectedRank: Int?) throws -> PortableAdapter {
         switch format {
         case .ggufLoRA:
+            // Read as a GGUF file, whose reader would call it a model file and suggest fetching the default model.
+            do { try RegularFile.requireReadable(url) } catch {
+                throw AdapterExchangeError.io("cannot read the GGUF-LoRA adapter \(url.path): \(UnreadablePath.reason(url.path)); "
+                                              + "pass the .gguf file llama.cpp's convert_lora_to_gguf.py or adapt registry export wrote")
+            }
             return try GGUFLoRA.adapter(at: url, base: base, expectedRank: expectedRank)
         case .peft:
             let (weights, config) = try files(url, weights: PEFTFormat.weightsFile, config: PEFTFormat.configFile)
@@ -38,7 +43,8 @@ public enum AdapterImport {
     static func files(_ directory: URL, weights: String, config: String) throws -> (Data, Data) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw AdapterExchangeError.io("\(directory.lastPathComponent) is not a directory; pass the directory the adapter was saved to")
+            let reason = FileManager.default.fileExists(atPath: directory.path) ? "it is not a directory" : UnreadablePath.reason(directory.path)
+            throw AdapterExchangeError.io("cannot read the adapter directory \(directory.path): \(reason); pass the directory the adapter was saved to")
         }
         func read(_ name: String) throws -> Data {
             let url = directory.appendingPathComponent(name)

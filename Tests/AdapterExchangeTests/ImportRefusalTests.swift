@@ -195,3 +195,15 @@ func aDropoutThatIsNotAProbabilityIsRefusedNamingTheField(format: String) throws
     let config = try JSONDecoder().decode(JSONValue.self, from: PEFTFormat.files(adapter, base: base).config)
     #expect(config["lora_alpha"] == .double(Double(Float(3e38))))
 }
+
+/// A missing import path is named as the adapter it should be, not as a model file to fetch.
+@Test(arguments: ExchangeFormat.allCases)
+func aMissingImportPathIsNamedAsTheAdapterItShouldBe(format: ExchangeFormat) throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 2, name: "tiny.gguf")
+    let option = ["gguf-lora": "--from-gguf-lora", "peft": "--from-peft", "mlx": "--from-mlx"][format.rawValue]!
+    let refused = try cli.run(["registry", "add", "--lineage", "mail", option, cli.path("nothing-here"), "--model", model.path])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("adapter") && refused.stderr.contains("no such file"), "\(refused.stderr)")
+    #expect(!refused.stderr.contains("model file") && !refused.stderr.contains("fetch-model"), "\(refused.stderr)")
+}
