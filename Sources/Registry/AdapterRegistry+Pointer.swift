@@ -33,6 +33,9 @@ extension AdapterRegistry {
             guard !target.isRetired else {
                 throw RegistryError.versionRetired(lineage: target.lineage.value, version: target.name)
             }
+            guard try !prunedIDs().contains(target.id) else {
+                throw RegistryError.versionPruned(lineage: target.lineage.value, version: target.name)
+            }
             _ = try adapterData(target)
             let current = try active(lineage: target.lineage)
             var bypassed: String? = nil
@@ -71,13 +74,18 @@ extension AdapterRegistry {
             guard let current = try active(lineage: lineage) else {
                 throw RegistryError.nothingToRollBack(lineage: lineage.value)
             }
-            // A retired version is passed over: the walk goes on to the one active before it.
+            // A retired version is passed over: the walk goes on to the one active before it. A pruned one has no
+            // file: the walk stops there with a clear refusal (prune never deletes the active version's chain, so
+            // only a chain changed by a forced promotion reaches one).
             var target = try promotedFrom(current, lineage: lineage)
             var seen: Set<Int64> = [current.id]
             while let candidate = target, candidate.isRetired, seen.insert(candidate.id).inserted {
                 target = try promotedFrom(candidate, lineage: lineage)
             }
             if target?.isRetired == true { target = nil }
+            if let target, try prunedIDs().contains(target.id) {
+                throw RegistryError.versionPruned(lineage: target.lineage.value, version: target.name)
+            }
             if let target { _ = try adapterData(target) }
             let move = try flip(lineage, from: current, to: target, reason: .rollback, bypassed: nil, actor: actor)
             return PointerChange(lineage: lineage, from: current, to: target, move: move, bypassed: nil)

@@ -4,6 +4,8 @@ import AdaptCore
 extension AdapterRegistry {
     public enum BlobState: String, Sendable, Codable {
         case ok, missing, corrupt
+        /// The file was deleted on purpose by `adapt registry prune`: not a fault.
+        case pruned
     }
 
     public struct Verification: Sendable, Equatable {
@@ -11,9 +13,11 @@ extension AdapterRegistry {
         public let state: BlobState
     }
 
-    /// Reads and rehashes the adapter of every version (of `lineage` when given). Changes nothing.
+    /// Reads and rehashes the adapter of every version (of `lineage` when given) not pruned. Changes nothing.
     public func verify(lineage: ShortIdentifier? = nil) throws -> [Verification] {
-        try versions(lineage: lineage).map { version in
+        let pruned = try prunedIDs()
+        return try versions(lineage: lineage).map { version in
+            if pruned.contains(version.id) { return Verification(version: version, state: .pruned) }
             do {
                 _ = try blobs.get(version.adapterDigest)
                 return Verification(version: version, state: .ok)

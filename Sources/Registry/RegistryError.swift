@@ -20,6 +20,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case gateReportForAnotherAdapter(lineage: String, version: String, reportAdapter: String, versionAdapter: String)
     /// The version was retired (trained on erased examples) and cannot be made active again.
     case versionRetired(lineage: String, version: String)
+    /// The version's adapter file was deleted by `adapt registry prune`; its row stays for the history.
+    case versionPruned(lineage: String, version: String)
 
     /// The lineage an unknown bare version (`v9`, no `--lineage`) is reported under.
     static let anyLineage = "(any)"
@@ -54,6 +56,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             return "the gate report is inconsistent: \(reason); pass the report 'adapt gate --json' printed, unedited"
         case let .versionRetired(lineage, version):
             return "\(lineage)/\(version) was retired (it was trained on erased examples) and cannot be made active; "
+                + "promote another version, or train a new one"
+        case let .versionPruned(lineage, version):
+            return "\(lineage)/\(version) was pruned (its adapter file was deleted by 'adapt registry prune') and cannot be made active; "
                 + "promote another version, or train a new one"
         case let .gateReportForAnotherAdapter(lineage, version, reportAdapter, versionAdapter):
             return "a gate report of adapter \(reportAdapter) cannot be stored for \(lineage)/\(version), whose adapter is \(versionAdapter); "

@@ -37,11 +37,12 @@ enum MigrationTables {
         Table(component: "registry", name: "registry_history"),
         Table(component: "registry", name: "registry_gate_reports"),
         Table(component: "registry", name: "score_cache"),
+        Table(component: "registry_pruning", name: "registry_pruned"),
     ]
 
-    static let sqliteSchemas = [JobSchema.schema, ReplaySchema.schema, RegistrySchema.schema]
+    static let sqliteSchemas = [JobSchema.schema, ReplaySchema.schema, RegistrySchema.schema, RegistryPruneSchema.schema]
     static let postgresSchemas = [PostgresJobSchema.schema, ReplaySchema.postgresSchema, RegistrySchema.postgres,
-                                  PostgresBlobStore.schema]
+                                  RegistryPruneSchema.postgres, PostgresBlobStore.schema]
     /// Tables that are not copied as rows: the schema record (each side writes its own), and on PostgreSQL the
     /// blob store, copied blob by blob (`BlobCopy`) so every digest is checked, and the sessions following the
     /// event stream (`PostgresJobSchema.eventNotifications`), which mean nothing on another server, and which
