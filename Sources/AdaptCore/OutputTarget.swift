@@ -85,19 +85,29 @@ public enum OutputTarget {
         }
     }
 
-    /// `url` with every symbolic link in its existing directories resolved and `..` removed; the last component is
-    /// kept as it is (a link there is refused, never followed), and missing directories are appended as given.
+    /// `url` with every symbolic link in its existing directories resolved and `.` and `..` taken as the kernel
+    /// takes them (after the link before them, not by text); the last component is kept as it is (a link there is
+    /// refused, never followed), and missing directories are appended as given.
     static func canonical(_ url: URL) -> URL {
-        let absolute = url.standardizedFileURL
-        var existing = absolute.deletingLastPathComponent()
-        var rest = [absolute.lastPathComponent]
-        while existing.path != "/" && !FileManager.default.fileExists(atPath: existing.path) {
-            rest.insert(existing.lastPathComponent, at: 0)
-            existing = existing.deletingLastPathComponent()
+        let parts = url.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard let last = parts.last else { return URL(fileURLWithPath: "/") }
+        var directories = Array(parts.dropLast())
+        var rest: [String] = []
+        var resolved = "/"
+        while true {
+            if let real = realpathString("/" + directories.joined(separator: "/")) { resolved = real; break }
+            guard let missing = directories.popLast() else { break }
+            rest.insert(missing, at: 0)
         }
-        var resolved = URL(fileURLWithPath: realpathString(existing.path) ?? existing.path)
-        for part in rest { resolved.appendPathComponent(part) }
-        return resolved
+        var result = URL(fileURLWithPath: resolved)
+        for part in rest + [last] {
+            switch part {
+            case ".": continue
+            case "..": result.deleteLastPathComponent()
+            default: result.appendPathComponent(part)
+            }
+        }
+        return result
     }
 
     private static func realpathString(_ path: String) -> String? {
