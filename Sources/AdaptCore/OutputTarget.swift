@@ -55,7 +55,7 @@ public enum OutputTarget {
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: OutputKind.headLength)
         let got = read(fd, &head, head.count)
-        guard got > 0, kind.matches(Data(head.prefix(got))) else {
+        guard got > 0, kind.matches(Data(head.prefix(got)), of: url) else {
             throw OutputRefusal(path: url.path, reason: "it exists and is not \(kind.name), the kind of file this command writes; "
                                 + "adapt replaces only its own kind of file: choose another path, or remove it first")
         }
@@ -124,20 +124,26 @@ public struct OutputKind: Sendable {
 
     /// For messages: "a GGUF file".
     public let name: String
-    private let recognises: @Sendable (Data) -> Bool
+    private let recognises: @Sendable (Data, URL) -> Bool
 
+    /// A kind told by a file's first bytes (up to 64).
     public init(_ name: String, recognises: @escaping @Sendable (Data) -> Bool) {
+        self.init(name) { head, _ in recognises(head) }
+    }
+
+    /// A kind told by a file's first bytes and, when they are not enough, by reading the file at the URL.
+    public init(_ name: String, recognises: @escaping @Sendable (Data, URL) -> Bool) {
         self.name = name
         self.recognises = recognises
     }
 
     /// A kind whose files start with `magic`.
     public init(_ name: String, magic: Data) {
-        self.init(name) { $0.starts(with: magic) }
+        self.init(name) { head in head.starts(with: magic) }
     }
 
-    /// Whether a file starting with `head` (its first bytes, up to 64) is of this kind.
-    public func matches(_ head: Data) -> Bool { recognises(head) }
+    /// Whether the file at `url`, starting with `head` (its first bytes, up to 64), is of this kind.
+    public func matches(_ head: Data, of url: URL) -> Bool { recognises(head, url) }
 
     /// GGUF, by its magic (ggml's gguf.md: the file starts with the bytes "GGUF").
     public static let gguf = OutputKind("a GGUF file", magic: Data("GGUF".utf8))

@@ -2,6 +2,7 @@ import AdaptCore
 import AdapterExchange
 import Adapters
 import Foundation
+import Model
 import Steps
 
 /// The kinds of file the commands write where a user points them, each told by its first bytes: an existing
@@ -9,6 +10,12 @@ import Steps
 extension OutputKind {
     /// `adapt train --out`: the adapter file's magic.
     public static let adapterFile = OutputKind("an adapt adapter file", magic: Data(AdapterFile.magic))
+
+    /// `adapt registry export --format gguf-lora --out`: a GGUF whose `general.type` is `adapter`, as llama.cpp's
+    /// converter and `GGUFLoRA` write it; a whole model (`model` or no type) is another kind, not to be replaced.
+    public static let ggufLoRA = OutputKind("a GGUF-LoRA adapter") { head, url in
+        head.starts(with: Data("GGUF".utf8)) && (try? GGUFFile(url: url))?.string("general.type") == "adapter"
+    }
 
     /// `adapt run export --out`: the bundle's magic.
     public static let runBundle = OutputKind("a run bundle", magic: RunBundle.magic)

@@ -152,6 +152,18 @@ struct OutputTargetTests {
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("adapter_model.safetensors").path))
     }
 
+    /// A GGUF-LoRA export replaces an earlier adapter, never a whole model kept outside the state.
+    @Test func aGGUFLoRAExportRefusesToReplaceAWholeModel() throws {
+        let fixture = try Fixture()
+        let copy = fixture.directory.file("my-model.gguf")
+        try FileManager.default.copyItem(at: fixture.model, to: copy)
+        let result = try fixture.adapt(["registry", "export", "mail", "--version", "1", "--format", "gguf-lora",
+                                        "--model", fixture.model.path, "--out", copy.path])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("is not a GGUF-LoRA adapter"), "\(result.stderr)")
+        #expect(try Data(contentsOf: copy) == Data(contentsOf: fixture.model))
+    }
+
     @Test func manualRefusesADirectoryWhereAPagesNameHoldsAnotherFile() throws {
         let directory = TemporaryDirectory("manual-out")
         let page = directory.file("adapt.1")

@@ -52,7 +52,7 @@ enum RegistryExchangeCommands {
         if let files = OutputKind.files(of: format) {
             try OutputPath.checkDirectory(outURL, option: "out", files: files, state: state, inputs: inputs)
         } else {
-            try OutputPath.check(outURL, option: "out", kind: .gguf, state: state, inputs: inputs)
+            try OutputPath.check(outURL, option: "out", kind: .ggufLoRA, state: state, inputs: inputs)
         }
         let registry = try RegistryCommands.readingRegistry(invocation)
         let request = RegistryService.ExportRequest(lineage: lineage, version: try args[Export.version], format: format,
