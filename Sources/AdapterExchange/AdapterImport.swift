@@ -7,13 +7,9 @@ import Model
 public enum AdapterImport {
     /// The adapter at `url` (a GGUF-LoRA file, or a PEFT or mlx-lm directory), checked against `base`.
     public static func read(format: ExchangeFormat, at url: URL, base: BaseModelShape, expectedRank: Int?) throws -> PortableAdapter {
+        try requireReadable(format: format, at: url)
         switch format {
         case .ggufLoRA:
-            // Read as a GGUF file, whose reader would call it a model file and suggest fetching the default model.
-            do { try RegularFile.requireReadable(url) } catch {
-                throw AdapterExchangeError.io("cannot read the GGUF-LoRA adapter \(url.path): \(UnreadablePath.reason(url.path)); "
-                                              + "pass the .gguf file llama.cpp's convert_lora_to_gguf.py or adapt registry export wrote")
-            }
             return try GGUFLoRA.adapter(at: url, base: base, expectedRank: expectedRank)
         case .peft:
             let (weights, config) = try files(url, weights: PEFTFormat.weightsFile, config: PEFTFormat.configFile)
@@ -40,12 +36,25 @@ public enum AdapterImport {
         return AdapterFile(metadata: metadata, tensors: adapter.tensors)
     }
 
-    static func files(_ directory: URL, weights: String, config: String) throws -> (Data, Data) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            let reason = FileManager.default.fileExists(atPath: directory.path) ? "it is not a directory" : UnreadablePath.reason(directory.path)
-            throw AdapterExchangeError.io("cannot read the adapter directory \(directory.path): \(reason); pass the directory the adapter was saved to")
+    /// Throws unless `url` is there to read as `format`: a GGUF-LoRA file, a PEFT or mlx-lm directory. Checked before
+    /// anything else is opened, so a mistyped path changes nothing; and before the GGUF reader, which would call a
+    /// missing adapter a model file to fetch.
+    public static func requireReadable(format: ExchangeFormat, at url: URL) throws {
+        if format == .ggufLoRA {
+            do { try RegularFile.requireReadable(url) } catch {
+                throw AdapterExchangeError.io("cannot read the GGUF-LoRA adapter \(url.path): \(UnreadablePath.reason(url.path)); "
+                                              + "pass the .gguf file llama.cpp's convert_lora_to_gguf.py or adapt registry export wrote")
+            }
+            return
         }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            let reason = FileManager.default.fileExists(atPath: url.path) ? "it is not a directory" : UnreadablePath.reason(url.path)
+            throw AdapterExchangeError.io("cannot read the adapter directory \(url.path): \(reason); pass the directory the adapter was saved to")
+        }
+    }
+
+    static func files(_ directory: URL, weights: String, config: String) throws -> (Data, Data) {
         func read(_ name: String) throws -> Data {
             let url = directory.appendingPathComponent(name)
             let data: Data?

@@ -16,6 +16,8 @@ public enum RegistryService {
         public let version: AdapterVersion
         public let isActive: Bool
         public let parent: AdapterVersion?
+        /// The weights parent (`AdapterVersion.trainedFromID`), nil for one trained from zero.
+        public var trainedFrom: AdapterVersion? = nil
     }
 
     /// Every version (of `lineage` when given), oldest first. A parent outside the listing is not named.
@@ -42,14 +44,16 @@ public enum RegistryService {
         let versions = try registry.versions(lineage: lineage)
         let active = try registry.activeIDs()
         let byID = Dictionary(uniqueKeysWithValues: versions.map { ($0.id, $0) })
-        return versions.map { Entry(version: $0, isActive: active.contains($0.id), parent: $0.parentID.flatMap { byID[$0] }) }
+        return versions.map { Entry(version: $0, isActive: active.contains($0.id), parent: $0.parentID.flatMap { byID[$0] },
+                                    trainedFrom: $0.trainedFromID.flatMap { byID[$0] }) }
     }
 
     public static func show(_ reference: VersionReference, in registry: AdapterRegistry) throws -> Entry {
         let version = try registry.version(reference)
         let active = try registry.active(lineage: version.lineage)
         let parent = try version.parentID.map { try registry.version(id: $0) }
-        return Entry(version: version, isActive: active?.id == version.id, parent: parent)
+        let trainedFrom = try version.trainedFromID.map { try registry.version(id: $0) }
+        return Entry(version: version, isActive: active?.id == version.id, parent: parent, trainedFrom: trainedFrom)
     }
 
     /// A move of the active pointer with the names of the versions it joined (nil: the base model).
@@ -108,6 +112,7 @@ public enum RegistryService {
         let data: Data
         switch addition.source {
         case let .imported(format, path, model, chatFormat):
+            try AdapterImport.requireReadable(format: format, at: URL(fileURLWithPath: path))
             let opened = try open()
             registry = opened
             let imported = try importedAdapter(format: format, path: path, model: model, chatFormat: chatFormat,
