@@ -16,8 +16,9 @@ extension RegistryService {
     }
 
     /// `prune` over every lineage, as `prune-history --keep-versions N` runs it.
-    public static func pruneEveryLineage(_ registry: AdapterRegistry, keep: Int, dryRun: Bool) throws -> [AdapterRegistry.PruneReport] {
-        try registry.lineages().map { try prune(registry, lineage: $0, keep: keep, dryRun: dryRun) }
+    public static func pruneEveryLineage(_ registry: AdapterRegistry, keep: Int, dryRun: Bool) throws
+        -> [(lineage: ShortIdentifier, report: AdapterRegistry.PruneReport)] {
+        try registry.lineages().map { ($0, try prune(registry, lineage: $0, keep: keep, dryRun: dryRun)) }
     }
 
     /// Ids of the versions whose adapter file was pruned (listed as such; `registry verify` does not call them missing).

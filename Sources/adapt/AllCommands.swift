@@ -9,7 +9,7 @@ enum AllCommands {
         + TrainCommands.all
         + GateCommands.all
         + EvalCommands.all
-        + RegistryCommands.all
+        + RegistryCommands.all + RegistryPruneCommand.all
         + GenerateCommand.all
         + ModelCommands.all
         + TokenizeCommands.all

@@ -182,17 +182,33 @@ enum JobCommands {
 
     static let prune = Command(
         "prune-history", summary: "delete finished runs (with their jobs and events) older than DAYS, then run gc",
-        options: [olderThan, .json]
+        discussion: """
+            With --keep-versions N it then runs 'adapt registry prune --keep N' for every lineage: the runs just             deleted no longer hold their incumbents' adapter files, so the registry stops growing by one file a             night. Both reports go to stderr; --json prints the history's {runs, jobs, events}.
+            """,
+        options: [olderThan, keepVersions, .json]
     ) { invocation in
         let days = try invocation.arguments.required(olderThan)
+        let keep = try invocation.arguments[keepVersions]
         // The pruned runs owned blobs (snapshots, adapters, checkpoints): what nothing owns now is collected. Its
         // report goes to stderr, so the command's own output keeps its shape.
         let (outcome, collected) = try existingControl(invocation).pruneHistory(olderThanDays: days) {
             try GlobalOptions.stateDirectory(invocation).blobs
         }
         Console.error("gc: " + GCCommand.describe(collected))
+        if let keep {
+            let registry = try RegistryCommands.existingRegistry(invocation)
+            for (lineage, report) in try RegistryService.pruneEveryLineage(registry, keep: keep, dryRun: false) {
+                Console.error("registry prune: " + RegistryPruneCommand.describe(report, lineage: lineage.value))
+            }
+        }
         if invocation.arguments.flag("json") { Console.print(JSON.pretty(outcome)); return }
         Console.print("pruned \(outcome.runs) run(s), \(outcome.jobs) job(s), \(outcome.events) event(s)")
+    }
+
+    static let keepVersions = Option<Int?>("keep-versions", value: "N", default: nil,
+                                           help: "then delete the adapter files of every lineage but its newest N versions "
+                                               + "(and the active chain, and what kept runs replay)") { text in
+        try RegistryPruneCommand.keep.value(of: text)
     }
 
     static let olderThan = Option<Double?>("older-than", value: "DAYS", default: nil,
