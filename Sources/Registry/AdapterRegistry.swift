@@ -60,16 +60,22 @@ public struct AdapterRegistry: Sendable {
 
     /// Stores the adapter bytes (content-addressed) and records a new version `v(N+1)` of `lineage`.
     ///
-    /// The blob is written before the row, so a crash in between leaves an unreferenced blob, never a row
-    /// without its file. Registering the same bytes twice makes two versions that share one file.
+    /// `parent` is the version active at registration; `trainedFrom` the version whose weights training started
+    /// from (both of `lineage`). The blob is written before the row, so a crash in between leaves an unreferenced
+    /// blob, never a row without its file. Registering the same bytes twice makes two versions that share one file.
     @discardableResult
     public func register(adapterData: Data, lineage: ShortIdentifier, parent: VersionReference? = nil,
+                         trainedFrom: VersionReference? = nil,
                          metadata: AdapterMetadata, metrics: VersionMetrics = VersionMetrics()) throws -> AdapterVersion {
         guard !adapterData.isEmpty else { throw RegistryError.emptyAdapter }
         try metrics.gate?.checkConsistency()
         let parentRow = try parent.map { try version(VersionReference(lineage: $0.lineage ?? lineage, number: $0.number)) }
         if let parentRow, parentRow.lineage != lineage {
             throw RegistryError.parentInAnotherLineage(parent: parentRow.reference.description, lineage: lineage.value)
+        }
+        let weightsParent = try trainedFrom.map { try version(VersionReference(lineage: $0.lineage ?? lineage, number: $0.number)) }
+        if let weightsParent, weightsParent.lineage != lineage {
+            throw RegistryError.parentInAnotherLineage(parent: weightsParent.reference.description, lineage: lineage.value)
         }
         let digest = try blobs.put(adapterData)
         let now = clock.nowMilliseconds()
@@ -78,9 +84,9 @@ public struct AdapterRegistry: Sendable {
             let next = Int(try connection.scalar(
                 "SELECT coalesce(max(number), 0) + 1 FROM registry_versions WHERE lineage = ?", lineage.value).integerValue ?? 1)
             guard let row = try connection.queryOne(
-                "INSERT INTO registry_versions (lineage, number, parent_id, adapter_digest, size, metadata, metrics, created_at) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(AdapterVersion.columns)",
-                lineage.value, next, parentRow?.id, digest, adapterData.count,
+                "INSERT INTO registry_versions (lineage, number, parent_id, trained_from_id, adapter_digest, size, metadata, metrics, created_at) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(AdapterVersion.columns)",
+                lineage.value, next, parentRow?.id, weightsParent?.id, digest, adapterData.count,
                 JSON.canonicalString(metadata), JSON.canonicalString(metrics), now) else {
                 throw RegistryError.corruptRow(table: "registry_versions", reason: "the new version's row was not returned")
             }

@@ -32,7 +32,11 @@ public struct AdapterVersion: Sendable, Equatable {
     public let lineage: ShortIdentifier
     /// Counts up from 1 per lineage; shown as `vN`.
     public let number: Int
+    /// The version active when this one was registered (the promotion chain).
     public let parentID: Int64?
+    /// The version whose LoRA weights this one's training started from (its weights parent); nil when it was
+    /// trained from zero, imported, or registered before the field existed.
+    public let trainedFromID: Int64?
     public let adapterDigest: Digest
     public let size: Int
     public let metadata: AdapterMetadata
@@ -47,7 +51,7 @@ public struct AdapterVersion: Sendable, Equatable {
     public var name: String { "v\(number)" }
     public var reference: VersionReference { VersionReference(lineage: lineage, number: number) }
 
-    static let columns = "id, lineage, number, parent_id, adapter_digest, size, metadata, metrics, created_at, retired_at, retired_reason"
+    static let columns = "id, lineage, number, parent_id, trained_from_id, adapter_digest, size, metadata, metrics, created_at, retired_at, retired_reason"
 
     init(row: Row) throws {
         func need<T>(_ value: T?, _ column: String) throws -> T {
@@ -58,6 +62,7 @@ public struct AdapterVersion: Sendable, Equatable {
         lineage = try need(row.string("lineage").flatMap(ShortIdentifier.init), "lineage")
         number = try need(row.int("number"), "number")
         parentID = row.int64("parent_id")
+        trainedFromID = row.int64("trained_from_id")
         adapterDigest = try need(row.digest("adapter_digest"), "adapter_digest")
         size = try need(row.int("size"), "size")
         metadata = try JSON.decode(AdapterMetadata.self, from: try need(row.string("metadata"), "metadata"),

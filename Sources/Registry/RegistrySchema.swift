@@ -7,6 +7,9 @@ import Storage
 ///
 /// - `registry_versions`: one row per registered adapter; `number` counts up per lineage (shown as `vN`);
 ///   the adapter bytes are the blob named `adapter_digest`; rows are never updated except `metrics`.
+///   `parent_id` is the version active when this one was registered; `trained_from_id` the version whose LoRA
+///   weights its training started from (its weights parent), NULL for an adapter trained from zero or
+///   registered before the column existed.
 /// - `registry_active`: the active pointer per lineage; `version_id` NULL means the base model.
 /// - `registry_history`: every pointer move with its reason (`gate`, `force`, `rollback`, `retire`), never rewritten.
 /// - a retired version (`retired_at`, `retired_reason`) keeps its row and file but cannot be made active.
@@ -127,6 +130,19 @@ public enum RegistrySchema {
         CREATE TRIGGER registry_gate_reports_never_rewritten BEFORE UPDATE ON registry_gate_reports
         BEGIN SELECT RAISE(ABORT, 'registry_gate_reports rows are never rewritten'); END;
         """,
+        // The weights parent (issue 42): the version whose LoRA weights a candidate started from, distinct from
+        // `parent_id` (the version active when it was promoted). Fixed once written, like the rest of a row's identity.
+        """
+        ALTER TABLE registry_versions ADD COLUMN trained_from_id INTEGER REFERENCES registry_versions (id);
+        DROP TRIGGER registry_versions_fixed;
+        CREATE TRIGGER registry_versions_fixed BEFORE UPDATE ON registry_versions
+        WHEN NEW.id IS NOT OLD.id OR NEW.lineage IS NOT OLD.lineage OR NEW.number IS NOT OLD.number
+          OR NEW.parent_id IS NOT OLD.parent_id OR NEW.trained_from_id IS NOT OLD.trained_from_id
+          OR NEW.adapter_digest IS NOT OLD.adapter_digest OR NEW.size IS NOT OLD.size
+          OR NEW.metadata IS NOT OLD.metadata OR NEW.created_at IS NOT OLD.created_at
+          OR (OLD.retired_at IS NOT NULL AND (NEW.retired_at IS NOT OLD.retired_at OR NEW.retired_reason IS NOT OLD.retired_reason))
+        BEGIN SELECT RAISE(ABORT, 'a registry version changes only its metrics and, once, its retirement'); END;
+        """,
     ])
 
     /// The same tables and rules on PostgreSQL, at once in the shape SQLite reached after its three migrations. Lineages
@@ -227,6 +243,19 @@ public enum RegistrySchema {
         CREATE INDEX registry_gate_reports_version ON registry_gate_reports (version_id, id);
         CREATE TRIGGER registry_gate_reports_never_rewritten BEFORE UPDATE ON registry_gate_reports
             FOR EACH ROW EXECUTE FUNCTION registry_refuse('registry_gate_reports rows are never rewritten');
+        """,
+        """
+        ALTER TABLE registry_versions ADD COLUMN trained_from_id BIGINT REFERENCES registry_versions (id);
+        DROP TRIGGER registry_versions_fixed ON registry_versions;
+        CREATE TRIGGER registry_versions_fixed BEFORE UPDATE ON registry_versions FOR EACH ROW
+            WHEN (NEW.id IS DISTINCT FROM OLD.id OR NEW.lineage IS DISTINCT FROM OLD.lineage
+                  OR NEW.number IS DISTINCT FROM OLD.number OR NEW.parent_id IS DISTINCT FROM OLD.parent_id
+                  OR NEW.trained_from_id IS DISTINCT FROM OLD.trained_from_id
+                  OR NEW.adapter_digest IS DISTINCT FROM OLD.adapter_digest OR NEW.size IS DISTINCT FROM OLD.size
+                  OR NEW.metadata IS DISTINCT FROM OLD.metadata OR NEW.created_at IS DISTINCT FROM OLD.created_at
+                  OR (OLD.retired_at IS NOT NULL AND (NEW.retired_at IS DISTINCT FROM OLD.retired_at
+                                                      OR NEW.retired_reason IS DISTINCT FROM OLD.retired_reason)))
+            EXECUTE FUNCTION registry_refuse('a registry version changes only its metrics and, once, its retirement');
         """,
     ])
 

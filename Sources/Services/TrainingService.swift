@@ -35,6 +35,9 @@ public enum TrainingService {
         public var forwardProducts: ForwardProducts?
         /// `--chat-format`: nil formats examples through the model's chat template (required then).
         public var chatFormat: ChatConvention?
+        /// `--init-adapter`: an adapter file whose weights the run starts from (its weights parent); nil starts
+        /// from a fresh initialisation.
+        public var initAdapter: URL?
 
         public init(data: URL, model: URL, out: URL, heldOut: URL?, checkpointDirectory: URL, lora: LoRAConfig, steps: Int,
                     batchSize: Int, gradientAccumulation: Int, learningRate: Double, seed: UInt64, maxLength: Int,
@@ -143,7 +146,14 @@ public enum TrainingService {
             warn("warning: \(run.droppedCount) examples had nothing to learn from (empty completion, zero weight or an over-long prompt) and were skipped")
         }
 
-        let trainer = try run.trainer(store: store)
+        // Read and checked before the first step: an adapter of another shape is refused, naming the field.
+        let parent = try request.initAdapter.map { url -> WeightsParent in
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw TrainingError.io("cannot read \(url.lastPathComponent) (--init-adapter); check the path")
+            }
+            return try WeightsParent(data: data, name: url.lastPathComponent)
+        }
+        let trainer = try run.trainer(store: store, startingFrom: parent)
         let printer = ProgressPrinter(style: liveProgress ? .liveLine : .jsonLines, write: progress)
         var state = trainer.freshState()
         if request.resume {

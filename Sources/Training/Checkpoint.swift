@@ -18,7 +18,7 @@ import Model
 ///
 /// The payload is a sequence of sections, each a 4-byte tag, a u64 length and the bytes, in this order:
 /// `META` (canonical JSON: configuration, base-model and dataset digests, step, data cursor, dropout counter,
-/// token count, evaluations, BLAS threads), `LOSS` (the loss history as float64), `PARM`, `MOM1`, `MOM2`
+/// token count, evaluations, BLAS threads, the weights parent's digest when the run started from one), `LOSS` (the loss history as float64), `PARM`, `MOM1`, `MOM2`
 /// (parameters and AdamW moments as named float32 tensors) and, when held-out evaluation has run, `BEST`
 /// (the best weights). Loading checks every one of these, field by field, before a run may use it.
 public struct Checkpoint: Sendable, Equatable {
@@ -34,6 +34,9 @@ public struct Checkpoint: Sendable, Equatable {
     /// worker resuming on another machine compares it with its own. Nil in checkpoints written before it was
     /// recorded, and in ones not written by a trainer.
     public var arithmetic: BLASArithmetic? = nil
+    /// The digest of the adapter the run started from (`Trainer.weightsParent`); nil for a run from a fresh
+    /// initialisation, and in every checkpoint written before warm starts existed (they all were).
+    public var weightsParent: Digest? = nil
 
     /// How the base model's frozen matrices were kept while the state was computed. A checkpoint that records
     /// none was written before the storage was recorded, when training kept the base in f32 unless asked otherwise.
@@ -68,6 +71,8 @@ public struct Checkpoint: Sendable, Equatable {
         var staleEvaluations: Int
         var stoppedEarly: Bool
         var arithmetic: BLASArithmetic?
+        /// Left out when nil, so a run from zero writes the bytes it always did.
+        var weightsParent: Digest?
     }
 
     /// The file's bytes: header, then the zstd-compressed payload.
@@ -76,7 +81,7 @@ public struct Checkpoint: Sendable, Equatable {
                         blasThreads: configuration.threads, step: state.step, cursor: state.cursor,
                         microStep: state.microStep, tokens: state.tokens, evaluations: state.evaluations,
                         bestEvaluation: state.bestEvaluation, staleEvaluations: state.staleEvaluations,
-                        stoppedEarly: state.stoppedEarly, arithmetic: arithmetic)
+                        stoppedEarly: state.stoppedEarly, arithmetic: arithmetic, weightsParent: weightsParent)
         var payload = BinaryWriter()
         func section(_ tag: StaticString, _ body: (inout BinaryWriter) -> Void) {
             var inner = BinaryWriter()
@@ -242,15 +247,16 @@ public struct Checkpoint: Sendable, Equatable {
         var checkpoint = Checkpoint(configuration: meta.configuration, baseModelDigest: meta.baseModelDigest,
                                     datasetDigest: meta.datasetDigest, state: state)
         checkpoint.arithmetic = meta.arithmetic
+        checkpoint.weightsParent = meta.weightsParent
         return checkpoint
     }
 
-    /// Refuses a checkpoint made for another configuration, base model, base-weight storage, dataset or parameter layout, naming
+    /// Refuses a checkpoint made for another configuration, base model, base-weight storage, weights parent, dataset or parameter layout, naming
     /// the first field that differs and the way out.
     /// `baseWeights`: the storage the resuming run keeps the base in (nil: not checked, a source without a base model).
     public func check(configuration current: TrainingConfiguration, baseModelDigest currentBase: Digest,
                       datasetDigest currentData: Digest, layout: NamedTensors, datasetCount: Int, name: String,
-                      baseWeights currentStorage: BaseWeightStorage? = nil) throws {
+                      baseWeights currentStorage: BaseWeightStorage? = nil, weightsParent currentParent: Digest? = nil) throws {
         if let difference = current.firstDifference(from: configuration) {
             throw TrainingError.checkpointMismatch(file: name, field: difference.field, stored: difference.stored,
                                                    current: difference.current, remedy: difference.remedy)
@@ -263,6 +269,13 @@ public struct Checkpoint: Sendable, Equatable {
             throw TrainingError.checkpointMismatch(file: name, field: "base weights", stored: baseWeights.rawValue,
                                                    current: currentStorage.rawValue,
                                                    remedy: "pass --base-weights \(baseWeights.rawValue) to resume it, or start fresh")
+        }
+        guard weightsParent == currentParent else {
+            throw TrainingError.checkpointMismatch(file: name, field: "weights parent", stored: weightsParent?.short ?? "none (from zero)",
+                                                   current: currentParent?.short ?? "none (from zero)",
+                                                   remedy: weightsParent.map {
+                                                       "start from the adapter of digest \($0.short) (--init-adapter) to resume it, or start fresh"
+                                                   } ?? "resume it without --init-adapter, or start fresh")
         }
         guard datasetDigest == currentData else {
             throw TrainingError.checkpointMismatch(file: name, field: "dataset", stored: datasetDigest.short,

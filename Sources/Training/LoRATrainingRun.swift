@@ -100,15 +100,38 @@ public struct LoRATrainingRun: Sendable {
 
     /// The trainer for this run, checkpointing into `store`. Sets OpenBLAS to `configuration.threads`
     /// (a process-wide setting; results depend on it in the last bits).
-    public func trainer(store: (any CheckpointStore)?, clock: any Clock = SystemClock()) throws -> Trainer {
+    ///
+    /// `startingFrom`: a weights parent whose tensors are the step-0 weights instead of a fresh initialisation;
+    /// one this run cannot start from throws its `WeightsParentMismatch` (check first with `mismatch(with:)`).
+    public func trainer(store: (any CheckpointStore)?, clock: any Clock = SystemClock(),
+                        startingFrom parent: WeightsParent? = nil) throws -> Trainer {
+        let fresh = LoRAGradientSource.initialParameters(for: model, config: lora, seed: configuration.seed)
+        var initial = fresh
+        if let parent {
+            if let mismatch = mismatch(with: parent, fresh: fresh) { throw mismatch }
+            guard let arranged = parent.arranged(like: fresh) else {
+                preconditionFailure("a parent without a mismatch has the run's tensor layout")
+            }
+            initial = arranged
+        }
         try BLAS.setThreads(configuration.threads)
         return try Trainer(configuration: configuration,
                            source: LoRAGradientSource(model: model, config: lora, seed: configuration.seed,
                                                       threads: configuration.threads),
-                           data: training, heldOut: heldOut,
-                           initial: LoRAGradientSource.initialParameters(for: model, config: lora, seed: configuration.seed),
+                           data: training, heldOut: heldOut, initial: initial,
                            baseModelDigest: baseModelDigest, store: store, clock: clock, baseWeights: model.baseStorage,
-                           forwardKernels: recordedForwardKernels)
+                           forwardKernels: recordedForwardKernels, weightsParent: parent?.digest)
+    }
+
+    /// Why `parent` cannot be this run's weights parent (another base model, chat template, rank, alpha, targets
+    /// or architecture), nil when it can.
+    public func mismatch(with parent: WeightsParent) -> WeightsParentMismatch? {
+        mismatch(with: parent, fresh: LoRAGradientSource.initialParameters(for: model, config: lora, seed: configuration.seed))
+    }
+
+    private func mismatch(with parent: WeightsParent, fresh: NamedTensors) -> WeightsParentMismatch? {
+        parent.mismatch(baseModelDigest: baseModelDigest, convention: formatter.convention.rawValue,
+                        templateDigest: Digest(hex: formatter.templateDigest), settings: lora.settings, layout: fresh)
     }
 
     /// The forward kernels a checkpoint or a step's arithmetic records: left out where sgemm was asked for, as

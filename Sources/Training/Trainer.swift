@@ -15,7 +15,7 @@ public struct Trainer: Sendable {
     public let source: any GradientSource
     public let data: [TrainingSequence]
     public let heldOut: [TrainingSequence]
-    /// The parameters before the first step (LoRA A from the seeded RNG, B zero).
+    /// The parameters before the first step (LoRA A from the seeded RNG, B zero; or a weights parent's tensors).
     public let initial: NamedTensors
     public let baseModelDigest: Digest
     /// SHA-256 over the tokens and weights of the training and held-out sequences.
@@ -28,11 +28,14 @@ public struct Trainer: Sendable {
     /// The forward kernels the source multiplies a quantized base with, recorded in each checkpoint beside the
     /// storage (`BLASArithmetic.forwardKernels`); nil where the run did not ask for int8 ones.
     public let forwardKernels: String?
+    /// The digest of the adapter `initial` was read from (`WeightsParent`), recorded in each checkpoint: a resume
+    /// must start from the same one. Nil for a run from a fresh initialisation.
+    public let weightsParent: Digest?
 
     public init(configuration: TrainingConfiguration, source: any GradientSource, data: [TrainingSequence],
                 heldOut: [TrainingSequence] = [], initial: NamedTensors, baseModelDigest: Digest,
                 store: (any CheckpointStore)? = nil, clock: any Clock = SystemClock(), baseWeights: BaseWeightStorage? = nil,
-                forwardKernels: String? = nil) throws {
+                forwardKernels: String? = nil, weightsParent: Digest? = nil) throws {
         try configuration.validate()
         guard !data.isEmpty else { throw TrainingError.emptyDataset(reason: "no training sequences") }
         if let index = data.firstIndex(where: { !($0.weightSum > 0) }) {
@@ -52,6 +55,7 @@ public struct Trainer: Sendable {
         self.clock = clock
         self.baseWeights = baseWeights
         self.forwardKernels = forwardKernels
+        self.weightsParent = weightsParent
     }
 
     /// The digest of a dataset as the trainer sees it: token ids and weights, in order.
@@ -88,7 +92,7 @@ public struct Trainer: Sendable {
         guard let store, let loaded = try store.loadNewest() else { return nil }
         try loaded.checkpoint.check(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, layout: initial, datasetCount: data.count,
-                                    name: loaded.reference.name, baseWeights: baseWeights)
+                                    name: loaded.reference.name, baseWeights: baseWeights, weightsParent: weightsParent)
         return (loaded.checkpoint.state, .resumed(step: loaded.checkpoint.state.step, checkpoint: loaded.reference.name,
                                                   warnings: loaded.warnings), loaded.checkpoint.arithmetic)
     }
@@ -181,6 +185,7 @@ public struct Trainer: Sendable {
         guard let store else { return }
         var checkpoint = Checkpoint(configuration: configuration, baseModelDigest: baseModelDigest,
                                     datasetDigest: datasetDigest, state: state)
+        checkpoint.weightsParent = weightsParent
         checkpoint.arithmetic = .current(threads: configuration.threads)
         checkpoint.arithmetic?.baseWeights = baseWeights?.rawValue
         checkpoint.arithmetic?.forwardKernels = forwardKernels

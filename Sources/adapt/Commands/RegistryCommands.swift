@@ -68,6 +68,8 @@ enum RegistryCommands {
         let created_at: String
         let metrics: VersionMetrics
         let parent: String?
+        /// The weights parent: the version this one's training started from; null when trained from zero.
+        let trained_from: NullableName
         let size: Int
         let metadata: AdapterMetadata?
         /// Retired versions (trained on erased examples) cannot be made active again.
@@ -76,7 +78,7 @@ enum RegistryCommands {
         /// For an imported adapter: the weights digest an export of the same weights reports.
         var weights_digest: String?
 
-        init(_ v: AdapterVersion, active: Bool, parent: AdapterVersion?, full: Bool) {
+        init(_ v: AdapterVersion, active: Bool, parent: AdapterVersion?, trainedFrom: AdapterVersion? = nil, full: Bool) {
             version = v.name
             lineage = v.lineage.value
             digest = v.adapterDigest.hex
@@ -84,10 +86,21 @@ enum RegistryCommands {
             created_at = Timestamp.iso8601(v.createdAt)
             metrics = v.metrics
             self.parent = parent?.name
+            trained_from = NullableName(trainedFrom?.name)
             size = v.size
             metadata = full ? v.metadata : nil
             retired = v.isRetired
             retired_at = v.retiredAt.map(Timestamp.iso8601)
+        }
+    }
+
+    /// A version name written as an explicit null when there is none, so the field is always in the listing.
+    struct NullableName: Encodable {
+        let name: String?
+        init(_ name: String?) { self.name = name }
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.singleValueContainer()
+            if let name { try c.encode(name) } else { try c.encodeNil() }
         }
     }
 
@@ -131,7 +144,7 @@ enum RegistryCommands {
         options: [lineage, .json]
     ) { invocation in
         let entries = try RegistryService.list(try readingRegistry(invocation), lineage: try invocation.arguments[lineage])
-        let rows = entries.map { VersionJSON($0.version, active: $0.isActive, parent: $0.parent, full: false) }
+        let rows = entries.map { VersionJSON($0.version, active: $0.isActive, parent: $0.parent, trainedFrom: $0.trainedFrom, full: false) }
         if invocation.arguments[.json] { Console.print(JSON.pretty(rows)); return }
         if rows.isEmpty { Console.error("no adapter versions registered"); return }
         var table = Table("LINEAGE", "VERSION", "ACTIVE", "DIGEST", "GATE", "CREATED")
@@ -149,13 +162,14 @@ enum RegistryCommands {
         let registry = try readingRegistry(invocation)
         let entry = try RegistryService.show(try reference(invocation), in: registry)
         let version = entry.version
-        let json = VersionJSON(version, active: entry.isActive, parent: entry.parent, full: true)
+        let json = VersionJSON(version, active: entry.isActive, parent: entry.parent, trainedFrom: entry.trainedFrom, full: true)
         if invocation.arguments[.json] { Console.print(JSON.pretty(json)); return }
         Console.print("""
             \(json.lineage)/\(json.version)\(json.active ? " (active)" : "")
             digest     \(json.digest)
             size       \(json.size) bytes
             parent     \(json.parent ?? "-")
+            trained    from \(json.trained_from.name ?? "zero")
             created    \(json.created_at)
             metadata   \(JSON.canonicalString(version.metadata))
             metrics    \(JSON.canonicalString(version.metrics))

@@ -15,12 +15,15 @@ enum TrainCommands {
             as a base model, needs --chat-format plain: prompt and completion concatenated); the loss is the weighted
             cross-entropy of the completion (and its end-of-turn marker) only. Checkpoints go to
             ADAPTER.checkpoints/ (or --checkpoint-dir); --resume continues from the newest valid one and ends
-            with exactly the weights and loss curve an uninterrupted run would have. Progress goes to stderr:
-            a live line on a terminal, JSON lines otherwise.
+            with exactly the weights and loss curve an uninterrupted run would have. --init-adapter starts from an
+            adapter's weights instead of a fresh initialisation; it must have been trained on the same model with
+            the same rank, alpha, targets and chat template. Progress goes to stderr: a live line on a terminal,
+            JSON lines otherwise.
             """,
         options: [O.data, O.model, O.out, O.steps, O.rank, O.alpha, O.dropout, O.targets, O.learningRate, O.batchSize,
                   O.gradientAccumulation, O.maxLength, O.checkpointEvery, O.checkpointDirectory, O.heldOut, O.evalEvery,
-                  O.patience, O.seed, O.threads, O.baseWeights, O.forwardProducts, O.resume, ModelCommands.chatFormat, .json]
+                  O.patience, O.seed, O.threads, O.baseWeights, O.forwardProducts, O.initAdapter, O.resume, ModelCommands.chatFormat,
+                  .json]
     ) { invocation in
         try run(invocation)
     }
@@ -93,6 +96,8 @@ enum TrainCommands {
         static let threads = Option("threads", value: "T", default: 1, in: ModelCommands.threadRange,
                                     help: "threads that compute each step, 1 to \(ModelCommands.threadRange.upperBound); 1 and 2 differ in the last bits (on --resume, the checkpoint's)")
         static let resume = Flag("resume", help: "continue from the newest valid checkpoint")
+        static let initAdapter = Option<String?>("init-adapter", value: "ADAPTER",
+                                                 help: "start from this adapter file's weights (same model, rank, alpha, targets and chat template) instead of a fresh initialisation")
         static let baseWeights = Option("base-weights", value: "quantized|f32", default: BaseWeightStorage.quantized,
                                         defaultHelp: "quantized; on --resume, the checkpoint's",
                                         help: "keep the frozen model in its file's types (about the file's size) or dequantized to f32 (4 bytes a weight; the last bits of the numbers differ)") { text in
@@ -115,6 +120,8 @@ enum TrainCommands {
         var inputs = [(option: "model", url: modelURL), (option: "data", url: dataURL)]
         let heldOutPath = try args[O.heldOut]
         if let path = heldOutPath { inputs.append((option: "held-out", url: URL(fileURLWithPath: path))) }
+        let initAdapter = try args[O.initAdapter].map { URL(fileURLWithPath: $0) }
+        if let initAdapter { inputs.append((option: "init-adapter", url: initAdapter)) }
         let state = try GlobalOptions.hostState(invocation)
         try OutputPath.check(out, option: "out", kind: .adapterFile, state: state, inputs: inputs)
         let checkpointDirectory = URL(fileURLWithPath: try args[O.checkpointDirectory] ?? out.path + ".checkpoints")
@@ -134,6 +141,7 @@ enum TrainCommands {
             earlyStoppingGiven: args.given(O.evalEvery) || args.given(O.patience), chatFormat: try args[ModelCommands.chatFormat])
         request.baseWeights = args.given(O.baseWeights) ? try args[O.baseWeights] : nil
         request.forwardProducts = args.given(O.forwardProducts) ? try args[O.forwardProducts] : nil
+        request.initAdapter = initAdapter
         let trained: (result: TrainingService.Result, shortDigest: String)
         do {
             trained = try TrainingService.train(request, liveProgress: Console.stderrIsTerminal,
