@@ -22,6 +22,14 @@ public struct RunBundle: Sendable, Equatable, Codable {
     /// adapters of a 1.7B model, in base64, make about 140 MB. Past this (or past zstd's plausible ratio for the
     /// file's size) the frame is refused before it is decoded, so a small hostile file cannot take gigabytes.
     public static let largestDocument = 256 << 20
+    /// The largest file such a document makes: zstd never adds more than 1/128 to what it cannot shrink. A larger
+    /// file is refused before it is read.
+    public static let largestFile = magic.count + largestDocument + largestDocument / 128 + (1 << 16)
+
+    /// Refuses a file of `bytes` (by its size on disk) that no bundle is, before its bytes are read.
+    public static func checkFileSize(_ bytes: Int, path: String) throws {
+        guard bytes <= largestFile else { throw RunBundleError.fileTooLarge(path: path, bytes: bytes, limit: largestFile) }
+    }
 
     public struct BaseModel: Sendable, Equatable, Codable {
         /// The file name the run used (no directory).

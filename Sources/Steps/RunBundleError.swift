@@ -11,6 +11,8 @@ public enum RunBundleError: Error, Equatable, CustomStringConvertible {
     case damaged(path: String, reason: String)
     /// The compressed document declares or decodes to more than a bundle may hold (a decompression bomb).
     case tooLarge(path: String, compressedBytes: Int, limit: Int, declared: UInt64?)
+    /// The file is larger than any bundle's document can compress to.
+    case fileTooLarge(path: String, bytes: Int, limit: Int)
     /// A name in the document is not a plain name (a path, a control character, a dot file …).
     case unsafeName(path: String, field: String, problem: String)
     case unsupportedVersion(found: Int, supported: Int)
@@ -37,6 +39,9 @@ public enum RunBundleError: Error, Equatable, CustomStringConvertible {
             return "the run bundle \(path) is refused: a bundle of \(compressedBytes) compressed bytes may decompress to at most "
                 + "\(limit) bytes and its document \(document), as a decompression bomb would; 'adapt run export' never writes "
                 + "one, export the run again"
+        case let .fileTooLarge(path, bytes, limit):
+            return "the run bundle \(path) is refused unread: it has \(bytes) bytes, more than the \(limit) of the largest bundle; "
+                + "pass a file 'adapt run export' wrote"
         case let .unsafeName(path, field, problem):
             return "the run bundle \(path) is refused: its \(field) \(problem), and a name there is never a path; "
                 + "it was not written by 'adapt run export', export the run again"

@@ -1,5 +1,8 @@
 import AdaptCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Steps
 import Testing
 import TestSupport
@@ -44,6 +47,18 @@ import Training
         #expect(run.stderr.contains("as a decompression bomb would") && run.stderr.contains("hostile.bundle"), "\(run.stderr)")
         #expect(run.peakBytes < 300 << 20, "peak resident size \(run.peakBytes) bytes")
         #expect(run.seconds < 20, "took \(run.seconds) s")
+    }
+
+    @Test func aFileLargerThanAnyBundleIsRefusedWithoutBeingRead() throws {
+        // A sparse file: it takes no disk, but reading it would take its whole size in memory.
+        let path = directory.file("huge.bundle").path
+        #expect(FileManager.default.createFile(atPath: path, contents: RunBundle.magic))
+        #expect(truncate(path, off_t(RunBundle.largestFile + 1)) == 0)
+        let run = try PeakMemoryRun.run("adapt", ["--state", directory.state.root.path, "replay", "--bundle", path],
+                                        environment: ["TMPDIR": directory.path])
+        #expect(run.status == 2, "exit \(run.status): \(run.stderr)")
+        #expect(run.stderr.contains("is refused unread") && run.stderr.contains("huge.bundle"), "\(run.stderr)")
+        #expect(run.peakBytes < 128 << 20, "peak resident size \(run.peakBytes) bytes")
     }
 
     @Test func theLimitRefusesABombOfABundlesSizeAndKeepsEveryCommittedBundle() throws {

@@ -72,6 +72,9 @@ enum BundleCommands {
             Console.error("adapt: error: \(error.description)")
             throw ExitCode(2)
         }
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int {
+            do { try RunBundle.checkFileSize(size, path: path) } catch let error as RunBundleError { try cannotReplay(error, includeUserData: nil) }
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UsageError("--bundle: cannot read \(path); pass a file 'adapt run export' wrote")
         }
