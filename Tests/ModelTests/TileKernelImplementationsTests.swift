@@ -63,8 +63,10 @@ import Testing
             defer { prompt.deallocate() }
             let t = prompt.tiles, count = (tokens + 7) / 8
             let words = (0..<(count * t.tileWords)).map { t.bytes[$0] }
-            let floats = [t.steps32, t.steps16, t.sums32, t.roundedSums32, t.sums16].flatMap { array in
-                (0..<(count * t.tileFloats)).map { array[$0].isNaN ? Float.nan.bitPattern : array[$0].bitPattern }
+            // The 32-column arrays fill the first half of each tile's stride; the rest is never written or read.
+            let floats = [(t.steps32, 2), (t.steps16, 1), (t.sums32, 2), (t.roundedSums32, 2), (t.sums16, 1)].flatMap { array, share in
+                (0..<(count * t.tileFloats)).filter { $0 % t.tileFloats < t.tileFloats / share }
+                    .map { array[$0].isNaN ? Float.nan.bitPattern : array[$0].bitPattern }
             }
             return (words, floats)
         }
