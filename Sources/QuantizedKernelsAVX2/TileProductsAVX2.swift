@@ -12,9 +12,10 @@ extension TileKernels {
     /// permutation put eight rows in order. Eight rows meet four tokens at a time (each widened run of weights
     /// serves four tokens; the activations are widened once per call): 1.5 times the rate of one token and sixteen
     /// rows at a time (Q4_1 1536 × 576 × 256 tokens, one thread: 21–24 G multiply-adds per CPU second against 14–16;
-    /// the VNNI kernels about 95 in the same runs; sgemm reached about 52 in docs/model.md's measurement). The sums are Σ w·x̂ exactly, as `vpdpbusd`'s are after the
-    /// correction; the float part is `TileProducts`' operation for operation (scale · step rounded, then fused
-    /// multiply-adds in sub-block order), eight rows a register instead of sixteen.
+    /// the VNNI kernels about 95 in the same runs; sgemm reached about 52 in docs/model.md's measurement). The
+    /// sums are Σ w·x̂ exactly, as `vpdpbusd`'s are after the correction; the float part is `TileProducts`'
+    /// operation for operation (scale · step rounded, then fused multiply-adds in sub-block order), eight rows a
+    /// register instead of sixteen.
     @inline(never)
     static func vectorMultiply(repacked: UnsafeRawPointer, tileBytes: Int, subBlock size: Int, sums: Sums, activations a: Activations,
                                tile: Int, validTokens: Int, subBlocks: Range<Int>, accumulate: Bool,
