@@ -56,6 +56,17 @@ struct TrainCommandRefusalTests {
         #expect(!FileManager.default.fileExists(atPath: f.directory.path + ".checkpoints"))
     }
 
+    /// An alpha past what any adapter file may hold would write an adapter that no import or session reads back.
+    @Test(arguments: ["1e19", "3e38"])
+    func refusesAnAlphaPastTheLargestAnAdapterMayHave(alpha: String) throws {
+        let f = try Self.fixture()
+        let out = f.directory.file("a.lora")
+        let result = try train(f, out: out.path, ["--alpha", alpha])
+        #expect(result.status != 0 && result.status < 128, "exit \(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("alpha") && result.stderr.contains("at most"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
     @Test func refusesATargetNamedTwice() throws {
         let f = try Self.fixture()
         let out = f.directory.file("a.lora")
