@@ -52,12 +52,12 @@ func realModelFormatsAndTokenizesChatsExactlyAsLlamaCpp() async throws {
 /// Our greedy answer equals llama.cpp's token for token up to the first place they differ, and that place
 /// must be a near tie in llama.cpp (two best logits closer than `near_tie`) where we took its runner-up:
 /// llama.cpp computes every product on 8-bit-quantized activations, and so do we (decoded tokens with
-/// `QuantizedMatVec`, prompts with `QuantizedMatMul` where the CPU has AVX-512 VNNI, else in float32), but the
+/// `QuantizedMatVec`, prompts with `QuantizedMatMul`, or in float32 with `ADAPT_PROMPT_KERNELS=sgemm`), but the
 /// float sums run in other orders, so the two differ in the last bits of every logit and only a near tie may go
 /// the other way. After it the two answers continue from different texts. With float32 decoding the answers
 /// agreed for 30 tokens and more before the first near tie; with 8-bit decoding they part at the closest
 /// ties (gaps under 0.1) of the first steps: 43 tokens agree with 8-bit prompts, one answer whole (measured;
-/// 12 with float32 prompts, `ADAPT_PROMPT_KERNELS=sgemm`, and on CPUs without VNNI), and the count must stay
+/// 12 with float32 prompts, `ADAPT_PROMPT_KERNELS=sgemm`), and the count must stay
 /// above 10.
 @Test(.enabled(if: SmolLM2.isPresent, SmolLM2.absentReason))
 func greedyGenerationOnTheRealModelMatchesLlamaCppUpToTheFirstNearTie() async throws {

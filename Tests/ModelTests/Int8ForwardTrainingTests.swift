@@ -8,7 +8,7 @@ import TestSupport
 /// (`ForwardProducts.int8`): the activations are rounded to 8 bits per group of 32 before each product, so the
 /// loss and the gradients move away from the sgemm pass's by that rounding, not by a last bit. The backward still
 /// multiplies the dequantized f32 values. The tolerances below are stated against measured differences.
-@Suite(.enabled(if: QuantizedMatMul.isAvailable, "needs a CPU with AVX-512 VNNI (the tile kernels' only compilation)"))
+@Suite(.enabled(if: QuantizedMatMul.isAvailable, "the tile kernels are turned off here (ADAPT_PROMPT_KERNELS=sgemm)"))
 struct Int8ForwardTrainingTests {
     typealias Result = (loss: Double, weightSum: Double, gradients: [[Float]])
 

@@ -12,7 +12,7 @@ import Testing
 /// the floats are each sub-block's scale · step (one rounding), its fused addition, and for the types with a
 /// minimum one more fused addition: at most 3 roundings per 16 columns, plus the scale and offset products, of
 /// a running sum bounded by Σ (|d·q| + |minimum|)·|x̂| ≤ 3·max|w|·Σ|x̂| (the argument of `bounds`).
-@Suite(.enabled(if: QuantizedMatMul.isAvailable, "needs a CPU with AVX-512 VNNI (the tile kernels' only compilation)"))
+@Suite(.enabled(if: QuantizedMatMul.isAvailable, "the tile kernels are turned off here (ADAPT_PROMPT_KERNELS=sgemm)"))
 struct QuantizedMatMulTests {
     static let types: [GGMLType] = [.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .iq4_nl, .iq4_xs, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K]
 

@@ -208,7 +208,7 @@ import Training
         #endif
     }
 
-    /// The int8 forward products turned off where they ran (`ADAPT_PROMPT_KERNELS=sgemm`, or a CPU without VNNI).
+    /// The int8 forward products turned off where they ran (`ADAPT_PROMPT_KERNELS=sgemm`).
     @Test(.enabled(if: ForwardProducts.int8.kernelName(storage: .quantized) != "sgemm", "the int8 forward kernels do not run on this CPU"))
     func aReplayWithoutTheRecordedForwardKernelsRefusesToCompareBitsAndNamesThem() async throws {
         let fixture = try await PipelineFixture.make()
