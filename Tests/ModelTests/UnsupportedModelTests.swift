@@ -121,7 +121,7 @@ struct UnsupportedModelTests {
         #expect(result.status == 0, "\(result.stderr)")
         let object = try json(result)
         #expect(Set(object.keys) == ["architecture", "parameters", "tensor_types", "tokenizer", "chat_format", "context_length",
-                                     "trainable", "training_memory_bytes", "unsupported"])
+                                     "trainable", "training_memory_bytes", "training_memory_bytes_by_base_weights", "unsupported"])
         let file = try GGUFFile(url: url)
         #expect(object["architecture"] as? String == "llama")
         #expect(object["parameters"] as? Int == file.tensors.reduce(0) { $0 + $1.elementCount })
@@ -131,12 +131,18 @@ struct UnsupportedModelTests {
         #expect(object["context_length"] as? Int == tiny.contextLength)
         #expect(object["trainable"] as? Bool == true)
         #expect(object["unsupported"] as? [String] == [])
-        // At least the mapped file and the f32 weights; the rest is LoRA state and activations.
+        // With an f32 base at least the mapped file and the f32 weights; the rest is LoRA state and activations.
+        // The default (quantized) keeps the file's types and dequantizes one matrix at a time.
         let memory = try #require(object["training_memory_bytes"] as? Int)
+        let byStorage = try #require(object["training_memory_bytes_by_base_weights"] as? [String: Int])
         let model = try LlamaModel(file: file)
-        #expect(memory > file.fileSize + model.weightBytes)
-        #expect(memory == ModelInspection.estimatedTrainingMemory(file: file, hyperparameters: model.hyperparameters,
-                                                                  sequenceLength: 256, rank: 8))
+        #expect(byStorage["quantized"] == memory)
+        #expect(try #require(byStorage["f32"]) > file.fileSize + model.weightBytes)
+        #expect(memory < byStorage["f32"] ?? 0)
+        for storage in BaseWeightStorage.allCases {
+            #expect(byStorage[storage.rawValue] == ModelInspection.estimatedTrainingMemory(
+                file: file, hyperparameters: model.hyperparameters, sequenceLength: 256, rank: 8, baseWeights: storage))
+        }
         let human = try Executables.run("adapt", ["model", "inspect", url.path])
         #expect(human.status == 0 && human.stdout.contains("chatml") && human.stdout.contains("yes"))
     }

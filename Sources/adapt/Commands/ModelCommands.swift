@@ -52,9 +52,11 @@ enum ModelCommands {
         discussion: """
             The file is read, not loaded. What keeps it from loading here (an architecture, tokenizer or tensor \
             type this build does not support) is listed under unsupported rather than failing; a file that is not \
-            a readable GGUF fails. training_memory_bytes estimates the peak memory of a default training run.
+            a readable GGUF fails. training_memory_bytes estimates the peak memory of a default training run (256 \
+            tokens, rank 8, the base kept quantized); training_memory_bytes_by_base_weights gives it for each --base-weights.
             --json prints {"architecture", "parameters", "tensor_types": {TYPE: count}, "tokenizer", \
-            "chat_format", "context_length", "trainable", "training_memory_bytes", "unsupported": [String]}.
+            "chat_format", "context_length", "trainable", "training_memory_bytes", "training_memory_bytes_by_base_weights": \
+            {quantized, f32}, "unsupported": [String]}.
             """,
         options: [.json],
         positionals: [PositionalSpec("FILE", help: "the GGUF model file")]
@@ -65,7 +67,9 @@ enum ModelCommands {
             return
         }
         let types = inspection.tensorTypes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        let memory = inspection.trainingMemoryBytes.map { String(format: "%.0f MB", Double($0) / 1e6) } ?? "unknown"
+        let memory = inspection.trainingMemoryByBaseWeights.isEmpty ? "unknown" : BaseWeightStorage.allCases.reversed().compactMap { storage in
+            inspection.trainingMemoryByBaseWeights[storage].map { String(format: "%.0f MB", Double($0) / 1e6) + " (\(storage.rawValue) base)" }
+        }.joined(separator: ", ")
         var table = Table("FIELD", "VALUE")
         table.append(["architecture", inspection.architecture ?? "none"])
         table.append(["parameters", String(inspection.parameters)])
