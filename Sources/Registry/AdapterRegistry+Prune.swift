@@ -26,7 +26,7 @@ extension AdapterRegistry {
     }
 
     /// Deletes the adapter files of `lineage`'s versions except the newest `keep`, the active version and every
-    /// version its chain of `parent` links reaches (what rollback walks back through), and the versions whose file
+    /// version its chain of `parent` and `trained_from` links reaches, and the versions whose file
     /// is one of `needed` (what a recorded run reads again when replayed: the caller knows the job table). A file
     /// two versions share goes only when both are pruned. With `dryRun` nothing changes.
     ///
@@ -70,15 +70,30 @@ extension AdapterRegistry {
         }
     }
 
-    /// The newest `keep` versions, the active one and the chain of parents it reaches.
+    /// The adapter files only pruned versions name (none that is not pruned shares them), over `connection`
+    /// (SQLite or PostgreSQL). `adapt gc` owns none of them, even where an old run's train step names one: the
+    /// prune deleted it, and a file that reappears there (a put of the same bytes) is collected again.
+    public static func digestsOnlyPrunedVersionsHold(in connection: any SQLConnection) throws -> Set<Digest> {
+        guard try RegistryPruneSchema.exists(connection) else { return [] }
+        let rows = try connection.query("""
+            SELECT v.adapter_digest FROM registry_versions v JOIN registry_pruned p ON p.version_id = v.id
+            WHERE NOT EXISTS (SELECT 1 FROM registry_versions o WHERE o.adapter_digest = v.adapter_digest
+                              AND NOT EXISTS (SELECT 1 FROM registry_pruned q WHERE q.version_id = o.id))
+            """)
+        return Set(rows.compactMap { $0.string("adapter_digest").flatMap(Digest.init(hex:)) })
+    }
+
+    /// The newest `keep` versions, and the active one with every version its `parent` and `trained_from` links
+    /// reach (what rollback walks back through, and the weights its training started from).
     private func protectedIDs(_ versions: [AdapterVersion], keep: Int, lineage: ShortIdentifier) throws -> Set<Int64> {
         var protected = Set(versions.sorted { $0.number > $1.number }.prefix(keep).map(\.id))
         let byID = Dictionary(uniqueKeysWithValues: versions.map { ($0.id, $0) })
-        var next = try active(lineage: lineage)?.id
+        var waiting = try active(lineage: lineage).map { [$0.id] } ?? []
         var walked = Set<Int64>()
-        while let id = next, walked.insert(id).inserted {
+        while let id = waiting.popLast() {
+            guard walked.insert(id).inserted else { continue }
             protected.insert(id)
-            next = byID[id]?.parentID
+            waiting += [byID[id]?.parentID, byID[id]?.trainedFromID].compactMap { $0 }
         }
         return protected
     }

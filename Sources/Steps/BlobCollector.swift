@@ -8,7 +8,8 @@ import Storage
 /// `adapt gc`: deletes the blobs nothing owns.
 ///
 /// Owners: a run (any digest its jobs' inputs and outputs or its manifest name: snapshots, adapters), a
-/// registry version (its adapter file, retired versions included: adapter files are never rewritten), and a
+/// registry version (its adapter file, retired versions included: adapter files are never rewritten; a version
+/// whose file `registry prune` deleted owns nothing, and neither does a run for that file), and a
 /// checkpoint pointer (of every unfinished job: what a resumed train step
 /// reads). Score-cache rows name adapters by digest but never read the file, so they own nothing. An erased
 /// blob is deleted whoever names it: its text must go (`show` and `replay` say why it is missing).
@@ -70,14 +71,17 @@ public struct BlobCollector {
             Self.digests(in: value, into: &found)
         }
         // A state that never had a job (only `data import`) has no job tables; nothing there owns a blob then.
-        guard try tableExists("jobs") else { return found.union(try registryDigests()) }
+        guard try tableExists("jobs") else {
+            return found.union(try registryDigests()).subtracting(try AdapterRegistry.digestsOnlyPrunedVersionsHold(in: database))
+        }
         for row in try database.query("SELECT input, output FROM jobs") {
             collect(row.string("input"))
             collect(row.string("output"))
         }
         for row in try database.query("SELECT manifest FROM job_runs") { collect(row.string("manifest")) }
         for pointer in try JobQueue.unfinishedCheckpointPointers(in: database).values { Self.digests(in: pointer, into: &found) }
-        return found.union(try registryDigests())
+        // A pruned version's file is owned by nothing, though its night's train step still names it.
+        return found.union(try registryDigests()).subtracting(try AdapterRegistry.digestsOnlyPrunedVersionsHold(in: database))
     }
 
     private func registryDigests() throws -> Set<Digest> {

@@ -1,5 +1,6 @@
 import AdaptCore
 import Foundation
+import Registry
 import ReplayBuffer
 import Storage
 
@@ -55,7 +56,8 @@ public struct PostgresBlobCollector {
                 if let digest = row.digest("adapter_digest") { found.insert(digest) }
             }
         }
-        return found
+        // A pruned version's file is owned by nothing, though its night's train step still names it.
+        return found.subtracting(try AdapterRegistry.digestsOnlyPrunedVersionsHold(in: connection))
     }
 
     private func tableExists(_ name: String) throws -> Bool {

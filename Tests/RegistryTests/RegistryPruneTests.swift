@@ -89,3 +89,18 @@ func aPrunedVersionCannotBePromotedOrRolledBackToAndVerifySaysPrunedNotMissing(_
     let states = try f.registry.verify().map(\.state)
     #expect(states == [.pruned, .ok, .pruned])
 }
+
+@Test(arguments: Backend.allCases)
+func theActiveVersionsWeightsParentKeepsItsFile(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
+    let v1 = try f.registerOne()
+    f.clock.advance(milliseconds: 1000)
+    let v2 = try f.registry.register(adapterData: Data("warm-started from v1".utf8) + Data(repeating: 3, count: 200),
+                                     lineage: RegistryFixture.lineage, trainedFrom: v1.reference,
+                                     metadata: AdapterMetadata(trainingExamples: 10), metrics: RegistryFixture.gate(.better))
+    try f.registry.promoteScored(v2.reference)
+    _ = try f.registerOne()
+    let report = try f.registry.prune(lineage: RegistryFixture.lineage, keep: 0, needed: [], dryRun: false)
+    #expect(report.deletedVersions.map(\.number) == [3])
+    #expect(try f.blobs.contains(v1.adapterDigest))
+}
