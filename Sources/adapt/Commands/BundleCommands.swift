@@ -92,6 +92,10 @@ enum BundleCommands {
         let temporary = a.string("scratch") == nil
         if let scratch = a.string("scratch") {
             scratchURL = URL(fileURLWithPath: scratch)
+            // The replay writes a state's worth of files there: never into the state's own, through a link, or over
+            // the bundle or model it reads.
+            try OutputPath.checkDirectory(scratchURL, option: "scratch", files: [], state: try GlobalOptions.hostState(invocation),
+                                          inputs: [("bundle", URL(fileURLWithPath: path)), ("model", model)])
             if let contents = try? FileManager.default.contentsOfDirectory(atPath: scratch), !contents.isEmpty {
                 throw UsageError("--scratch \(scratch) is not empty; replay needs an empty directory")
             }
