@@ -77,6 +77,8 @@ enum RegistryCommands {
         let retired_at: String?
         /// For an imported adapter: the weights digest an export of the same weights reports.
         var weights_digest: String?
+        /// Its adapter file was deleted by `registry prune` (the row stays); it cannot be made active.
+        var pruned = false
 
         init(_ v: AdapterVersion, active: Bool, parent: AdapterVersion?, trainedFrom: AdapterVersion? = nil, full: Bool) {
             version = v.name
@@ -143,13 +145,20 @@ enum RegistryCommands {
         "registry list", summary: "list adapter versions and which one is active per lineage",
         options: [lineage, .json]
     ) { invocation in
-        let entries = try RegistryService.list(try readingRegistry(invocation), lineage: try invocation.arguments[lineage])
-        let rows = entries.map { VersionJSON($0.version, active: $0.isActive, parent: $0.parent, trainedFrom: $0.trainedFrom, full: false) }
+        let registry = try readingRegistry(invocation)
+        let entries = try RegistryService.list(registry, lineage: try invocation.arguments[lineage])
+        let pruned = try RegistryService.prunedIDs(registry)
+        let rows = entries.map { entry in
+            var row = VersionJSON(entry.version, active: entry.isActive, parent: entry.parent, trainedFrom: entry.trainedFrom, full: false)
+            row.pruned = pruned.contains(entry.version.id)
+            return row
+        }
         if invocation.arguments[.json] { Console.print(JSON.pretty(rows)); return }
         if rows.isEmpty { Console.error("no adapter versions registered"); return }
         var table = Table("LINEAGE", "VERSION", "ACTIVE", "DIGEST", "GATE", "CREATED")
         for (row, v) in zip(rows, entries.map(\.version)) {
-            table.append([row.lineage, row.version, row.active ? "*" : (row.retired ? "retired" : ""), v.adapterDigest.short,
+            let marks = [row.retired ? "retired" : nil, row.pruned ? "pruned" : nil].compactMap { $0 }.joined(separator: ", ")
+            table.append([row.lineage, row.version, row.active ? "*" : marks, v.adapterDigest.short,
                           v.metrics.gate?.outcome.rawValue ?? "-", row.created_at])
         }
         Console.print(table.render())
@@ -162,10 +171,11 @@ enum RegistryCommands {
         let registry = try readingRegistry(invocation)
         let entry = try RegistryService.show(try reference(invocation), in: registry)
         let version = entry.version
-        let json = VersionJSON(version, active: entry.isActive, parent: entry.parent, trainedFrom: entry.trainedFrom, full: true)
+        var json = VersionJSON(version, active: entry.isActive, parent: entry.parent, trainedFrom: entry.trainedFrom, full: true)
+        json.pruned = try RegistryService.prunedIDs(registry).contains(version.id)
         if invocation.arguments[.json] { Console.print(JSON.pretty(json)); return }
         Console.print("""
-            \(json.lineage)/\(json.version)\(json.active ? " (active)" : "")
+            \(json.lineage)/\(json.version)\(json.active ? " (active)" : "")\(json.pruned ? " (pruned: its file was deleted)" : "")
             digest     \(json.digest)
             size       \(json.size) bytes
             parent     \(json.parent ?? "-")
@@ -329,7 +339,8 @@ enum RegistryCommands {
             for r in rows { table.append([r.lineage, r.version, String(r.digest.prefix(12)), r.state]) }
             Console.print(table.render())
         }
-        let bad = results.filter { $0.state != .ok }
+        // A pruned version's file was deleted on purpose: listed as `pruned`, not a failure.
+        let bad = results.filter { $0.state != .ok && $0.state != .pruned }
         if !bad.isEmpty {
             Console.error("adapt: \(bad.count) of \(results.count) adapter files failed verification; restore them from a backup or re-run the train step")
             throw ExitCode.failure
