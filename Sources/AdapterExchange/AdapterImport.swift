@@ -12,10 +12,10 @@ public enum AdapterImport {
         case .ggufLoRA:
             return try GGUFLoRA.adapter(at: url, base: base, expectedRank: expectedRank)
         case .peft:
-            let (weights, config) = try files(url, weights: PEFTFormat.weightsFile, config: PEFTFormat.configFile)
+            let (weights, config) = try files(url, weights: PEFTFormat.weightsFile, config: PEFTFormat.configFile, base: base)
             return try PEFTFormat.adapter(weights: weights, config: config, directory: url.lastPathComponent, base: base, expectedRank: expectedRank)
         case .mlx:
-            let (weights, config) = try files(url, weights: MLXFormat.weightsFile, config: MLXFormat.configFile)
+            let (weights, config) = try files(url, weights: MLXFormat.weightsFile, config: MLXFormat.configFile, base: base)
             return try MLXFormat.adapter(weights: weights, config: config, directory: url.lastPathComponent, base: base, expectedRank: expectedRank)
         }
     }
@@ -54,9 +54,24 @@ public enum AdapterImport {
         }
     }
 
-    static func files(_ directory: URL, weights: String, config: String) throws -> (Data, Data) {
-        func read(_ name: String) throws -> Data {
+    /// The most bytes an adapter's weights file for `base` can hold: f32 LoRA pairs of full rank (min(in, out), past
+    /// which a rank adds nothing) on every projection of every block, and a generous header. A larger file is no
+    /// adapter of this model, and reading it whole would only exhaust memory.
+    static func largestWeightsFile(for base: BaseModelShape) -> Int {
+        let perBlock = base.projections.values.reduce(0) { $0 + min($1.input, $1.output) * ($1.input + $1.output) }
+        return 4 * base.blockCount * perBlock + (1 << 20)
+    }
+
+    /// The largest configuration file read: a few kilobytes in practice.
+    static let largestConfigFile = 1 << 20
+
+    static func files(_ directory: URL, weights: String, config: String, base: BaseModelShape) throws -> (Data, Data) {
+        func read(_ name: String, limit: Int) throws -> Data {
             let url = directory.appendingPathComponent(name)
+            if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int, size > limit {
+                throw AdapterExchangeError.io("\(name) in \(directory.lastPathComponent) is \(size) bytes, more than any adapter of this "
+                                              + "base model can hold (\(limit)); pass the adapter's own directory")
+            }
             let data: Data?
             do { data = try AtomicFile.read(url) } catch {
                 throw AdapterExchangeError.io("cannot read \(name) in \(directory.lastPathComponent): \(error)")
@@ -64,6 +79,6 @@ public enum AdapterImport {
             guard let data else { throw AdapterExchangeError.missingFile(directory: directory.lastPathComponent, file: name) }
             return data
         }
-        return (try read(weights), try read(config))
+        return (try read(weights, limit: largestWeightsFile(for: base)), try read(config, limit: largestConfigFile))
     }
 }

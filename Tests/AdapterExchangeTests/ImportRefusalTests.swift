@@ -207,3 +207,25 @@ func aMissingImportPathIsNamedAsTheAdapterItShouldBe(format: ExchangeFormat) thr
     #expect(refused.stderr.contains("adapter") && refused.stderr.contains("no such file"), "\(refused.stderr)")
     #expect(!refused.stderr.contains("model file") && !refused.stderr.contains("fetch-model"), "\(refused.stderr)")
 }
+
+/// A weights file larger than any adapter of the base model could be is refused by its size, not read whole.
+@Test(arguments: [ExchangeFormat.peft, .mlx])
+func aWeightsFileLargerThanAnyAdapterOfTheModelIsRefusedUnread(format: ExchangeFormat) throws {
+    let cli = ExchangeCLI()
+    let model = try cli.tinyModel(seed: 2, name: "tiny.gguf")
+    let directory = URL(fileURLWithPath: cli.path("huge-\(format.rawValue)"))
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let (weights, config) = format == .peft ? (PEFTFormat.weightsFile, PEFTFormat.configFile) : (MLXFormat.weightsFile, MLXFormat.configFile)
+    try Data("{}".utf8).write(to: directory.appendingPathComponent(config))
+    // 64 GB of holes: nothing is stored on disk, and a whole read would exhaust the memory.
+    let file = directory.appendingPathComponent(weights)
+    FileManager.default.createFile(atPath: file.path, contents: nil)
+    let handle = try FileHandle(forWritingTo: file)
+    try handle.truncate(atOffset: 64 << 30)
+    try handle.close()
+    let option = format == .peft ? "--from-peft" : "--from-mlx"
+    let refused = try cli.run(["registry", "add", "--lineage", "mail", option, directory.path, "--model", model.path])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("more than any adapter of this base model can hold"), "\(refused.stderr)")
+    #expect(try cli.versionCount() == 0)
+}
