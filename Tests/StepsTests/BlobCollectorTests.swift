@@ -113,7 +113,7 @@ import TestSupport
             try fixture.expectSuccess(await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", fixture.pipelinePath,
                                                            "--model", "tiny.gguf", "--night", date]))
             _ = try await fixture.adapt(["work", "--exit-when-idle"])
-            try fixture.expectSuccess(await fixture.adapt(["prune-history", "--older-than", "0"]))
+            try fixture.expectSuccess(await fixture.adapt(["prune-history", "--older-than", "0", "--keep-versions", "3"]))
             _ = try await gc(fixture, ["--min-age", "0"])
             sizes.append(PrivacyScan.size(of: fixture.directory.state.root))
         }
@@ -124,15 +124,26 @@ import TestSupport
         let root = fixture.directory.state.root
         let blobBytes = PrivacyScan.size(of: root.appendingPathComponent("blobs"))
         let databaseBytes = PrivacyScan.size(of: root.appendingPathComponent("adapt.sqlite"))
-        print("state size over 30 nights (bytes): \(sizes); adapter \(adapterBytes) bytes, \(versions.count) versions; "
-              + "at the end: blobs \(blobBytes), database \(databaseBytes)")
-        // What may grow: the registered adapters (one per night; adapter files are never rewritten) and the
-        // database (registry rows, score-cache rows, the privacy-budget ledger, which expires with its
-        // examples). Snapshots, checkpoints and pruned runs' blobs must not accumulate: the blob store holds
-        // exactly the adapters.
-        let registered = versions.compactMap { $0["size"]?.intValue }.reduce(0, +)
-        #expect(blobBytes == registered, "blobs hold \(blobBytes) bytes, the registered adapters \(registered)")
-        let otherGrowth = (sizes[29] - sizes[4]) - 25 * adapterBytes
+        let kept = versions.filter { $0["pruned"]?.boolValue != true }
+        print("state size over 30 nights (bytes): \(sizes); adapter \(adapterBytes) bytes, \(versions.count) versions, "
+              + "\(kept.count) with their file; at the end: blobs \(blobBytes), database \(databaseBytes)")
+        // What may grow: the adapters the registry keeps and the database (registry rows, score-cache rows, the
+        // privacy-budget ledger, which expires with its examples). Snapshots, checkpoints and pruned runs' blobs
+        // must not accumulate: the blob store holds exactly the kept adapters. `--keep-versions 3` keeps the newest
+        // three files, the active version's and those of the versions its parent and trained_from links reach.
+        let keptBytes = kept.compactMap { $0["size"]?.intValue }.reduce(0, +)
+        #expect(blobBytes == keptBytes, "blobs hold \(blobBytes) bytes, the kept adapters \(keptBytes)")
+        let byName = Dictionary(uniqueKeysWithValues: versions.compactMap { v in v["version"]?.stringValue.map { ($0, v) } })
+        var expected = Set(versions.suffix(3).compactMap { $0["version"]?.stringValue })
+        var waiting = versions.filter { $0["active"]?.boolValue == true }.compactMap { $0["version"]?.stringValue }
+        var walked = Set<String>()
+        while let name = waiting.popLast() {
+            guard walked.insert(name).inserted else { continue }
+            expected.insert(name)
+            waiting += [byName[name]?["parent"]?.stringValue, byName[name]?["trained_from"]?.stringValue].compactMap { $0 }
+        }
+        #expect(Set(kept.compactMap { $0["version"]?.stringValue }) == expected)
+        let otherGrowth = (sizes[29] - sizes[4]) - kept.count * adapterBytes
         #expect(otherGrowth <= 25 * 32_768, "besides adapters the state grew \(otherGrowth) bytes in 25 nights: \(sizes)")
     }
 }
