@@ -37,7 +37,8 @@ enum MigrationTables {
         Table(component: "registry", name: "registry_history"),
         Table(component: "registry", name: "registry_gate_reports"),
         Table(component: "registry", name: "score_cache"),
-        Table(component: "registry_pruning", name: "registry_pruned"),
+        // Its schema is a component of its own (`RegistryPruneSchema`), its rows reported with the registry's.
+        Table(component: "registry", name: "registry_pruned"),
     ]
 
     static let sqliteSchemas = [JobSchema.schema, ReplaySchema.schema, RegistrySchema.schema, RegistryPruneSchema.schema]
