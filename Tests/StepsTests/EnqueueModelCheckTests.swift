@@ -90,6 +90,19 @@ import TestSupport
         #expect(result.stderr.contains("is neither a file nor a model"), "\(result.stderr)")
         #expect(try fixture.queue().runs().isEmpty)
     }
+
+    /// A bundle names its base model by file name, and replay refuses one that is not a plain name: such a model
+    /// is refused at enqueue, so no run is recorded that could not be replayed.
+    @Test(arguments: [".hidden.gguf", "two\nlines.gguf"])
+    func enqueueRefusesAModelWhoseFileNameABundleCouldNotCarry(name: String) async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        let model = fixture.directory.file(name)
+        try FileManager.default.copyItem(at: fixture.directory.state.models.appendingPathComponent("tiny.gguf"), to: model)
+        let result = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--model", model.path, "--json"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("a bundle of the run could not name it") && result.stderr.contains("rename the file"), "\(result.stderr)")
+        #expect(try fixture.queue().runs().isEmpty)
+    }
 }
 
 /// A malformed --night or --lineage is a usage error (exit 2), like every other bad argument.
