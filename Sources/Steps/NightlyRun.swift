@@ -66,7 +66,7 @@ public enum NightlyRun {
     /// Throws `StepError.notAModel` unless the file starts with GGUF's magic. Checked at enqueue, reading 4
     /// bytes: a text file given as --model would otherwise be digested into the manifest and fail only when
     /// the train step loads it, hours later.
-    static func requireGGUF(_ url: URL, name: String) throws {
+    public static func requireGGUF(_ url: URL, name: String) throws {
         try RegularFile.requireReadable(url)
         guard let handle = try? FileHandle(forReadingFrom: url) else {
             throw CoreError.fileUnreadable(path: name, reason: "permission denied")

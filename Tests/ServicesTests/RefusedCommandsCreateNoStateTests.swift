@@ -14,6 +14,8 @@ import TestSupport
         ["data", "policy", "--lineage", "mail", "--ttl-days", "-1"],
         ["data", "release", "--lineage", "mail", "--source", "inbox"],
         ["enqueue", "nightly", "--lineage", "mail", "--model", "no-such-model.gguf"],
+        ["enqueue", "nightly", "--lineage", "mail", "--model", "EXAMPLES"],
+        ["registry", "add", "--lineage", "mail", "--from-peft", "no-such-directory"],
         ["replay", "run-1"],
         ["cancel", "run-1"],
         ["retry", "job-1"],
