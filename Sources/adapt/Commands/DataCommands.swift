@@ -78,7 +78,7 @@ enum DataCommands {
         } else {
             if FileManager.default.fileExists(atPath: path) { try RegularFile.requireReadable(URL(fileURLWithPath: path)) }
             guard let contents = FileManager.default.contents(atPath: path) else {
-                throw CoreError.fileUnreadable(path: path, reason: "no such file, or it is not readable")
+                throw CoreError.fileUnreadable(path: path, reason: UnreadablePath.reason(path))
             }
             data = contents
         }
@@ -360,7 +360,7 @@ enum DataCommands {
             }
             for export in report.activeExports {
                 if let failure = export.failure {
-                    Console.print("\(export.lineage): the active export was not updated (\(failure)); 'adapt work' rewrites it when it starts")
+                    Console.print("\(export.lineage): the active export was not updated (\(TerminalText.escaped(failure))); 'adapt work' rewrites it when it starts")
                 } else {
                     for line in export.lines { Console.print("\(export.lineage): \(line)") }
                 }

@@ -297,7 +297,7 @@ enum RegistryCommands {
     static func report(_ moved: RegistryService.PointerResult) {
         for line in moved.exportNotes { Console.error("adapt: \(line)") }
         if let failure = moved.exportFailure {
-            Console.error("adapt: the active export of \(moved.change.lineage) was not updated: \(failure)")
+            Console.error("adapt: the active export of \(moved.change.lineage) was not updated: \(TerminalText.escaped(failure))")
         }
     }
 
