@@ -27,8 +27,8 @@ public typealias JobBody = @Sendable (Claim, JobContext) async throws -> JobResu
 
 /// A running job's view of the world beyond its input: progress events and cancellation.
 ///
-/// The body's task is also cancelled (Swift task cancellation) when the run is cancelled, the lease is lost or
-/// the worker must stop at once, so `Task.sleep` and `Task.checkCancellation()` end the body promptly.
+/// The body's task is also cancelled (Swift task cancellation) when the run is cancelled, the lease is lost, the
+/// attempt runs past its timeout or the worker must stop at once, so `Task.sleep` and `Task.checkCancellation()` end the body promptly.
 public final class JobContext: Sendable {
     public let claim: Claim
     let queue: any JobEngine
@@ -38,6 +38,8 @@ public final class JobContext: Sendable {
         package var runCancelled = false
         package var leaseLost = false
         package var stopNow = false
+        /// The attempt ran past the worker's job timeout (`WorkerOptions.jobTimeoutMilliseconds`).
+        package var timedOut = false
     }
 
     package init(claim: Claim, queue: any JobEngine) {
@@ -49,8 +51,11 @@ public final class JobContext: Sendable {
     public var isRunCancelled: Bool { flags.withLock { $0.runCancelled } }
     /// The lease is gone: nothing this body returns will be recorded.
     public var isLeaseLost: Bool { flags.withLock { $0.leaseLost } }
+    /// The attempt ran past its timeout: it will be failed as timed out (and retried by its policy) whatever it returns
+    /// but a success.
+    public var isTimedOut: Bool { flags.withLock { $0.timedOut } }
     /// Any reason to stop now.
-    public var isCancelled: Bool { flags.withLock { $0.runCancelled || $0.leaseLost || $0.stopNow } }
+    public var isCancelled: Bool { flags.withLock { $0.runCancelled || $0.leaseLost || $0.stopNow || $0.timedOut } }
 
     /// Appends a progress event to the job's history (fenced by the claim's token like every other write).
     public func progress(_ message: String) throws {
@@ -66,5 +71,6 @@ public final class JobContext: Sendable {
     package func markRunCancelled() { flags.withLock { $0.runCancelled = true } }
     package func markLeaseLost() { flags.withLock { $0.leaseLost = true } }
     package func markStopNow() { flags.withLock { $0.stopNow = true } }
+    package func markTimedOut() { flags.withLock { $0.timedOut = true } }
     package var snapshot: Flags { flags.withLock { $0 } }
 }

@@ -5,7 +5,9 @@ import JobQueue
 ///
 /// A thread rather than a task: a job body may keep every cooperative thread busy with computation (the
 /// train step does), and a missed heartbeat would lose the lease. When a heartbeat finds the run cancelled
-/// or the lease lost, the monitor flags the job's context and calls its `interrupt` (which cancels the body).
+/// or the lease lost, or the attempt past its deadline (the worker's job timeout), the monitor flags the job's
+/// context and calls its `interrupt` (which cancels the body). A timed-out body that has not returned after the
+/// grace period gets no more heartbeats: its lease runs out and the job is rescued.
 ///
 /// A heartbeat that finds the database unreachable (a server restarting, a cut link) is not left to the next
 /// interval on a broken connection: the monitor says so through the worker's `OutageBackoff`, shared with its
@@ -30,11 +32,27 @@ final class HeartbeatMonitor: @unchecked Sendable {
         let context: JobContext
         let interrupt: @Sendable () -> Void
         var due: Int64
+        /// When the attempt times out (`WorkerOptions.jobTimeoutMilliseconds`), nil without a timeout.
+        let deadline: Int64?
+
+        /// The next time the monitor must look at this job: its heartbeat, its deadline, or the end of the grace
+        /// a timed-out body has to return.
+        func nextLook(grace: Int64) -> Int64 {
+            guard let deadline else { return due }
+            return min(due, context.isTimedOut ? deadline + grace : deadline)
+        }
     }
 
-    init(queue: any WorkerEngine, outage: OutageBackoff) {
+    /// How long a timed-out body has to return before its lease is left to expire.
+    private let graceMilliseconds: Int64
+    private let hungBody: @Sendable (JobID) -> Void
+
+    init(queue: any WorkerEngine, outage: OutageBackoff, graceMilliseconds: Int64 = 30_000,
+         hungBody: @escaping @Sendable (JobID) -> Void = { _ in }) {
         self.queue = queue
         self.outage = outage
+        self.graceMilliseconds = graceMilliseconds
+        self.hungBody = hungBody
     }
 
     static func interval(_ claim: Claim) -> Int64 { max(1, claim.leaseMilliseconds / 3) }
@@ -53,11 +71,12 @@ final class HeartbeatMonitor: @unchecked Sendable {
         }
     }
 
-    func watch(_ context: JobContext, interrupt: @escaping @Sendable () -> Void) {
+    func watch(_ context: JobContext, deadline: Int64? = nil, interrupt: @escaping @Sendable () -> Void) {
         condition.withLock {
             let due = queue.clock.nowMilliseconds() + Self.interval(context.claim)
-            entries[context.claim.jobID] = Entry(context: context, interrupt: interrupt, due: due)
-            if due < wakeAt { condition.broadcast() }
+            let entry = Entry(context: context, interrupt: interrupt, due: due, deadline: deadline)
+            entries[context.claim.jobID] = entry
+            if entry.nextLook(grace: graceMilliseconds) < wakeAt { condition.broadcast() }
         }
     }
 
@@ -77,8 +96,8 @@ final class HeartbeatMonitor: @unchecked Sendable {
 
     /// The entries due at `now`, each rescheduled a third of its lease later. Call with `condition` locked.
     private func takeDue(now: Int64) -> [Entry] {
-        let due = entries.values.filter { $0.due <= now }
-        for entry in due {
+        let due = entries.values.filter { $0.nextLook(grace: graceMilliseconds) <= now }
+        for entry in due where entry.due <= now {
             entries[entry.context.claim.jobID]?.due = now + Self.interval(entry.context.claim)
         }
         return due
@@ -92,7 +111,7 @@ final class HeartbeatMonitor: @unchecked Sendable {
                 let now = queue.clock.nowMilliseconds()
                 due = takeDue(now: now)
                 if !due.isEmpty { break }
-                let next = entries.values.map(\.due).min()
+                let next = entries.values.map { $0.nextLook(grace: graceMilliseconds) }.min()
                 // Real time: the clock may be a test's manual clock, so never wait long without a look.
                 let wait = next.map { min(max($0 - now, 1), 1_000) } ?? 1_000
                 wakeAt = now + wait
@@ -137,6 +156,20 @@ final class HeartbeatMonitor: @unchecked Sendable {
 
     /// One heartbeat; throws only what `beat(_:)` must tell apart (the database unreachable, or another error).
     private func beat(_ entry: Entry) throws {
+        if let deadline = entry.deadline {
+            let now = queue.clock.nowMilliseconds()
+            if now >= deadline, !entry.context.isTimedOut {
+                entry.context.markTimedOut()
+                entry.interrupt()
+            }
+            if entry.context.isTimedOut, now >= deadline + graceMilliseconds {
+                // The body ignored its interruption: no more heartbeats, so the lease runs out and the job is
+                // rescued for its next attempt.
+                forget(entry.context.claim.jobID)
+                hungBody(entry.context.claim.jobID)
+                return
+            }
+        }
         do {
             switch try queue.heartbeat(entry.context.claim, leaseMilliseconds: entry.context.claim.leaseMilliseconds) {
             case .extended: break

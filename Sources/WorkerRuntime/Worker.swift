@@ -21,6 +21,15 @@ public struct WorkerOptions: Sendable {
     public var pollMicroseconds: Int
     /// Where the worker says what it did (one line per event); nil keeps it quiet.
     public var log: (@Sendable (String) -> Void)?
+    /// How long one attempt's body may run (River's job timeout, Temporal's start-to-close); nil: no limit. Past
+    /// it the body is interrupted as a cancelled run is (its task cancelled, `JobContext.isCancelled` true) and
+    /// the attempt is failed as "timed out after N s", retried by the job's retry policy.
+    public var jobTimeoutMilliseconds: Int64?
+    /// How long a timed-out body has to return. Past it the worker stops extending the job's lease, so the lease
+    /// runs out and the job is rescued for another attempt, and calls `hungBody` (a worker process ends itself
+    /// there, so its supervisor starts a fresh one: a body that ignores cancellation cannot be stopped otherwise).
+    public var hungBodyGraceMilliseconds: Int64 = 30_000
+    public var hungBody: (@Sendable (JobID) -> Void)?
 
     public init(kinds: [String], owner: String = WorkerOptions.defaultOwner(), leaseMilliseconds: Int64 = 30_000,
                 leaseOverridesJobs: Bool = false, concurrency: Int = 1, exitWhenIdle: Bool = false,
@@ -127,7 +136,10 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         self.options = options
         self.body = body
         outage = OutageBackoff(log: options.log)
-        monitor = HeartbeatMonitor(queue: queue, outage: outage)
+        monitor = HeartbeatMonitor(queue: queue, outage: outage, graceMilliseconds: options.hungBodyGraceMilliseconds) { id in
+            options.log?("\(id) did not return within \(options.hungBodyGraceMilliseconds) ms of its timeout; its lease is left to expire")
+            options.hungBody?(id)
+        }
         let state = Locked(State())
         self.state = state
         waiter = queue.workSignal(for: options.claimRequest, pollMicroseconds: options.pollMicroseconds) { claim in
@@ -365,7 +377,8 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         let interrupter = Interrupter()
         withUnsafeCurrentTask { interrupter.arm($0) }
         state.withLock { $0.interrupters[claim.jobID] = interrupter }
-        monitor.watch(context) { interrupter.fire() }
+        let deadline = options.jobTimeoutMilliseconds.map { queue.clock.nowMilliseconds() + $0 }
+        monitor.watch(context, deadline: deadline) { interrupter.fire() }
         // A stop request that arrived between the claim and the registration above must still reach this job.
         if state.withLock({ $0.stopRequests >= 2 }) { context.markStopNow(); interrupter.fire() }
         let result: Result<JobResult, Error>
@@ -440,6 +453,9 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
             options.log?("released \(claim.jobID)")
             return (.released, nil)
         }
+        if flags.timedOut, let timeout = options.jobTimeoutMilliseconds {
+            return (try failed(claim, error: Self.timedOut(timeout), retryable: true, after: nil), nil)
+        }
         switch result {
         case .success(.completed):
             preconditionFailure("handled above")
@@ -458,6 +474,12 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         case let .failure(error):
             return (try failed(claim, error: "\(error)", retryable: !(error is CancellationError), after: nil), nil)
         }
+    }
+
+    /// The error of an attempt that ran past its timeout, in whole seconds when it is some.
+    static func timedOut(_ milliseconds: Int64) -> String {
+        let seconds = milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : String(format: "%.3f", Double(milliseconds) / 1000)
+        return "timed out after \(seconds) s"
     }
 
     private func failed(_ claim: Claim, error: String, retryable: Bool, after: Int64?) throws -> JobOutcome {
