@@ -23,8 +23,8 @@ import TestSupport
     let result = try Executables.run("adapt", ["--state", state, "data", "import", file.path, "--lineage", "mail"])
     #expect(result.status == 1)
     #expect(result.stderr.contains(#"line 2: key "completion" appears twice in one object (in $)"#), "\(result.stderr)")
-    let list = try Executables.run("adapt", ["--state", state, "data", "list", "--json"])
-    #expect(try JSON.decode(JSONValue.self, from: list.stdout, context: "list").arrayValue?.isEmpty == true)
+    // A refused first import creates no state at all.
+    #expect(!FileManager.default.fileExists(atPath: state))
 }
 
 @Test func aRunDescriptionWithARepeatedKeyIsRefusedAndNothingIsEnqueued() throws {
@@ -33,7 +33,7 @@ import TestSupport
     let file = dir.file("run.json")
     try Data("{\"kind\": \"noop\",\n \"steps\": [{\"name\": \"a\", \"kind\": \"noop\", \"max_attempts\": 1,\n \"max_attempts\": 9}]}".utf8).write(to: file)
     // A state with a job table, so that an empty listing afterwards means nothing was enqueued.
-    #expect(try Executables.run("adapt", ["--state", state, "rescue"]).status == 0)
+    #expect(try Executables.run("adapt", ["--state", state, "data", "policy", "--lineage", "mail", "--max-uses", "2"]).status == 0)
     let result = try Executables.run("adapt", ["--state", state, "enqueue", "run", file.path])
     #expect(result.status == 1)
     #expect(result.stderr.contains(#"key "max_attempts" appears twice in one object at line 3 (in $.steps[0])"#), "\(result.stderr)")

@@ -111,7 +111,7 @@ func problems(_ json: String) -> [String] {
     let found = problems(json)
     #expect(found.count == 5)
     #expect(found.contains("nmae is not a known field; did you mean name?"))
-    #expect(found.contains("train.alpha must be a positive number, got -1"))
+    #expect(found.contains("train.alpha must be a number above 0 and at most 1000000, got -1"))
 }
 
 @Test func malformedJSONSaysWhere() {
