@@ -109,11 +109,12 @@ extension Pipeline {
         let chatFormat = readChatFormat(o)
         let baseWeights = o.choice("base_weights", default: d.baseWeights)
         let forwardProducts = o.choice("forward_products", default: d.forwardProducts)
+        let initFrom = o.choice("init", default: d.initFrom ?? .active)
         return TrainParameters(steps: steps, rank: rank, alpha: alpha, dropout: dropout, targets: targets,
                                learningRate: learningRate, schedule: schedule, warmupSteps: warmup, batchSize: batch,
                                gradAccumulation: accumulation, maxLength: maxLength, checkpointInterval: interval,
                                earlyStopping: earlyStopping, blasThreads: threads, chatFormat: chatFormat,
-                               baseWeights: baseWeights, forwardProducts: forwardProducts)
+                               baseWeights: baseWeights, forwardProducts: forwardProducts, initFrom: initFrom)
     }
 
     /// `chat_format`: absent or null for the model's own template.

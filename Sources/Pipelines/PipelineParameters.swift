@@ -109,6 +109,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     public var baseWeights: BaseWeights
     /// How the forward passes of both steps multiply a base kept quantized; written into both steps' inputs.
     public var forwardProducts: ForwardProductsChoice
+    /// `init`: what the candidate starts from; nil in a step planned before the field, which trained from zero.
+    public var initFrom: TrainInit?
 
     /// The training numbers default to `TrainingDefaults` (shared with `adapt train`); the rest are the pipeline's own.
     public init(steps: Int = TrainingDefaults.steps, rank: Int = TrainingDefaults.rank, alpha: Double = TrainingDefaults.alpha,
@@ -117,7 +119,9 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                 warmupSteps: Int = TrainingDefaults.warmupSteps, batchSize: Int = TrainingDefaults.batchSize,
                 gradAccumulation: Int = 1, maxLength: Int = 256, checkpointInterval: Int = 10,
                 earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1, chatFormat: ChatFormat? = nil,
-                baseWeights: BaseWeights = .quantized, forwardProducts: ForwardProductsChoice = .int8) {
+                baseWeights: BaseWeights = .quantized, forwardProducts: ForwardProductsChoice = .int8,
+                initFrom: TrainInit? = .active) {
+        self.initFrom = initFrom
         self.chatFormat = chatFormat
         self.baseWeights = baseWeights
         self.forwardProducts = forwardProducts
@@ -143,6 +147,7 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         case gradAccumulation = "grad_accumulation", maxLength = "max_length"
         case checkpointInterval = "checkpoint_interval", earlyStopping = "early_stopping", blasThreads = "blas_threads"
         case chatFormat = "chat_format", baseWeights = "base_weights", forwardProducts = "forward_products"
+        case initFrom = "init"
     }
 
     /// Decodes a step input or a run's resolved definition. Without `base_weights` it was planned before the
@@ -163,8 +168,12 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                   blasThreads: try c.decode(Int.self, forKey: .blasThreads),
                   chatFormat: try c.decodeIfPresent(ChatFormat.self, forKey: .chatFormat),
                   baseWeights: try c.decodeIfPresent(BaseWeights.self, forKey: .baseWeights) ?? .f32,
-                  forwardProducts: try c.decodeIfPresent(ForwardProductsChoice.self, forKey: .forwardProducts) ?? .sgemm)
+                  forwardProducts: try c.decodeIfPresent(ForwardProductsChoice.self, forKey: .forwardProducts) ?? .sgemm,
+                  initFrom: try c.decodeIfPresent(TrainInit.self, forKey: .initFrom))
     }
+
+    /// What the candidate starts from: a step planned before `init` existed trained from zero.
+    public var initialWeights: TrainInit { initFrom ?? .fresh }
 
     /// Writes `early_stopping: null` rather than leaving the key out, so a resolved file shows it.
     public func encode(to encoder: Encoder) throws {
@@ -190,6 +199,8 @@ public struct TrainParameters: Sendable, Equatable, Codable {
         try c.encode(baseWeights, forKey: .baseWeights)
         // Always written too: absent means the sgemm of the runs planned before it.
         try c.encode(forwardProducts, forKey: .forwardProducts)
+        // Written whenever set (every pipeline read from a file sets it): absent means the runs before it, from zero.
+        try c.encodeIfPresent(initFrom, forKey: .initFrom)
     }
 }
 

@@ -102,6 +102,8 @@ extension Pipeline {
                 "sample_size": .int(sample.sampleSize), "held_out_fraction": .double(sample.heldOutFraction),
                 "max_uses_per_example": .int(privacy.maxUsesPerExample),
                 "max_tokens_per_night": .int(privacy.maxTokensPerNight),
+                // The sample step fixes the night's weights parent (the active version) when train starts from it.
+                TrainInit.sampleField: .string(train.initialWeights.rawValue),
             ]
         case .train:
             var fields = Self.objectFields(train)

@@ -40,11 +40,14 @@ public enum StepInputCheck {
         case .sample:
             _ = Pipeline.readSample(section(keys(of: SampleParameters())))
             _ = Pipeline.readPrivacy(section(keys(of: PrivacyBudget())))
+            // Absent in steps planned before warm starts: those fix no weights parent.
+            _ = ObjectReader(path: "", fields: fields.filter { $0.key == TrainInit.sampleField }, reader: reader)
+                .choice(TrainInit.sampleField, default: TrainInit.fresh)
         case .train:
             // `chat_format` is optional: absent, the model's template formats the examples. `base_weights` too:
             // absent, the step keeps the base in f32, as every step planned before the field did; and
-            // `forward_products`: absent, sgemm.
-            let optional = ["chat_format", "base_weights", "forward_products"]
+            // `forward_products`: absent, sgemm; `init`: absent, from zero.
+            let optional = ["chat_format", "base_weights", "forward_products", "init"]
             _ = Pipeline.readTrain(section(keys(of: TrainParameters()).filter { !optional.contains($0) }, optional: optional))
             requirePresent(["device"], in: fields, path: "", kind: kind, reader: reader)
             if let device = fields["device"] {

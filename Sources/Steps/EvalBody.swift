@@ -160,7 +160,8 @@ public enum EvalBody {
             throw StepError.malformedOutput(step: StepKind.train.rawValue, field: "input")
         }
         let sample = try context.snapshot(try context.output(of: SampleOutput.self).trainSnapshot, field: "train_snapshot")
-        let validation = TrainingPlan.validationCount(examples: sample.count, earlyStopping: trained.earlyStopping != nil)
+        let validation = TrainingPlan.validationCount(examples: sample.count, earlyStopping: trained.earlyStopping != nil,
+                                                      smallSamples: trained.initFrom != nil)
         return try SourceAttribution.measure(scorer: scorer, candidate: candidate, heldOut: heldOut,
                                              training: Array(sample.dropLast(validation)), lineage: lineage, since: since,
                                              until: until, learningRate: trained.learningRate, database: context.environment.database)

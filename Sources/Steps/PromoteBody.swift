@@ -15,6 +15,8 @@ import Storage
 /// transaction is rolled back and the step retries (and then registers without promoting, reason
 /// `incumbent_moved`).
 ///
+/// The version registered records its weights parent (`trained_from`): the version the train step started from.
+///
 /// Version numbers depend on the registry's whole history, not on this run's inputs, so they are reported
 /// under `registry` (shown, not compared by replay); the compared result is the decision and the adapter.
 public enum PromoteBody {
@@ -35,6 +37,16 @@ public enum PromoteBody {
         }
         let registry = try AdapterRegistry(connection: environment.database, blobs: environment.blobs, clock: environment.clock)
         let activeBefore = try registry.active(lineage: lineage)
+        // No step improved on the starting weights: the candidate is its weights parent (or the base model) again,
+        // so nothing is registered and nothing moves; the output says why.
+        if train.keptParent == true {
+            environment.log("nothing to promote: training kept its starting weights (no step improved the validation loss)")
+            return .completed(StepOutput(
+                PromoteOutput(outcome: eval.outcome, promoted: false, reason: "kept_parent", adapterBlob: blob,
+                              inputs: PromoteOutput.Inputs(activeAdapter: ComparedAdapter(activeBefore?.adapterDigest))),
+                registry: ["version": .null, "active_before": activeBefore.map { .string($0.name) } ?? .null,
+                           "active_after": activeBefore.map { .string($0.name) } ?? .null]))
+        }
         let stillCompared = ComparedAdapter(activeBefore?.adapterDigest) == ComparedAdapter(eval.incumbent?.adapterBlob)
         let promote = eval.outcome == .better && stillCompared
         let number = (try registry.versions(lineage: lineage).map(\.number).max() ?? 0) + 1
@@ -52,6 +64,7 @@ public enum PromoteBody {
                 throw StepError.incumbentMoved(lineage: lineage.value, expected: activeBefore?.name ?? "base", actual: active?.name ?? "base")
             }
             let version = try registry.register(adapterData: data, lineage: lineage, parent: active?.reference,
+                                                trainedFrom: try weightsParent(of: train, in: registry),
                                                 metadata: metadata, metrics: metrics)
             guard version.number == number else {
                 throw StepError.versionRace(lineage: lineage.value, expected: number, actual: version.number)
@@ -87,6 +100,16 @@ public enum PromoteBody {
                 "active_after": promote ? .string("v\(number)") : (activeBefore.map { .string($0.name) } ?? .null),
             ],
             finalize: finalize, afterCommit: promote ? exportActive : nil))
+    }
+
+    /// The version the candidate started from (the train step's `init.from`), when this registry holds it with the
+    /// adapter the step read; nil for a candidate trained from zero, and in a replay's scratch registry, which holds
+    /// only the active adapter under numbers of its own (registry facts are not compared).
+    static func weightsParent(of train: TrainOutput, in registry: AdapterRegistry) throws -> VersionReference? {
+        guard let name = train.initialization?.from, let digest = train.inputs.weightsParent,
+              let reference = try? VersionReference(parsing: name),
+              let version = try? registry.version(reference), version.adapterDigest == digest else { return nil }
+        return version.reference
     }
 
     static func metadata(_ context: StepContext, train: TrainOutput, sample: SampleOutput) throws -> AdapterMetadata {

@@ -57,6 +57,9 @@ public struct RecordedRun: Sendable {
         switch StepKind(rawValue: step.kind) {
         case .prune:
             return [("inputs.buffer_snapshot", try PruneOutput(jobOutput: step.output).inputs.bufferSnapshot)]
+        case .sample:
+            guard case let .some(.some(parent)) = try SampleOutput(jobOutput: step.output).weightsParent else { return [] }
+            return [("weights_parent.adapter_blob", parent.adapterBlob)]
         case .eval:
             return try EvalOutput(jobOutput: step.output).incumbent.map { [("incumbent.adapter_blob", $0.adapterBlob)] } ?? []
         case .promote:

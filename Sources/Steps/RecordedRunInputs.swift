@@ -4,13 +4,13 @@ import Storage
 
 extension RecordedRun {
     /// Every blob a recorded run of the job table reads again when replayed (`inputBlobs`: buffer snapshots, the
-    /// eval step's incumbent adapter, the adapter active before a promote step), over the runs `connection` still
+    /// sample step's weights parent, the eval step's incumbent adapter, the adapter active before a promote step), over the runs `connection` still
     /// holds. `adapt registry prune` keeps the adapters among them: deleting one would make its run unreplayable.
     public static func blobsReadOnReplay(in connection: any SQLConnection) throws -> Set<Digest> {
         guard try jobTableExists(connection) else { return [] }
         let rows = try connection.query(
-            "SELECT id, name, kind, input, output FROM jobs WHERE state = 'succeeded' AND kind IN (?, ?, ?) AND output IS NOT NULL",
-            StepKind.prune.rawValue, StepKind.eval.rawValue, StepKind.promote.rawValue)
+            "SELECT id, name, kind, input, output FROM jobs WHERE state = 'succeeded' AND kind IN (?, ?, ?, ?) AND output IS NOT NULL",
+            StepKind.prune.rawValue, StepKind.sample.rawValue, StepKind.eval.rawValue, StepKind.promote.rawValue)
         var found = Set<Digest>()
         for row in rows {
             guard let id = row.int64("id"), let kind = row.string("kind"), let text = row.string("output") else { continue }

@@ -281,6 +281,9 @@ public struct RunReplay {
             let digest = try PruneOutput(jobOutput: step.output).inputs.bufferSnapshot
             let dump = try LineageDump.decode(try copy(digest), context: "buffer snapshot \(digest.short)")
             try ReplayStore(database: environment.database, clock: environment.clock).restore(dump)
+        case .sample:
+            // The adapter the train step starts from, as the sample step fixed it.
+            if case let .some(.some(parent)) = try SampleOutput(jobOutput: step.output).weightsParent { _ = try copy(parent.adapterBlob) }
         case .eval:
             if let incumbent = try EvalOutput(jobOutput: step.output).incumbent { _ = try copy(incumbent.adapterBlob) }
         case .promote:

@@ -1,5 +1,6 @@
 import AdaptCore
 import Pipelines
+import Registry
 import ReplayBuffer
 import Storage
 
@@ -15,6 +16,12 @@ import Storage
 /// budget's uses and the held-out top-up are written by `finalize`, in the job's fenced completion
 /// transaction, which draws again and must get the same sample. A worker that lost its lease spends no
 /// budget; its snapshot blobs are referenced by nothing.
+///
+/// Weights parent (issue 42): when the train step starts from the active version (`train_init: active` in this
+/// step's input), the sample step fixes which one, once, in its output (`weights_parent`: `{version,
+/// adapter_blob}`, or null with no active version): the train step reads it from here, and a replay reads the
+/// recorded one, so a resumed or replayed train step starts from the same weights whatever the registry says
+/// since. A refused candidate never becomes active, so it is never a weights parent.
 public enum SampleBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
         let environment = context.environment
@@ -29,6 +36,7 @@ public enum SampleBody {
                                  maxUses: budget.maxUsesPerExample, heldOutRule: try context.heldOutRule(),
                                  gateMinimum: context.gateMinimumPairs()))
         let report = plan.report
+        let weightsParent = try self.weightsParent(context, lineage: common.lineage)
         let finalize: @Sendable (any SQLConnection) throws -> Void = { db in
             guard try SampleStep.apply(plan.request, in: db) == report else {
                 try SampleStep.discardErased(plan, store: store, blobs: environment.blobs)
@@ -36,6 +44,17 @@ public enum SampleBody {
             }
             environment.log("sampled \(report.trainExamples) training and \(report.heldOutExamples) held-out example(s)")
         }
-        return .completed(StepOutput(report as SampleOutput, finalize: finalize))
+        return .completed(StepOutput(SampleOutput(report: report, weightsParent: weightsParent), finalize: finalize))
+    }
+
+    /// The night's weights parent: nil (the field left out) for a run planned before warm starts, `.some(nil)`
+    /// when it trains from zero; in a replay, the recorded one.
+    static func weightsParent(_ context: StepContext, lineage: String) throws -> SampleOutput.WeightsParent?? {
+        guard let choice = context.input[TrainInit.sampleField] else { return nil }
+        if let recorded = try context.recordedOutput(SampleOutput.self) { return recorded.weightsParent }
+        guard choice.stringValue == TrainInit.active.rawValue, let name = ShortIdentifier(lineage) else { return .some(nil) }
+        let registry = try AdapterRegistry(connection: context.environment.database, blobs: context.environment.blobs)
+        guard let active = try registry.active(lineage: name) else { return .some(nil) }
+        return .some(SampleOutput.WeightsParent(version: active.reference.description, adapterBlob: active.adapterDigest))
     }
 }

@@ -15,6 +15,8 @@ import Training
 ///   written with its fencing token, so a worker that lost its lease cannot move it). A worker that
 ///   claims a step another worker lost resumes from the newest checkpoint that verifies; the Training
 ///   module guarantees the resumed run ends bit-identical to an uninterrupted one.
+/// - Weights parent (`train.init: active`): the candidate starts from the adapter the sample step fixed, when it
+///   fits this run; else from zero, with the reason in the output's `init`.
 /// - Output (`TrainOutput`): the adapter (`adapter_digest`, as `adapt train` reports it, and `adapter_blob`, its
 ///   name in the blob store: both the SHA-256 of the whole file), the loss curve and the validation losses. Nothing is registered here: the promote step
 ///   registers the candidate in its completion transaction.
@@ -30,7 +32,8 @@ public enum TrainBody {
         let snapshot = try context.output(of: SampleOutput.self).trainSnapshot
         let examples = try context.snapshot(snapshot, field: "train_snapshot")
         guard !examples.isEmpty else { throw StepError.nothingToTrain(lineage: try PlannedInput(context.input).lineage) }
-        let validation = TrainingPlan.validationCount(examples: examples.count, earlyStopping: plan.configuration.earlyStopping != nil)
+        let validation = TrainingPlan.validationCount(examples: examples.count, earlyStopping: plan.configuration.earlyStopping != nil,
+                                                      smallSamples: plan.parameters.initFrom != nil)
         var configuration = plan.configuration
         if validation == 0 { configuration.earlyStopping = nil }
         let trainingExamples = examples.dropLast(validation).map(Self.example)
@@ -49,8 +52,9 @@ public enum TrainBody {
             throw StepError.modelChanged(name: modelName, expected: expected, actual: run.baseModelDigest)
         }
 
+        let (parent, initialization) = try weightsParent(context, plan: plan, run: run)
         let store = BlobCheckpointStore(blobs: environment.blobs, pointer: context.checkpointPointer)
-        let trainer = try run.trainer(store: store, clock: environment.clock)
+        let trainer = try run.trainer(store: store, clock: environment.clock, startingFrom: parent)
         var state = trainer.freshState()
         var resumedFrom = 0
         let resumption = try trainer.resume()
@@ -138,11 +142,31 @@ public enum TrainBody {
                 bestStep: state.bestEvaluation?.step, trainingExamples: run.training.count, validationExamples: run.heldOut.count,
                 truncatedExamples: run.truncatedCount, droppedExamples: run.droppedCount, trainingTokens: state.tokens,
                 configDigest: configuration.digest, chatConvention: run.formatter.convention.rawValue,
-                inputs: TrainOutput.Inputs(baseModel: run.baseModelDigest, trainSnapshot: snapshot)),
+                inputs: TrainOutput.Inputs(baseModel: run.baseModelDigest, trainSnapshot: snapshot, weightsParent: parent?.digest),
+                initialization: initialization,
+                // Said only by runs planned with `init`: no step beat the starting weights, nothing new to promote.
+                keptParent: initialization == nil ? nil : state.keptStartingWeights),
             timing: [
                 "seconds": .double(seconds), "resumed_from_step": .int(resumedFrom),
                 "tokens_per_second": .double(seconds > 0 ? Double(state.tokens - startTokens) / seconds : 0),
             ]))
+    }
+
+    /// What the candidate starts from (`train.init`): the weights parent the sample step fixed when it fits this
+    /// run, else nothing, with the reason. A step planned before `init` existed trains from zero and records nothing.
+    static func weightsParent(_ context: StepContext, plan: TrainingPlan, run: LoRATrainingRun) throws
+        -> (parent: WeightsParent?, initialization: TrainOutput.Initialization?) {
+        guard let choice = plan.parameters.initFrom else { return (nil, nil) }
+        guard choice == .active else { return (nil, TrainOutput.Initialization(from: nil, reason: .initFresh)) }
+        guard case let .some(.some(fixed)) = try context.output(of: SampleOutput.self).weightsParent else {
+            return (nil, TrainOutput.Initialization(from: nil, reason: .noActiveVersion))
+        }
+        let parent = try WeightsParent(data: try context.environment.blobs.get(fixed.adapterBlob), name: fixed.version)
+        if let mismatch = run.mismatch(with: parent) {
+            context.environment.log("training from zero: \(fixed.version) does not fit this run (\(mismatch.reason))")
+            return (nil, TrainOutput.Initialization(from: nil, reason: .incompatible, mismatch: "\(fixed.version): \(mismatch.reason)"))
+        }
+        return (parent, TrainOutput.Initialization(from: fixed.version, reason: .activeVersion))
     }
 
     /// A progress note with the trainer's figures (the smoothed loss, speed and time left).

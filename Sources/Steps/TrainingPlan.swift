@@ -24,6 +24,7 @@ public struct TrainingPlan: Sendable {
         lora = LoRAConfig(rank: parameters.rank, alpha: Float(parameters.alpha), dropout: Float(parameters.dropout),
                           targets: LoRATargets.projections(parameters.targets))
         let schedule: Training.LearningRateSchedule
+        let plannedWithInit = parameters.initFrom != nil
         switch parameters.schedule {
         case .constant: schedule = parameters.warmupSteps > 0 ? .linearWarmup(warmup: parameters.warmupSteps) : .constant
         case .cosine: schedule = .cosine(warmup: parameters.warmupSteps, floor: 0.1)
@@ -33,7 +34,10 @@ public struct TrainingPlan: Sendable {
             steps: parameters.steps, batchSize: parameters.batchSize, gradientAccumulation: parameters.gradAccumulation,
             learningRate: parameters.learningRate, schedule: schedule, seed: common.seed, maxLength: parameters.maxLength,
             threads: parameters.blasThreads, adapter: AdapterSettings(),
-            earlyStopping: parameters.earlyStopping.map { Training.EarlyStopping(every: $0.everySteps, patience: $0.patience) },
+            // Runs planned with `init` measure their starting weights too (step 0): a night may keep them.
+            earlyStopping: parameters.earlyStopping.map {
+                Training.EarlyStopping(every: $0.everySteps, patience: $0.patience, evaluatesAtStart: plannedWithInit)
+            },
             checkpointEvery: parameters.checkpointInterval)
         chatFormat = try Self.chatConvention(parameters.chatFormat)
         var check = configuration
@@ -52,9 +56,11 @@ public struct TrainingPlan: Sendable {
 
     /// Early stopping measures a validation slice of tonight's sample: its last eighth (at least one example),
     /// which is then not trained on tonight. The lineage's held-out set is never used for it, so the gate's
-    /// examples stay unseen by every decision of the run. Under 8 examples there is no slice and no early stop.
-    public static func validationCount(examples: Int, earlyStopping: Bool) -> Int {
-        guard earlyStopping, examples >= 8 else { return 0 }
+    /// examples stay unseen by every decision of the run. A run planned with `train.init` (`smallSamples`) keeps a
+    /// slice from 2 examples up, so a night of a few examples can still keep its starting weights; one planned
+    /// before had none under 8 examples, and replays that way.
+    public static func validationCount(examples: Int, earlyStopping: Bool, smallSamples: Bool = false) -> Int {
+        guard earlyStopping, examples >= (smallSamples ? 2 : 8) else { return 0 }
         return max(1, examples / 8)
     }
 }

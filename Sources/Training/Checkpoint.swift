@@ -235,8 +235,10 @@ public struct Checkpoint: Sendable, Equatable {
         guard !tokenOverflow, meta.tokens <= tokenBound else {
             throw malformed("tokens", "is \(meta.tokens), more than \(sequences) sequences of at most \(config.maxLength) tokens hold")
         }
-        guard meta.evaluations.allSatisfy({ $0.step >= 1 && $0.step <= meta.step }) else {
-            throw malformed("evaluations", "name steps outside 1…\(meta.step)")
+        // Step 0 is the starting weights, measured only when the configuration asks for it.
+        let firstEvaluated = meta.configuration.earlyStopping?.evaluatesAtStart == true ? 0 : 1
+        guard meta.evaluations.allSatisfy({ $0.step >= firstEvaluated && $0.step <= meta.step }) else {
+            throw malformed("evaluations", "name steps outside \(firstEvaluated)…\(meta.step)")
         }
 
         let state = TrainingState(parameters: parameters,

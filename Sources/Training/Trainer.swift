@@ -208,6 +208,11 @@ public struct Trainer: Sendable {
         let startTime = clock.nowMilliseconds()
         let startTokens = state.tokens, startStep = state.step
         let last = min(configuration.steps, stopAfter ?? configuration.steps)
+        // The starting weights are measured first when asked: the best of the run may be where it started.
+        if let rules = configuration.earlyStopping, rules.evaluatesAtStart, state.step == 0, state.evaluations.isEmpty,
+           last > 0, shouldContinue() {
+            _ = evaluate(&state, rules: rules, report: progress)
+        }
         while state.step < last, !state.stoppedEarly, shouldContinue() {
             let result = try step(&state, order: &order)
             // Nothing non-finite is ever reported, evaluated or checkpointed: the last checkpoint stays usable.

@@ -3,16 +3,39 @@ import Adapters
 
 /// Early stopping on held-out loss: evaluate every `every` steps, stop after `patience` evaluations in a row
 /// that did not improve the best loss by more than `minDelta`, and keep the best weights.
+///
+/// `evaluatesAtStart`: evaluate the starting weights too (step 0), before the first step, so a run in which no step
+/// improves on them hands back its starting weights (a warm start keeps its parent: "no change" is a possible
+/// night). Encoded only when set, so the configurations (and digests) of runs without it are what they were.
 public struct EarlyStopping: Sendable, Equatable, Codable {
     public var every: Int
     public var patience: Int
     public var minDelta: Double
+    public var evaluatesAtStart: Bool
 
     public init(every: Int = TrainingDefaults.earlyStoppingEvery, patience: Int = TrainingDefaults.earlyStoppingPatience,
-                minDelta: Double = 0) {
+                minDelta: Double = 0, evaluatesAtStart: Bool = false) {
         self.every = every
         self.patience = patience
         self.minDelta = minDelta
+        self.evaluatesAtStart = evaluatesAtStart
+    }
+
+    enum CodingKeys: String, CodingKey { case every, patience, minDelta, evaluatesAtStart }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(every: try c.decode(Int.self, forKey: .every), patience: try c.decode(Int.self, forKey: .patience),
+                  minDelta: try c.decode(Double.self, forKey: .minDelta),
+                  evaluatesAtStart: try c.decodeIfPresent(Bool.self, forKey: .evaluatesAtStart) ?? false)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(every, forKey: .every)
+        try c.encode(patience, forKey: .patience)
+        try c.encode(minDelta, forKey: .minDelta)
+        if evaluatesAtStart { try c.encode(true, forKey: .evaluatesAtStart) }
     }
 }
 

@@ -64,6 +64,9 @@ public struct TrainingState: Sendable, Equatable {
     /// The weights a run hands out: the best held-out ones when there were evaluations, else the latest.
     public var result: NamedTensors { best ?? parameters }
 
+    /// True when no step improved on the starting weights' held-out loss (evaluated at step 0), so `result` is them.
+    public var keptStartingWeights: Bool { bestEvaluation?.step == 0 }
+
     /// Bitwise equality of every float (see `NamedTensors.bitwiseEqual`) and equality of everything else.
     public func bitwiseEqual(_ other: TrainingState) -> Bool {
         func same(_ a: NamedTensors?, _ b: NamedTensors?) -> Bool {

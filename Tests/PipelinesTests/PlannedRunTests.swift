@@ -43,11 +43,14 @@ let night = Night(year: 2026, month: 11, day: 30)!
     func keys(_ kind: String) -> Set<String> { Set(run.steps.first { $0.kind == kind }?.input.objectValue?.keys ?? [:].keys) }
     let common: Set<String> = ["lineage", "night", "seed"]
     #expect(keys("prune") == common.union(["ttl_days"]))
-    #expect(keys("sample") == common.union(["sample_size", "held_out_fraction", "max_uses_per_example", "max_tokens_per_night"]))
+    #expect(keys("sample") == common.union(["sample_size", "held_out_fraction", "max_uses_per_example", "max_tokens_per_night",
+                                            "train_init"]))
     #expect(keys("train") == common.union(["steps", "rank", "alpha", "dropout", "targets", "learning_rate", "schedule",
                                            "warmup_steps", "batch_size", "grad_accumulation", "max_length",
                                            "checkpoint_interval", "early_stopping", "blas_threads", "base_weights", "forward_products", "device",
-                                           "prompt_markers"]))
+                                           "prompt_markers", "init"]))
+    // Warm starts by default: the sample step fixes the active version as the weights parent.
+    #expect(run.steps[1].input["train_init"] == .string("active") && run.steps[2].input["init"] == .string("active"))
     #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "max_length", "blas_threads",
                                           "base_weights", "forward_products", "prompt_markers"]))
     #expect(keys("promote") == common)
@@ -121,4 +124,20 @@ func nightsThatAreNotCalendarDatesAreRefused(_ bad: String) {
     #expect(try PlannedInput.parameters(DevicePolicy.self, from: input("train")["device"]!) == pipeline.device)
     #expect(try PlannedInput.parameters(EvalParameters.self, from: input("eval")) == pipeline.eval)
     #expect(throws: (any Error).self) { try PlannedInput.parameters(TrainParameters.self, from: input("eval")) }
+}
+
+@Test func trainInitIsReadCheckedAndAbsentInputsMeanFromZero() throws {
+    let fresh = try Pipeline(json: JSON.decode(JSONValue.self, from: Data(#"{"train": {"init": "fresh"}}"#.utf8), context: "pipeline"))
+    #expect(fresh.train.initFrom == .fresh)
+    #expect(try plan(pipeline: fresh, lineage: "mail", night: night, seed: 7).steps[1].input["train_init"] == .string("fresh"))
+    #expect(throws: PipelineError.self) {
+        try Pipeline(json: JSON.decode(JSONValue.self, from: Data(#"{"train": {"init": "parent"}}"#.utf8), context: "pipeline"))
+    }
+    // A train input planned before the field reads as from zero.
+    var input = try #require(plan(pipeline: .nightly, lineage: "mail", night: night, seed: 7).steps[2].input.objectValue)
+    input["init"] = nil
+    #expect(try PlannedInput.parameters(TrainParameters.self, from: .object(input)).initialWeights == .fresh)
+    #expect(StepInputCheck.problems(.object(input), kind: .train).isEmpty)
+    input["init"] = .string("parent")
+    #expect(!StepInputCheck.problems(.object(input), kind: .train).isEmpty)
 }

@@ -14,13 +14,14 @@ import TestSupport
 /// The scenario: night 1 trains on the logbook lineage and is promoted (v1). Then two sources arrive: `junk`
 /// (strings of random letters and digits, unlike anything the lineage says) and `night-6` (in the lineage's
 /// voice). Every example may be trained on once, so night 2 trains on those two sources alone and comes out
-/// worse than v1; the attribution blames `junk` and not `night-6`.
+/// worse than v1; the attribution blames `junk` and not `night-6`. Night 2 trains from zero (`train.init: fresh`):
+/// started from v1, two small sources do not undo what v1 learnt, and the night comes out better.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct QuarantineStepTests {
     static func pipeline(onWorse: String) -> String {
         """
         {"seed": 7,
          "train": {"steps": 16, "checkpoint_interval": 4, "batch_size": 2, "warmup_steps": 2, "max_length": 96,
-                   "early_stopping": null, "learning_rate": 0.01},
+                   "early_stopping": null, "learning_rate": 0.01, "init": "fresh"},
          "eval": {"on_worse": "\(onWorse)"},
          "device": {"min_available_memory_mb": 64}}
         """

@@ -8,8 +8,49 @@ public struct TrainOutput: StepResult, Equatable {
     public struct Inputs: Codable, Sendable, Equatable {
         public var baseModel: Digest
         public var trainSnapshot: Digest
+        /// The adapter the candidate started from; left out for one trained from zero.
+        public var weightsParent: Digest?
 
-        enum CodingKeys: String, CodingKey { case baseModel = "base_model", trainSnapshot = "train_snapshot" }
+        public init(baseModel: Digest, trainSnapshot: Digest, weightsParent: Digest? = nil) {
+            self.baseModel = baseModel
+            self.trainSnapshot = trainSnapshot
+            self.weightsParent = weightsParent
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case baseModel = "base_model", trainSnapshot = "train_snapshot", weightsParent = "weights_parent"
+        }
+    }
+
+    /// What the candidate started from (`train.init`): `from` the weights parent (`lineage/vN`), or null with the
+    /// reason it trained from zero.
+    public struct Initialization: Codable, Sendable, Equatable {
+        /// `active_version` (started from it), `init_fresh` (the pipeline says so), `no_active_version`, or
+        /// `incompatible` (then `mismatch` names the field: `rank 16 (this run: 8)`).
+        public enum Reason: String, Codable, Sendable {
+            case activeVersion = "active_version", initFresh = "init_fresh", noActiveVersion = "no_active_version"
+            case incompatible
+        }
+
+        public var from: String?
+        public var reason: Reason
+        public var mismatch: String?
+
+        public init(from: String?, reason: Reason, mismatch: String? = nil) {
+            self.from = from
+            self.reason = reason
+            self.mismatch = mismatch
+        }
+
+        // `from` is an explicit null when training from zero, so the shape never changes.
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(from, forKey: .from)
+            try c.encode(reason, forKey: .reason)
+            try c.encodeIfPresent(mismatch, forKey: .mismatch)
+        }
+
+        enum CodingKeys: String, CodingKey { case from, reason, mismatch }
     }
 
     /// One early-stopping evaluation.
@@ -38,9 +79,15 @@ public struct TrainOutput: StepResult, Equatable {
     public var configDigest: Digest
     public var chatConvention: String
     public var inputs: Inputs
+    /// nil for a run planned before `train.init` existed (it trained from zero and records nothing).
+    public var initialization: Initialization?
+    /// True when no step improved the validation loss of the starting weights (measured at step 0): the adapter
+    /// holds them unchanged and promote registers nothing. nil in runs planned before `train.init`.
+    public var keptParent: Bool?
 
     enum CodingKeys: String, CodingKey {
         case steps, losses, inputs
+        case initialization = "init", keptParent = "kept_parent"
         case adapterDigest = "adapter_digest", adapterBlob = "adapter_blob", stoppedEarly = "stopped_early"
         case validationLosses = "validation_losses", bestStep = "best_step", trainingExamples = "training_examples"
         case validationExamples = "validation_examples", truncatedExamples = "truncated_examples"
@@ -51,7 +98,9 @@ public struct TrainOutput: StepResult, Equatable {
     public init(adapterDigest: Digest, adapterBlob: Digest, steps: Int, losses: [Double], stoppedEarly: Bool,
                 validationLosses: [ValidationLoss], bestStep: Int?, trainingExamples: Int, validationExamples: Int,
                 truncatedExamples: Int, droppedExamples: Int, trainingTokens: Int, configDigest: Digest,
-                chatConvention: String, inputs: Inputs) {
+                chatConvention: String, inputs: Inputs, initialization: Initialization? = nil, keptParent: Bool? = nil) {
+        self.initialization = initialization
+        self.keptParent = keptParent
         self.adapterDigest = adapterDigest
         self.adapterBlob = adapterBlob
         self.steps = steps
@@ -83,7 +132,9 @@ public struct TrainOutput: StepResult, Equatable {
             droppedExamples: try c.decode(Int.self, forKey: .droppedExamples),
             trainingTokens: try c.decode(Int.self, forKey: .trainingTokens),
             configDigest: try c.decode(Digest.self, forKey: .configDigest),
-            chatConvention: try c.decode(String.self, forKey: .chatConvention), inputs: try c.decode(Inputs.self, forKey: .inputs))
+            chatConvention: try c.decode(String.self, forKey: .chatConvention), inputs: try c.decode(Inputs.self, forKey: .inputs),
+            initialization: try c.decodeIfPresent(Initialization.self, forKey: .initialization),
+            keptParent: try c.decodeIfPresent(Bool.self, forKey: .keptParent))
     }
 
     // By hand so that `best_step` is an explicit null without early stopping, as the step always wrote it.
@@ -104,5 +155,7 @@ public struct TrainOutput: StepResult, Equatable {
         try c.encode(configDigest, forKey: .configDigest)
         try c.encode(chatConvention, forKey: .chatConvention)
         try c.encode(inputs, forKey: .inputs)
+        try c.encodeIfPresent(initialization, forKey: .initialization)
+        try c.encodeIfPresent(keptParent, forKey: .keptParent)
     }
 }
