@@ -118,6 +118,8 @@ public struct JobControl: Sendable {
         public var concurrency: Int
         public var exitWhenIdle: Bool
         public var pollMicroseconds: Int
+        /// How long one attempt may run (`WorkerOptions.jobTimeoutMilliseconds`); nil: no limit.
+        public var jobTimeoutMilliseconds: Int64?
 
         public init(kinds: [String], leaseMilliseconds: Int64, leaseOverridesJobs: Bool, concurrency: Int, exitWhenIdle: Bool,
                     pollMicroseconds: Int) {
@@ -134,10 +136,17 @@ public struct JobControl: Sendable {
 
     private static func work<Engine: WorkerEngine>(_ request: WorkerRequest, on queue: Engine,
                                                    log: @escaping @Sendable (String) -> Void) async throws -> (owner: String, summary: WorkerSummary) {
-        let options = WorkerOptions(
+        var options = WorkerOptions(
             kinds: request.kinds, leaseMilliseconds: request.leaseMilliseconds, leaseOverridesJobs: request.leaseOverridesJobs,
             concurrency: request.concurrency, exitWhenIdle: request.exitWhenIdle, pollMicroseconds: request.pollMicroseconds,
             log: log)
+        options.jobTimeoutMilliseconds = request.jobTimeoutMilliseconds
+        // A body deaf to its timeout cannot be stopped from inside the process: the process ends (exit 3), its lease
+        // runs out, and the job is rescued for its next attempt (by a supervisor's fresh worker, or any other).
+        options.hungBody = { id in
+            log("\(id) ignored its timeout; exiting so that a fresh worker takes over")
+            exit(3)
+        }
         let handlers = Self.handlers
         let worker = Worker(queue: queue, options: options) { claim, context in
             guard let body = handlers[claim.kind] else { return .discard(error: "no handler for kind \(claim.kind)") }

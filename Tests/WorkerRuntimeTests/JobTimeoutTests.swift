@@ -95,3 +95,25 @@ import WorkerRuntime
         #expect(try queue.job(id).state != .running)
     }
 }
+
+/// `adapt worker --timeout-ms` as a real process: a noop job sleeping ten minutes is failed as timed out on each
+/// attempt, then discarded, and the worker exits once idle.
+@Test func theWorkerCommandFailsAJobPastItsTimeoutOnEveryAttemptThenDiscardsIt() async throws {
+    let directory = TemporaryDirectory("job-timeout-process")
+    let state = directory.file("state").path
+    func adapt(_ arguments: [String]) async throws -> ProcessResult {
+        try await Executables.runAsync("adapt", ["--state", state, "--durability", "normal"] + arguments)
+    }
+    let enqueued = try await adapt(["enqueue", "noop", "--sleep-ms", "600000", "--max-attempts", "2", "--json"])
+    #expect(enqueued.status == 0, "\(enqueued.stderr)")
+    let started = ContinuousClock.now
+    let worker = try await adapt(["worker", "--kinds", "noop", "--exit-when-idle", "--timeout-ms", "300", "--json"])
+    #expect(worker.status == 0, "\(worker.stderr)")
+    #expect(ContinuousClock.now - started < .seconds(Slowdown.minutes(1) * 60), "the worker waited for the sleeping body")
+    let summary = try JSON.decode(JSONValue.self, from: worker.stdout, context: "worker --json")
+    #expect(summary["failed"]?.intValue == 1 && summary["discarded"]?.intValue == 1, "\(summary)")
+    let jobs = try JSON.decode(JSONValue.self, from: try await adapt(["jobs", "--json"]).stdout, context: "jobs").arrayValue ?? []
+    let id = try #require(jobs.first?["id"]?.stringValue)
+    let shown = try JSON.decode(JSONValue.self, from: try await adapt(["show", id, "--json"]).stdout, context: "show")
+    #expect(shown["state"]?.stringValue == "discarded" && shown["error"]?.stringValue == "timed out after 0.300 s", "\(shown)")
+}

@@ -104,7 +104,7 @@ enum JobCommands {
 
     static let worker = Command(
         "worker", summary: "claim and run jobs until stopped (SIGINT/SIGTERM: finish the current job; twice: release it)",
-        options: [Work.kinds, Work.exitWhenIdle, Work.lease, Work.concurrency, Work.poll, Work.verbose, .json]
+        options: [Work.kinds, Work.exitWhenIdle, Work.lease, Work.concurrency, Work.poll, Work.timeout, Work.verbose, .json]
     ) { invocation in
         let a = invocation.arguments
         let kinds = try a[Work.kinds]
@@ -117,7 +117,9 @@ enum JobCommands {
         let request = JobControl.WorkerRequest(
             kinds: kinds, leaseMilliseconds: Int64(try a[Work.lease]), leaseOverridesJobs: a.given(Work.lease),
             concurrency: try a[Work.concurrency], exitWhenIdle: a[Work.exitWhenIdle], pollMicroseconds: try a[Work.poll])
-        let (owner, summary) = try await control(invocation).work(request) { line in
+        var timed = request
+        timed.jobTimeoutMilliseconds = try a[Work.timeout]
+        let (owner, summary) = try await control(invocation).work(timed) { line in
             if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { Console.error("worker: \(line)") }
         }
         if a[.json] {
@@ -143,6 +145,15 @@ enum JobCommands {
         static let poll = Option("poll-us", value: "US", default: 1_000, in: 50...1_000_000,
                                  help: "where inotify is unavailable: how often an idle worker looks for commits")
         static let verbose = Flag("verbose", help: "log every claim and completion on stderr")
+        static let timeout = Option<Int64?>(
+            "timeout-ms", value: "MS", default: nil,
+            help: "fail an attempt running longer as 'timed out' (retried by its policy); a body deaf to it for 30 s more ends the worker (exit 3)"
+        ) { text in
+            guard let milliseconds = Int64(text), (1...604_800_000).contains(milliseconds) else {
+                throw UsageError("must be a whole number of milliseconds from 1 to 604800000 (7 days), got \(text)")
+            }
+            return milliseconds
+        }
     }
 
     static let cancel = Command(
