@@ -116,4 +116,35 @@ import TestSupport
         let replay = try await fixture.adapt(["replay", run, "--check", "--json"])
         #expect(replay.status == 0, "\(replay.stdout) \(replay.stderr)")
     }
+
+    @Test func aNightWhoseStepsNeverBeatTheParentKeepsItAndPromotesNothing() async throws {
+        let fixture = try await PipelineFixture.make()
+        // Night 2 measures v1's weights first, then takes steps far too large to improve on them.
+        let harsh = fixture.directory.file("harsh.json")
+        try Data("""
+            {"seed": 7, "train": {"steps": 8, "batch_size": 2, "warmup_steps": 0, "max_length": 96, "schedule": "constant",
+                                  "early_stopping": {"every_steps": 1, "patience": 1}, "learning_rate": 0.5},
+             "device": {"min_available_memory_mb": 64}}
+            """.utf8).write(to: harsh)
+        let first = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let night1 = try fixture.outputs(first)
+        try #require(night1["promote"]?["promoted"]?.boolValue == true, "the first night must promote for this test")
+        let result = try await fixture.adapt(["enqueue", "nightly", "--lineage", "logbook", "--pipeline", harsh.path,
+                                              "--model", "tiny.gguf", "--night", "2026-12-01", "--json"])
+        try fixture.expectSuccess(result)
+        let run = try #require(try JSON.decode(JSONValue.self, from: result.stdout, context: "enqueue")["run_id"]?.stringValue)
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let outputs = try fixture.outputs(run)
+        let train = try #require(outputs["train"])
+        #expect(train["init"]?["from"] == .string("logbook/v1"))
+        #expect(train["validation_losses"]?.arrayValue?.first?["step"] == .int(0))
+        #expect(train["best_step"] == .int(0) && train["kept_parent"] == .bool(true))
+        #expect(outputs["promote"]?["promoted"] == .bool(false) && outputs["promote"]?["reason"] == .string("kept_parent"))
+        // Nothing registered, v1 still active, and the night replays equal.
+        let versions = try await Self.registry(fixture)
+        #expect(versions.count == 1 && versions.first?["active"] == .bool(true))
+        let replay = try await fixture.adapt(["replay", run, "--check", "--json"])
+        #expect(replay.status == 0, "\(replay.stdout) \(replay.stderr)")
+    }
 }
