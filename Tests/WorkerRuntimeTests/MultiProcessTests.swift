@@ -86,7 +86,8 @@ import TestSupport
     }
 
     @Test func anEnqueuerKilledMidStreamLeavesEveryRunItCommittedWhole() async throws {
-        try await adapt(["rescue"])  // creates the state (a command that only reads would refuse a missing one)
+        // Creates and migrates the state: a worker with nothing to do (commands that only read or change a state need one).
+        try await adapt(["worker", "--kinds", "noop", "--exit-when-idle"])
         // One commit per run, as fast as they go: the kill lands between, or in the middle of, WAL writes.
         let enqueuer = try Executables.start("adapt", ["--state", state, "--durability", "normal", "enqueue", "noop",
                                                        "--count", "10000000", "--separate-runs"], outputIn: directory.url)
@@ -174,7 +175,7 @@ import TestSupport
     }
 
     @Test func concurrentEnqueuersWithOneUniqueKeyMakeOneRun() async throws {
-        try await adapt(["rescue"])  // create and migrate the database first
+        try await adapt(["worker", "--kinds", "noop", "--exit-when-idle"])  // create and migrate the database first
         let processes = try (0..<6).map { _ in
             try Executables.start("adapt", ["--state", state, "enqueue", "noop", "--count", "5", "--unique-key", "night", "--json"],
                                   outputIn: directory.url)
@@ -189,7 +190,7 @@ import TestSupport
     }
 
     @Test func anIdleWorkerBarelyUsesTheCPU() async throws {
-        try await adapt(["rescue"])
+        try await adapt(["worker", "--kinds", "noop", "--exit-when-idle"])  // create and migrate the database first
         let process = try worker([])
         try await Task.sleep(for: .milliseconds(500))
         let before = try cpuSeconds(process.pid)
