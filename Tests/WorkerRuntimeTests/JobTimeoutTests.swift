@@ -109,7 +109,9 @@ import WorkerRuntime
     let started = ContinuousClock.now
     let worker = try await adapt(["worker", "--kinds", "noop", "--exit-when-idle", "--timeout-ms", "300", "--json"])
     #expect(worker.status == 0, "\(worker.stderr)")
-    #expect(ContinuousClock.now - started < .seconds(Slowdown.minutes(1) * 60), "the worker waited for the sleeping body")
+    // Well short of the body's ten minutes, with room for a machine so busy that the body misses its interruption
+    // and waits out the grace and its lease on both attempts (seen: 89 s beside the whole parallel suite).
+    #expect(ContinuousClock.now - started < .seconds(Slowdown.minutes(5) * 60), "the worker waited for the sleeping body")
     let summary = try JSON.decode(JSONValue.self, from: worker.stdout, context: "worker --json")
     #expect(summary["failed"]?.intValue == 1 && summary["discarded"]?.intValue == 1, "\(summary)")
     let jobs = try JSON.decode(JSONValue.self, from: try await adapt(["jobs", "--json"]).stdout, context: "jobs").arrayValue ?? []
