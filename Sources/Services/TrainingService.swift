@@ -115,7 +115,10 @@ public enum TrainingService {
         var heldOut: [TrainingExample] = []
         if let url = request.heldOut {
             heldOut = try self.examples(at: url)
-            configuration.earlyStopping = Training.EarlyStopping(every: request.evalEvery, patience: request.patience)
+            // A run that starts from given weights measures them first, so that no step beating them hands them back
+            // (the nightly train step does the same); one from zero starts measuring at its first evaluation.
+            configuration.earlyStopping = Training.EarlyStopping(every: request.evalEvery, patience: request.patience,
+                                                                 evaluatesAtStart: request.initAdapter != nil)
         } else if request.earlyStoppingGiven {
             throw RequestError.earlyStoppingNeedsHeldOut
         }

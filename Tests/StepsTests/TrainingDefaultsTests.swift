@@ -49,6 +49,10 @@ import Training
         #expect(expected.maxLength == 256 && expected.threads == 1)
         expected.seed = 0
         expected.maxLength = 512
+        // And the evaluation of the starting weights, which a night plans to keep its weights parent when no step
+        // beats it, and adapt train does only when started from an adapter (--init-adapter).
+        #expect(expected.earlyStopping?.evaluatesAtStart == true)
+        expected.earlyStopping?.evaluatesAtStart = false
         #expect(recorded == expected.numericSettings)
         #expect(recorded["steps"] == .int(TrainingDefaults.steps))
     }
@@ -63,7 +67,7 @@ import Training
         #expect(configuration.adapter.rank == TrainingDefaults.rank)
         #expect(configuration.adapter.alpha == Float(TrainingDefaults.alpha))
         #expect(configuration.earlyStopping == Training.EarlyStopping(every: TrainingDefaults.earlyStoppingEvery,
-                                                                      patience: TrainingDefaults.earlyStoppingPatience))
+                                                                      patience: TrainingDefaults.earlyStoppingPatience, evaluatesAtStart: true))
     }
 
     /// Replay runs a step with the input its run recorded, every parameter spelled out, so a run planned before
@@ -81,7 +85,8 @@ import Training
         let train = try #require(run.steps.first { $0.kind == "train" })
         let configuration = try TrainingPlan(input: train.input).configuration
         #expect(configuration.steps == 200 && configuration.learningRate == 1e-3 && configuration.batchSize == 4)
-        #expect(configuration.earlyStopping == Training.EarlyStopping(every: 25, patience: 3))
+        // Planned now, with `init`: it measures its starting weights too.
+        #expect(configuration.earlyStopping == Training.EarlyStopping(every: 25, patience: 3, evaluatesAtStart: true))
         #expect(try TrainingPlan(input: train.input).lora.dropout == 0)
         // The manifest holds the resolved definition: read back, it has the digest the run recorded, whatever
         // the built-in defaults are now.
