@@ -14,9 +14,19 @@ extension AdapterRegistry {
 
     /// Versions (of any lineage) whose recorded training dataset is one of `datasets`: the adapters trained on
     /// a snapshot (`AdapterMetadata.dataset`, the sample step's training snapshot the train step read).
+    ///
+    /// A version's weights carry what its whole `trained_from` chain trained on, so every version that started from
+    /// one of those weights (at any remove) is listed too.
     public func versions(trainedOn datasets: Set<Digest>) throws -> [AdapterVersion] {
         guard !datasets.isEmpty else { return [] }
-        return try versions().filter { $0.metadata.dataset.map(datasets.contains) ?? false }
+        let all = try versions()
+        var tainted = Set(all.filter { $0.metadata.dataset.map(datasets.contains) ?? false }.map(\.id))
+        // Versions are numbered in registration order and a weights parent is registered before its children,
+        // so one pass in id order reaches every descendant.
+        for version in all.sorted(by: { $0.id < $1.id }) {
+            if let parent = version.trainedFromID, tainted.contains(parent) { tainted.insert(version.id) }
+        }
+        return all.filter { tainted.contains($0.id) }
     }
 
     /// Retires `targets` in one transaction (a savepoint inside the caller's). A lineage whose active version is

@@ -77,6 +77,9 @@ public struct AdapterRegistry: Sendable {
         if let weightsParent, weightsParent.lineage != lineage {
             throw RegistryError.parentInAnotherLineage(parent: weightsParent.reference.description, lineage: lineage.value)
         }
+        if let weightsParent, weightsParent.isRetired {
+            throw RegistryError.weightsParentRetired(lineage: lineage.value, version: weightsParent.name)
+        }
         let digest = try blobs.put(adapterData)
         let now = clock.nowMilliseconds()
         return try connection.transaction {

@@ -20,6 +20,8 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     case gateReportForAnotherAdapter(lineage: String, version: String, reportAdapter: String, versionAdapter: String)
     /// The version was retired (trained on erased examples) and cannot be made active again.
     case versionRetired(lineage: String, version: String)
+    /// A candidate started from a version that was retired meanwhile: its weights carry the erased text too.
+    case weightsParentRetired(lineage: String, version: String)
     /// The version's adapter file was deleted by `adapt registry prune`; its row stays for the history.
     case versionPruned(lineage: String, version: String)
 
@@ -54,6 +56,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
             return "the adapter file is empty; pass the file the train step wrote"
         case let .inconsistentGateReport(reason):
             return "the gate report is inconsistent: \(reason); pass the report 'adapt gate --json' printed, unedited"
+        case let .weightsParentRetired(lineage, version):
+            return "the candidate was trained from \(lineage)/\(version), which was retired (trained on erased examples), so it "
+                + "carries that text too and is not registered; the next night trains from the version now active"
         case let .versionRetired(lineage, version):
             return "\(lineage)/\(version) was retired (it was trained on erased examples) and cannot be made active; "
                 + "promote another version, or train a new one"

@@ -47,6 +47,16 @@ public enum PromoteBody {
                 registry: ["version": .null, "active_before": activeBefore.map { .string($0.name) } ?? .null,
                            "active_after": activeBefore.map { .string($0.name) } ?? .null]))
         }
+        // Started from a version retired since (`data forget --retire-adapters`): the candidate's weights carry the
+        // erased text as its parent's do, so it is not registered, and the output says why.
+        if let parent = try weightsParent(of: train, in: registry), try registry.version(parent).isRetired {
+            environment.log("nothing to promote: the candidate started from \(parent), retired since")
+            return .completed(StepOutput(
+                PromoteOutput(outcome: eval.outcome, promoted: false, reason: "parent_retired", adapterBlob: blob,
+                              inputs: PromoteOutput.Inputs(activeAdapter: ComparedAdapter(activeBefore?.adapterDigest))),
+                registry: ["version": .null, "active_before": activeBefore.map { .string($0.name) } ?? .null,
+                           "active_after": activeBefore.map { .string($0.name) } ?? .null]))
+        }
         let stillCompared = ComparedAdapter(activeBefore?.adapterDigest) == ComparedAdapter(eval.incumbent?.adapterBlob)
         let promote = eval.outcome == .better && stillCompared
         let number = (try registry.versions(lineage: lineage).map(\.number).max() ?? 0) + 1
@@ -63,9 +73,13 @@ public enum PromoteBody {
             guard active?.id == activeBefore?.id else {
                 throw StepError.incumbentMoved(lineage: lineage.value, expected: activeBefore?.name ?? "base", actual: active?.name ?? "base")
             }
+            let trainedFrom = try weightsParent(of: train, in: registry)
+            // Retired between the check above and this transaction: the next attempt completes as parent_retired.
+            if let trainedFrom, try registry.version(trainedFrom).isRetired {
+                throw StepError.incumbentMoved(lineage: lineage.value, expected: activeBefore?.name ?? "base", actual: "a retired weights parent")
+            }
             let version = try registry.register(adapterData: data, lineage: lineage, parent: active?.reference,
-                                                trainedFrom: try weightsParent(of: train, in: registry),
-                                                metadata: metadata, metrics: metrics)
+                                                trainedFrom: trainedFrom, metadata: metadata, metrics: metrics)
             guard version.number == number else {
                 throw StepError.versionRace(lineage: lineage.value, expected: number, actual: version.number)
             }

@@ -61,3 +61,29 @@ func registryListPrintsTrainedFromAndNullForAVersionTrainedFromZero() throws {
     let shown = try cli.json(["registry", "show", "mail/v2"])
     #expect(shown["trained_from"] == .string("v1"))
 }
+
+/// A version's weights carry what its whole `trained_from` chain trained on: erasure lists every version that
+/// started, at any remove, from one that saw the erased text, and nothing trained from a retired version is
+/// registered.
+@Test(arguments: Backend.allCases)
+func erasureListsEveryVersionDescendedByWeightsFromOneThatSawTheText(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
+    let lineage = RegistryFixture.lineage
+    let snapshots = (1...3).map { Digest.sha256(Data("snapshot \($0)".utf8)) }
+    func register(_ name: String, from parent: AdapterVersion?, dataset: Digest) throws -> AdapterVersion {
+        try f.registry.register(adapterData: Data(name.utf8), lineage: lineage, trainedFrom: parent?.reference,
+                                metadata: AdapterMetadata(dataset: dataset))
+    }
+    let v1 = try register("v1", from: nil, dataset: snapshots[0])
+    let v2 = try register("v2", from: v1, dataset: snapshots[1])
+    let v3 = try register("v3", from: v2, dataset: snapshots[2])
+    _ = try register("v4", from: nil, dataset: snapshots[2])
+    #expect(try f.registry.versions(trainedOn: [snapshots[0]]).map(\.name) == ["v1", "v2", "v3"])
+    #expect(try f.registry.versions(trainedOn: [snapshots[1]]).map(\.name) == ["v2", "v3"])
+    #expect(try f.registry.versions(trainedOn: [snapshots[2]]).map(\.name) == ["v3", "v4"])
+
+    try f.registry.retire(try f.registry.versions(trainedOn: [snapshots[0]]), reason: "trained on erased examples")
+    #expect(throws: RegistryError.weightsParentRetired(lineage: lineage.value, version: v3.name)) {
+        try register("v5", from: v3, dataset: snapshots[2])
+    }
+}
