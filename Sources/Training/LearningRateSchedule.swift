@@ -23,19 +23,13 @@ public enum LearningRateSchedule: Sendable, Equatable, Codable {
             return peak
         case let .linearWarmup(warmup):
             return step < warmup ? peak * Double(step + 1) / Double(warmup) : peak
-        case let .cosine(warmup, floor):
+        case let .cosine(warmup, floor), let .linearDecay(warmup, floor):
             if step < warmup { return peak * Double(step + 1) / Double(warmup) }
             let span = totalSteps - warmup - 1
             guard span > 0 else { return peak }
             let progress = min(Double(step - warmup) / Double(span), 1)
             let minimum = peak * floor
-            return minimum + (peak - minimum) * 0.5 * (1 + cos(Double.pi * progress))
-        case let .linearDecay(warmup, floor):
-            if step < warmup { return peak * Double(step + 1) / Double(warmup) }
-            let span = totalSteps - warmup - 1
-            guard span > 0 else { return peak }
-            let progress = min(Double(step - warmup) / Double(span), 1)
-            let minimum = peak * floor
+            if case .cosine = self { return minimum + (peak - minimum) * 0.5 * (1 + cos(Double.pi * progress)) }
             return peak - (peak - minimum) * progress
         }
     }
