@@ -6,6 +6,10 @@ import Glibc
 /// Why a path cannot be read, as a reason a user can act on: "no such file" for a loop of symbolic links or a
 /// FIFO sends them looking for a file that is there.
 public enum UnreadablePath {
+    /// The reason for a path where nothing at all is, not even a dangling link: callers that look elsewhere then
+    /// (a model name in the state's models/) compare against it.
+    public static let missing = "no such file"
+
     public static func reason(_ path: String) -> String {
         var status = stat()
         if stat(path, &status) == 0 {
@@ -23,7 +27,7 @@ public enum UnreadablePath {
             return "its symbolic links form a loop"
         case ENOENT:
             var link = stat()
-            guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK else { return "no such file" }
+            guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK else { return missing }
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
             return "it is a symbolic link to \(target), which does not exist"
         case EACCES:

@@ -168,7 +168,7 @@ public enum Doctor {
         let url = state.defaultModel
         let fetch = "run scripts/fetch-model in a checkout and copy state/models/\(DefaultModel.fileName) into \(state.models.path)/, "
             + "or name another model with adapt enqueue nightly --model FILE"
-        guard FileManager.default.fileExists(atPath: url.path) || UnreadablePath.reason(url.path) != "no such file" else {
+        guard FileManager.default.fileExists(atPath: url.path) || UnreadablePath.reason(url.path) != UnreadablePath.missing else {
             return Check("model", .error, "the default model \(url.path) is missing", fix: fetch)
         }
         let digest: Digest

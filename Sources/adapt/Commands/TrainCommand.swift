@@ -169,7 +169,7 @@ enum TrainCommands {
             if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
         }
         let reason = UnreadablePath.reason(text)
-        guard reason == "no such file" else { throw UsageError("--model: cannot read \(text): \(reason)") }
+        guard reason == UnreadablePath.missing else { throw UsageError("--model: cannot read \(text): \(reason)") }
         throw UsageError("--model: no file \(text), nor a model of that name in the state's models/")
     }
 
