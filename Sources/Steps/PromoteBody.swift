@@ -73,13 +73,11 @@ public enum PromoteBody {
             guard active?.id == activeBefore?.id else {
                 throw StepError.incumbentMoved(lineage: lineage.value, expected: activeBefore?.name ?? "base", actual: active?.name ?? "base")
             }
-            let trainedFrom = try weightsParent(of: train, in: registry)
-            // Retired between the check above and this transaction: the next attempt completes as parent_retired.
-            if let trainedFrom, try registry.version(trainedFrom).isRetired {
-                throw StepError.incumbentMoved(lineage: lineage.value, expected: activeBefore?.name ?? "base", actual: "a retired weights parent")
-            }
+            // A weights parent retired between the check above and this transaction: the registry refuses it, and the
+            // step ends with that reason (permanent: the candidate carries the erased text).
             let version = try registry.register(adapterData: data, lineage: lineage, parent: active?.reference,
-                                                trainedFrom: trainedFrom, metadata: metadata, metrics: metrics)
+                                                trainedFrom: try weightsParent(of: train, in: registry),
+                                                metadata: metadata, metrics: metrics)
             guard version.number == number else {
                 throw StepError.versionRace(lineage: lineage.value, expected: number, actual: version.number)
             }
