@@ -17,6 +17,10 @@ public enum EvaluationError: Error, Equatable, CustomStringConvertible {
     case exactTooLarge(n: Int, limit: Int)
     /// An option outside its domain (programmer-facing; the command line validates first).
     case invalidAlpha(Double)
+    /// A minimum effect that is negative or not a number (programmer-facing; the command line validates first).
+    case invalidMinimumEffect(Double)
+    /// A forgetting-guard margin δ that is negative or not a number.
+    case invalidCanaryDelta(Double)
     /// An example scored on one side only.
     case unpairedExample(id: String, missingFrom: String)
     /// The same example id twice on one side.
@@ -38,6 +42,10 @@ public enum EvaluationError: Error, Equatable, CustomStringConvertible {
             return "the exact distribution is computed for at most \(limit) ranked differences, not \(n); use --method approx or auto"
         case let .invalidAlpha(alpha):
             return "alpha \(alpha) is outside (0, 0.5]; pass e.g. 0.05"
+        case let .invalidMinimumEffect(value):
+            return "minimum effect \(value) is not a number of nats of at least 0; pass e.g. 0.02, or 0 for none"
+        case let .invalidCanaryDelta(value):
+            return "canary delta \(value) is not a number of nats of at least 0; pass e.g. 1"
         case let .unpairedExample(id, missingFrom):
             return "example \(id) has no \(missingFrom) score; score it under both adapters"
         case let .duplicateExample(id, side):

@@ -2,7 +2,8 @@
 ///
 /// Encoded with the field names of DESIGN.md (`n, statistic, p_value, method, zero_method, alternative,
 /// median_difference, effect_size, outcome`) plus `pairs`, `zeros`, `alpha`, `min_pairs`, `more_pairs_needed`,
-/// `correction`, `requested_method`, `z` and `reason`. Values that do not exist (no test could be run) are `null`.
+/// `correction`, `requested_method`, `z` and `reason`, `min_effect` (null: no minimum) and `canary` (the forgetting
+/// guard's `CanaryReport`, null when it did not run). Values that do not exist (no test could be run) are `null`.
 public struct GateReport: Sendable, Equatable, Codable {
     public let n: Int
     public let pairs: Int
@@ -22,9 +23,13 @@ public struct GateReport: Sendable, Equatable, Codable {
     public let minPairs: Int
     /// Pairs missing before the gate will judge at all: `min_pairs − pairs`, or 0.
     public let morePairsNeeded: Int
-    public let outcome: GateOutcome
+    /// The smallest median improvement that can be `better`, in nats of mean token NLL; nil: none.
+    public let minEffect: Double?
+    public private(set) var outcome: GateOutcome
     /// A sentence about the decision; made of numbers and fixed words only.
-    public let reason: String
+    public private(set) var reason: String
+    /// The forgetting guard's verdict, when it ran (`judging(canary:)`).
+    public private(set) var canary: CanaryReport?
 
     init(gate: PromotionGate, differences d: [Double], result: WilcoxonResult?, outcome: GateOutcome, reason: String) {
         n = result?.n ?? 0
@@ -43,15 +48,31 @@ public struct GateReport: Sendable, Equatable, Codable {
         alpha = gate.alpha
         minPairs = gate.minimumPairs
         morePairsNeeded = max(0, gate.minimumPairs - d.count)
+        minEffect = gate.minimumEffect
         self.outcome = outcome
         self.reason = reason
+        canary = nil
+    }
+
+    /// This report with the forgetting guard's verdict added. Precedence: `worse` before `forgets` before `better`
+    /// and `not_enough_evidence`: a candidate worse on the held-out set is called worse whatever the canary says
+    /// (its refusal is the stronger one, and only it quarantines), and one that fails the guard is `forgets` even
+    /// when the held-out test was not decisive, since that is the more important thing to tell its user.
+    public func judging(canary report: CanaryReport) -> GateReport {
+        var judged = self
+        judged.canary = report
+        if report.outcome == .fails, outcome != .worse {
+            judged.outcome = .forgets
+            judged.reason = "the candidate fails the forgetting guard: \(report.reason); on the held-out set alone: \(outcome.rawValue), \(reason)"
+        }
+        return judged
     }
 
     enum CodingKeys: String, CodingKey {
         case n, pairs, zeros, statistic, method, alternative, correction, z, alpha, outcome, reason
         case pValue = "p_value", requestedMethod = "requested_method", zeroMethod = "zero_method"
         case medianDifference = "median_difference", effectSize = "effect_size", minPairs = "min_pairs"
-        case morePairsNeeded = "more_pairs_needed"
+        case morePairsNeeded = "more_pairs_needed", minEffect = "min_effect", canary
     }
 
     // Written by hand so absent values appear as explicit nulls: the JSON shape never changes.
@@ -75,5 +96,7 @@ public struct GateReport: Sendable, Equatable, Codable {
         try c.encode(morePairsNeeded, forKey: .morePairsNeeded)
         try c.encode(outcome, forKey: .outcome)
         try c.encode(reason, forKey: .reason)
+        try c.encode(minEffect, forKey: .minEffect)
+        try c.encode(canary, forKey: .canary)
     }
 }

@@ -1,11 +1,18 @@
-/// The three verdicts of the gate (DESIGN.md, "Evaluation and promotion"). Only `better` promotes.
+/// The verdicts of the gate (DESIGN.md, "Evaluation and promotion"). Only `better` promotes.
+///
+/// Precedence when the forgetting guard runs too (`GateReport.judging(canary:)`): `worse` before `forgets` before
+/// `better` and `not_enough_evidence`.
 public enum GateOutcome: String, Sendable, Codable, CaseIterable {
-    /// The candidate's losses are significantly lower.
+    /// The candidate's losses are significantly lower, by at least the minimum effect when one is set.
     case better
-    /// Neither direction is significant, or there are too few pairs: keep the current adapter.
+    /// Neither direction is significant, there are too few pairs, or the improvement is below the minimum effect:
+    /// keep the current adapter.
     case notEnoughEvidence = "not_enough_evidence"
     /// The candidate's losses are significantly higher: keep the current adapter, and say so.
     case worse
+    /// Not worse on the held-out set, but the candidate failed the forgetting guard on the engine's canary: it
+    /// could not show it keeps what the base model could already do. Keep the current adapter.
+    case forgets
 }
 
 /// Decides whether a candidate adapter beats the incumbent on paired per-example losses (lower is better).
@@ -39,13 +46,26 @@ public struct PromotionGate: Sendable, Equatable {
     /// Below this many pairs (zeros included) the outcome is `not_enough_evidence`, whatever the p-value.
     public var minimumPairs: Int
     public var options: WilcoxonOptions
+    /// The smallest improvement that can be `better`: the candidate's median per-example gain, −median(d), in
+    /// nats of mean token NLL. nil: no minimum (what every gate before the setting did).
+    ///
+    /// The signed-rank test sees only signs and ranks, so ten pairs each 1e-4 better give p ≈ 0.001; over many
+    /// nights on one pinned held-out set such consistent specks would be promoted again and again. The unit is
+    /// nats rather than a fraction of the incumbent's NLL because a difference of mean token NLL already is a
+    /// ratio: ε nats means each completion token is e^ε times as likely, the same claim at any level of NLL,
+    /// whereas a fraction would ask more of a lineage the model finds hard.
+    public var minimumEffect: Double?
 
     public init(alpha: Double = PromotionGate.defaultAlpha, minimumPairs: Int = PromotionGate.defaultMinimumPairs,
-                options: WilcoxonOptions = WilcoxonOptions()) throws {
+                options: WilcoxonOptions = WilcoxonOptions(), minimumEffect: Double? = nil) throws {
         guard alpha > 0, alpha <= 0.5 else { throw EvaluationError.invalidAlpha(alpha) }
+        if let minimumEffect, !(minimumEffect.isFinite && minimumEffect >= 0) {
+            throw EvaluationError.invalidMinimumEffect(minimumEffect)
+        }
         self.alpha = alpha
         self.minimumPairs = max(0, minimumPairs)
         self.options = options
+        self.minimumEffect = minimumEffect
     }
 
     /// Judges paired scores: `candidate[i]` and `baseline[i]` are the same held-out example's mean NLL.
@@ -101,9 +121,17 @@ public struct PromotionGate: Sendable, Equatable {
         }
         let reason: String
         switch outcome {
-        case .better: reason = "the candidate's losses are significantly lower at alpha \(alpha)\(evidence)"
+        case .better:
+            // Significant, but is it large enough? The gain is the median of −d, the report's median difference.
+            let gain = -median(d)
+            if let minimumEffect, gain < minimumEffect {
+                return GateReport(gate: self, differences: d, result: result, outcome: .notEnoughEvidence,
+                                  reason: "the candidate's losses are significantly lower at alpha \(alpha)\(evidence), but its median "
+                                      + "improvement \(gain) is below the minimum effect of \(minimumEffect)")
+            }
+            reason = "the candidate's losses are significantly lower at alpha \(alpha)\(evidence)"
         case .worse: reason = "the candidate's losses are significantly higher at alpha \(alpha)\(evidence)"
-        case .notEnoughEvidence: reason = "no significant difference at alpha \(alpha)"
+        case .notEnoughEvidence, .forgets: reason = "no significant difference at alpha \(alpha)"
         }
         return GateReport(gate: self, differences: d, result: result, outcome: outcome, reason: reason)
     }
