@@ -12,6 +12,12 @@ public enum AtomicFile {
     /// The file is readable by its owner only (0600, whatever the umask and whatever mode a replaced file had):
     /// what adapt writes is trained on, or holds, a user's messages. Directories it creates are 0700.
     public static func write(_ data: Data, to requested: URL) throws {
+        try write(to: requested) { append in try data.withUnsafeBytes { try append($0) } }
+    }
+
+    /// Writes the bytes `produce` hands to its argument, in order, with the guarantees of `write(_:to:)`: for files
+    /// too large to hold in memory whole (a synthesized model of a billion weights).
+    public static func write(to requested: URL, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         let url = try RegularFile.replaceablePath(requested)
         let directory = url.deletingLastPathComponent()
         try PrivateFiles.createDirectory(directory)
@@ -24,7 +30,7 @@ public enum AtomicFile {
         }
         do {
             defer { close(fd) }
-            try data.withUnsafeBytes { raw in
+            try produce { raw in
                 var offset = 0
                 while offset < raw.count {
                     let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)

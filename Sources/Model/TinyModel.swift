@@ -1,13 +1,16 @@
 import AdaptCore
 import Foundation
 
-/// A tiny llama-family model with random weights, written as a real GGUF file so every test in the project
-/// can load, tokenize, run and train a model in milliseconds.
+/// A model with random weights, written as a real GGUF file: tiny by default, so every test in the project can
+/// load, tokenize, run and train a model in milliseconds, or of a published model's shape
+/// (`init(seed:shape:)`), so benchmarks run at that model's speed.
 ///
 /// Its vocabulary is a genuine byte-level BPE vocabulary: the ChatML control tokens, all 256 byte symbols in
 /// GPT-2's byte-to-unicode order (the order SmolLM2's vocabulary uses), and a list of English merges whose
-/// parts always precede them, so any text tokenizes. Weights are drawn from `CounterRNG(seed)` (purpose
-/// `.test`, step = tensor index), so one seed always writes the same bytes.
+/// parts always precede them, so any text tokenizes; `vocabularySize` extends it with synthetic merges to a
+/// published size. Weights are drawn from `CounterRNG(seed)` (purpose `.test`, step = tensor index, index =
+/// the value's flat position), so one seed always writes the same bytes; they are made while the file is
+/// written, a chunk at a time, so a file of a billion weights never sits in memory.
 public struct TinyModel: Sendable {
     public var seed: UInt64
     public var blockCount = 2
@@ -39,6 +42,12 @@ public struct TinyModel: Sendable {
     public var extraControlTokens: [String] = []
     /// `tokenizer.chat_template`; nil writes none, as a base model has none (`--chat-format plain` then).
     public var template: String? = TinyModel.chatTemplate
+    /// The number of tokens, control tokens included; nil keeps the built-in vocabulary (`vocabulary`).
+    public var vocabularySize: Int? = nil
+    /// `tokenizer.ggml.pre`.
+    public var preTokenizer = "smollm"
+    /// `general.name`; nil: tiny-random-<architecture>.
+    public var name: String? = nil
 
     public static let systemLine = "You are a tiny test model."
     public static let specialTokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -94,10 +103,40 @@ public struct TinyModel: Sendable {
         if variant == "llama3-rope" { ropeFrequencyFactors = Self.llama3FrequencyFactors(rotated: width / headCount, base: ropeBase) }
     }
 
+    /// A model of a published shape (`PublishedShape`): its sizes, RoPE, norm ε, sliding window and Llama 3
+    /// frequency factors, a vocabulary of its size, and every matrix (the embedding included) stored as F16,
+    /// the norms as F32, as llama.cpp's converter writes an F16 file. `blocks` and `vocabulary` override the
+    /// shape's block count and vocabulary size (a small file of the same block shapes, for tests).
+    public init(seed: UInt64 = 0, shape: PublishedShape, blocks: Int? = nil, vocabulary: Int? = nil) {
+        self.seed = seed
+        architecture = shape.architecture
+        name = "synthetic-\(shape.name)"
+        blockCount = blocks ?? shape.blockCount
+        width = shape.width
+        ffnWidth = shape.ffnWidth
+        headCount = shape.headCount
+        kvHeadCount = shape.kvHeadCount
+        headDimension = shape.headDimensionIsWidthOverHeads ? nil : shape.headDimension
+        contextLength = shape.contextLength
+        ropeBase = shape.ropeBase
+        rmsEpsilon = shape.rmsEpsilon
+        slidingWindow = shape.slidingWindow
+        if let s = shape.llama3RopeScaling {
+            ropeFrequencyFactors = Self.llama3FrequencyFactors(
+                rotated: shape.headDimension, base: shape.ropeBase, factor: s.factor, low: s.lowFrequencyFactor,
+                high: s.highFrequencyFactor, original: s.originalContextLength)
+        }
+        vocabularySize = vocabulary ?? shape.vocabularySize
+        preTokenizer = shape.preTokenizer
+        weightType = .f16
+        embeddingType = .f16
+    }
+
     /// Llama 3.1's rope_scaling (factor 8, low_freq_factor 1, high_freq_factor 4) with an original context of
-    /// 64 positions instead of 8192, so that a head of 16 dimensions has pairs of all three kinds.
-    public static func llama3FrequencyFactors(rotated: Int, base: Float) -> [Float] {
-        let (factor, low, high, original) = (8.0, 1.0, 4.0, 64.0)
+    /// 64 positions instead of 8192 by default, so that a head of 16 dimensions has pairs of all three kinds;
+    /// the divisors llama.cpp's converter writes to `rope_freqs.weight` for those parameters.
+    public static func llama3FrequencyFactors(rotated: Int, base: Float, factor: Double = 8, low: Double = 1, high: Double = 4,
+                                              original: Double = 64) -> [Float] {
         return (0..<(rotated / 2)).map { i in
             let wavelength = 2 * Double.pi / pow(Double(base), -Double(2 * i) / Double(rotated))
             if wavelength < original / high { return 1 }
@@ -133,17 +172,51 @@ public struct TinyModel: Sendable {
         return (tokens, tokens.indices.map { $0 < specialTokens.count ? 3 : 1 })
     }
 
+    /// Extends `tokens` (no control token among them after the first `specialTokens.count`) by merges until
+    /// it holds `count` tokens: each token in id order, from the first byte symbol on, joined with each of
+    /// the letters a–z, where the result is new. Both parts of a merge are always earlier tokens, so the
+    /// vocabulary stays a valid byte-level BPE one of exactly `count` tokens.
+    public static func syntheticMerges(extending tokens: inout [String], to count: Int) -> [String] {
+        var known = Set(tokens)
+        var merges: [String] = []
+        let letters = (UInt8(ascii: "a")...UInt8(ascii: "z")).map { String(UnicodeScalar($0)) }
+        var next = specialTokens.count
+        while tokens.count < count {
+            let left = tokens[next]
+            next += 1
+            for letter in letters where tokens.count < count {
+                let joined = left + letter
+                if known.insert(joined).inserted {
+                    tokens.append(joined)
+                    merges.append(left + " " + letter)
+                }
+            }
+        }
+        return merges
+    }
+
+    /// Tokens, their types and the merges, with `extraControlTokens` last, of `vocabularySize` tokens when set.
+    public func fullVocabulary() -> (tokens: [String], types: [Int32], merges: [String]) {
+        var (tokens, types) = Self.vocabulary
+        var merges = Self.merges
+        if let vocabularySize {
+            precondition(vocabularySize >= tokens.count + extraControlTokens.count,
+                         "a vocabulary of \(vocabularySize) tokens cannot hold the \(tokens.count + extraControlTokens.count) built-in ones")
+            merges += Self.syntheticMerges(extending: &tokens, to: vocabularySize - extraControlTokens.count)
+            types += [Int32](repeating: 1, count: tokens.count - types.count)
+        }
+        return (tokens + extraControlTokens, types + extraControlTokens.map { _ in 3 }, merges)
+    }
+
     /// The GGUF file's contents.
     public func writer() -> GGUFWriter {
-        var (tokens, types) = Self.vocabulary
-        tokens += extraControlTokens
-        types += extraControlTokens.map { _ in 3 }
+        let (tokens, types, merges) = fullVocabulary()
         let vocab = tokens.count
         let headDim = headDimension ?? width / headCount
         let arch = architecture
         var w = GGUFWriter()
         w.set("general.architecture", string: arch)
-        w.set("general.name", string: "tiny-random-\(arch)")
+        w.set("general.name", string: name ?? "tiny-random-\(arch)")
         w.set("\(arch).block_count", uint32: UInt32(blockCount))
         w.set("\(arch).context_length", uint32: UInt32(contextLength))
         w.set("\(arch).embedding_length", uint32: UInt32(width))
@@ -164,10 +237,10 @@ public struct TinyModel: Sendable {
             w.set("\(arch).attention.value_length", uint32: UInt32(headDimension))
         }
         w.set("tokenizer.ggml.model", string: "gpt2")
-        w.set("tokenizer.ggml.pre", string: "smollm")
+        w.set("tokenizer.ggml.pre", string: preTokenizer)
         w.set("tokenizer.ggml.tokens", strings: tokens)
         w.set("tokenizer.ggml.token_type", int32s: types)
-        w.set("tokenizer.ggml.merges", strings: Self.merges)
+        w.set("tokenizer.ggml.merges", strings: merges)
         w.set("tokenizer.ggml.bos_token_id", uint32: 1)
         w.set("tokenizer.ggml.eos_token_id", uint32: 2)
         w.set("tokenizer.ggml.unknown_token_id", uint32: 0)
@@ -178,18 +251,22 @@ public struct TinyModel: Sendable {
 
         let rng = CounterRNG(seed: seed)
         var tensorIndex: UInt64 = 0
-        // Values ~ N(mean, std²), one counter stream per tensor.
-        func random(_ count: Int, std: Float, mean: Float = 0) -> [Float] {
+        // Values ~ N(mean, std²), one counter stream per tensor, made when the file is written.
+        func random(_ name: String, _ dimensions: [Int], std: Float, mean: Float = 0, as type: GGMLType) {
             defer { tensorIndex += 1 }
-            return (0..<count).map { mean + std * Float(rng.normal(.test, step: tensorIndex, index: UInt32($0))) }
+            let step = tensorIndex
+            w.addTensor(name, dimensions: dimensions, as: type) { range in
+                range.map { mean + std * Float(rng.normal(.test, step: step, index: UInt32($0))) }
+            }
         }
+        func norm(_ name: String, _ count: Int, std: Float = 0.1) { random(name, [count], std: std, mean: 1, as: .f32) }
         // A linear map from `input` to `output` features: GGML shape [input, output]. The 1/√input scale keeps
         // activations of order one, so the random model's logits are neither flat nor saturated.
         func linear(_ name: String, input: Int, output: Int, type: GGMLType) {
-            w.addTensor(name, dimensions: [input, output], values: random(input * output, std: 1 / Float(input).squareRoot()), as: type)
+            random(name, [input, output], std: 1 / Float(input).squareRoot(), as: type)
         }
-        w.addTensor("token_embd.weight", dimensions: [width, vocab], values: random(width * vocab, std: 0.25), as: embeddingType)
-        w.addTensor("output_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
+        random("token_embd.weight", [width, vocab], std: 0.25, as: embeddingType)
+        norm("output_norm.weight", width)
         if separateOutput { linear("output.weight", input: width, output: vocab, type: weightType) }
         let kvWidth = kvHeadCount * headDim, qWidth = headCount * headDim
         let family = (try? Architecture.named(arch)) ?? Architecture.supported[0]
@@ -197,7 +274,7 @@ public struct TinyModel: Sendable {
             w.addTensor("rope_freqs.weight", dimensions: [ropeFrequencyFactors.count], values: ropeFrequencyFactors, as: .f32)
         }
         for i in 0..<blockCount {
-            w.addTensor("blk.\(i).attn_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
+            norm("blk.\(i).attn_norm.weight", width)
             if family.fusedProjections {
                 linear("blk.\(i).attn_qkv.weight", input: width, output: qWidth + 2 * kvWidth, type: weightType)
             } else {
@@ -208,19 +285,19 @@ public struct TinyModel: Sendable {
             linear("blk.\(i).attn_output.weight", input: qWidth, output: width, type: weightType)
             if family.projectionBiases {
                 // Large enough to move the logits visibly: a pass that dropped them would fail the references.
-                w.addTensor("blk.\(i).attn_q.bias", dimensions: [qWidth], values: random(qWidth, std: 0.5), as: .f32)
-                w.addTensor("blk.\(i).attn_k.bias", dimensions: [kvWidth], values: random(kvWidth, std: 0.5), as: .f32)
-                w.addTensor("blk.\(i).attn_v.bias", dimensions: [kvWidth], values: random(kvWidth, std: 0.5), as: .f32)
+                random("blk.\(i).attn_q.bias", [qWidth], std: 0.5, as: .f32)
+                random("blk.\(i).attn_k.bias", [kvWidth], std: 0.5, as: .f32)
+                random("blk.\(i).attn_v.bias", [kvWidth], std: 0.5, as: .f32)
             }
             if family.queryKeyNorm {
-                w.addTensor("blk.\(i).attn_q_norm.weight", dimensions: [headDim], values: random(headDim, std: 0.3, mean: 1), as: .f32)
-                w.addTensor("blk.\(i).attn_k_norm.weight", dimensions: [headDim], values: random(headDim, std: 0.3, mean: 1), as: .f32)
+                norm("blk.\(i).attn_q_norm.weight", headDim, std: 0.3)
+                norm("blk.\(i).attn_k_norm.weight", headDim, std: 0.3)
             }
             if family.postNorms {
-                w.addTensor("blk.\(i).post_attention_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
-                w.addTensor("blk.\(i).post_ffw_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
+                norm("blk.\(i).post_attention_norm.weight", width)
+                norm("blk.\(i).post_ffw_norm.weight", width)
             }
-            w.addTensor("blk.\(i).ffn_norm.weight", dimensions: [width], values: random(width, std: 0.1, mean: 1), as: .f32)
+            norm("blk.\(i).ffn_norm.weight", width)
             if family.fusedProjections {
                 linear("blk.\(i).ffn_up.weight", input: width, output: 2 * ffnWidth, type: weightType)
             } else {

@@ -3,7 +3,7 @@ import Foundation
 import Inference
 import Model
 
-/// Running the model itself for `model tiny`, `model inspect`, `logits`, `score` and `tokenize`.
+/// Running the model itself for `model tiny`, `model synth`, `model inspect`, `logits`, `score` and `tokenize`.
 public enum ModelService {
     /// What --threads accepts wherever it is given (train's bound: each is a thread the system must start).
     public static let threadRange = 1...BLAS.maximumThreads
@@ -41,6 +41,27 @@ public enum ModelService {
 
     /// The architecture variants `writeTinyModel` writes.
     public static var tinyModelVariants: [String] { TinyModel.variants }
+
+    /// Writes an F16 GGUF with seeded random weights in the shape of the published model `shape` names
+    /// (`PublishedShape`), for benchmarks where the real file cannot be fetched; `blocks` and `vocabulary` make a
+    /// smaller file of the same block shapes. Returns the number of weights written.
+    @discardableResult
+    public static func writeSyntheticModel(shape name: String, seed: UInt64, blocks: Int? = nil, vocabulary: Int? = nil,
+                                           to url: URL) throws -> Int {
+        guard var shape = PublishedShape.named(name) else { preconditionFailure("unknown shape \(name): the option checks it") }
+        precondition(vocabulary.map { $0 >= syntheticVocabularyMinimum } ?? true, "the option checks the vocabulary's size")
+        let model = TinyModel(seed: seed, shape: shape, blocks: blocks, vocabulary: vocabulary)
+        try model.write(to: url)
+        shape.blockCount = model.blockCount
+        shape.vocabularySize = vocabulary ?? shape.vocabularySize
+        return shape.parameterCount
+    }
+
+    /// The published shapes `writeSyntheticModel` writes.
+    public static var syntheticShapeNames: [String] { PublishedShape.names }
+
+    /// The fewest tokens a synthetic vocabulary can have: the built-in ones it extends.
+    public static var syntheticVocabularyMinimum: Int { TinyModel.vocabulary.tokens.count }
 
     /// Reads (does not load) the GGUF at `url`.
     public static func inspect(_ url: URL) throws -> ModelInspection {

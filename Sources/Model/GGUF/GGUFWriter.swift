@@ -4,14 +4,42 @@ import Foundation
 /// Builds a GGUF file (version 3 by default) in memory: metadata of every type and tensors stored as F32,
 /// F16, BF16, Q8_0, Q4_0 or Q4_1, quantized here from f32 values.
 ///
-/// Used to make the small random-weight models tests run on, and by tests that damage files on purpose.
+/// Used to make the small random-weight models tests run on, the published-shape models benchmarks run on
+/// (whose tensors are made chunk by chunk while the file is written, never held whole), and by tests that damage
+/// files on purpose.
 public struct GGUFWriter: Sendable {
     public var version: UInt32 = 3
     public var alignment: Int = 32
     public private(set) var metadata: [(key: String, value: GGUFValue)] = []
-    public private(set) var tensors: [(name: String, dimensions: [Int], type: UInt32, data: [UInt8])] = []
+    private var entries: [Entry] = []
+
+    /// Values of a generated tensor for a range of its flat indices (`dimensions[0]` fastest): a pure function of
+    /// the range, so the chunks can be made in any order and the file is the same.
+    public typealias ValueGenerator = @Sendable (Range<Int>) -> [Float]
+
+    /// One tensor: its bytes held, or made from `values` when the file is written.
+    private struct Entry: Sendable {
+        var name: String
+        var dimensions: [Int]
+        var type: UInt32
+        var byteCount: Int
+        var bytes: [UInt8]?
+        var generated: (type: GGMLType, values: ValueGenerator)?
+    }
+
+    /// Values a generated tensor is made in at a time: a multiple of every block size (256 at most).
+    static let chunkValues = 1 << 20
 
     public init() {}
+
+    /// The tensors in file order with their bytes (generated ones are made here: for small files and tests).
+    public var tensors: [(name: String, dimensions: [Int], type: UInt32, data: [UInt8])] {
+        entries.map { entry in
+            var data: [UInt8] = []
+            Self.produce(entry) { data.append(contentsOf: $0) }
+            return (entry.name, entry.dimensions, entry.type, data)
+        }
+    }
 
     /// Sets a metadata value; a key set twice keeps its first position and its last value.
     public mutating func set(_ key: String, _ value: GGUFValue) {
@@ -29,16 +57,49 @@ public struct GGUFWriter: Sendable {
     public mutating func addTensor(_ name: String, dimensions: [Int], values: [Float], as type: GGMLType) {
         precondition(dimensions.reduce(1, *) == values.count, "tensor \(name): \(values.count) values for shape \(dimensions)")
         precondition(values.allSatisfy { $0.isFinite }, "tensor \(name) holds a non-finite value")
-        tensors.append((name, dimensions, type.rawValue, Quantize.bytes(values, as: type)))
+        let bytes = Quantize.bytes(values, as: type)
+        entries.append(Entry(name: name, dimensions: dimensions, type: type.rawValue, byteCount: bytes.count, bytes: bytes))
+    }
+
+    /// Adds a tensor stored as `type` whose values `values` makes, chunk by chunk, when the file is written.
+    public mutating func addTensor(_ name: String, dimensions: [Int], as type: GGMLType, values: @escaping ValueGenerator) {
+        let count = dimensions.reduce(1, *)
+        precondition(Quantize.writableTypes.contains(type) && count % type.blockSize == 0, "tensor \(name): \(count) values as \(type.name)")
+        entries.append(Entry(name: name, dimensions: dimensions, type: type.rawValue, byteCount: count / type.blockSize * type.blockBytes,
+                             generated: (type, values)))
     }
 
     /// Adds a tensor from already encoded bytes with any type number (to build files a reader must refuse).
     public mutating func addRawTensor(_ name: String, dimensions: [Int], type: UInt32, data: [UInt8]) {
-        tensors.append((name, dimensions, type, data))
+        entries.append(Entry(name: name, dimensions: dimensions, type: type, byteCount: data.count, bytes: data))
+    }
+
+    /// Hands an entry's bytes to `append`, a generated one a chunk at a time (its values checked finite as
+    /// `addTensor(_:dimensions:values:as:)` checks them).
+    private static func produce(_ entry: Entry, _ append: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        if let bytes = entry.bytes {
+            try bytes.withUnsafeBytes { try append($0) }
+            return
+        }
+        guard let (type, values) = entry.generated else { return }
+        let count = entry.dimensions.reduce(1, *)
+        for start in stride(from: 0, to: count, by: chunkValues) {
+            let chunk = values(start..<min(count, start + chunkValues))
+            precondition(chunk.count == min(count, start + chunkValues) - start && chunk.allSatisfy { $0.isFinite },
+                         "tensor \(entry.name): the generator gave a wrong count or a non-finite value")
+            try Quantize.bytes(chunk, as: type).withUnsafeBytes { try append($0) }
+        }
     }
 
     /// The whole file.
     public func data() -> [UInt8] {
+        var out: [UInt8] = []
+        serialize { out.append(contentsOf: $0) }
+        return out
+    }
+
+    /// The file's bytes in order: the header, then each tensor's data, aligned.
+    private func serialize(_ sink: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         var out: [UInt8] = []
         func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
         func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
@@ -70,7 +131,7 @@ public struct GGUFWriter: Sendable {
 
         out.append(contentsOf: Array("GGUF".utf8))
         u32(version)
-        u64(UInt64(tensors.count))
+        u64(UInt64(entries.count))
         var kvs = metadata
         if alignment != 32, !kvs.contains(where: { $0.key == "general.alignment" }) {
             kvs.append(("general.alignment", .uint32(UInt32(alignment))))
@@ -82,26 +143,28 @@ public struct GGUFWriter: Sendable {
             value(v)
         }
         var offset = 0
-        for t in tensors {
+        for t in entries {
             str(t.name)
             u32(UInt32(t.dimensions.count))
             for d in t.dimensions { u64(UInt64(d)) }
             u32(t.type)
             u64(UInt64(offset))
-            offset += (t.data.count + alignment - 1) / alignment * alignment
+            offset += (t.byteCount + alignment - 1) / alignment * alignment
         }
         pad()
-        for t in tensors {
-            out.append(contentsOf: t.data)
-            pad()
+        try out.withUnsafeBytes { try sink($0) }
+        let zeros = [UInt8](repeating: 0, count: alignment)
+        for t in entries {
+            try Self.produce(t, sink)
+            let padding = (alignment - t.byteCount % alignment) % alignment
+            try zeros.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[..<padding])) }
         }
-        return out
     }
 
-    /// Writes the file atomically.
+    /// Writes the file atomically, generated tensors a chunk at a time.
     public func write(to url: URL) throws {
         do {
-            try AtomicFile.write(Data(data()), to: url)
+            try AtomicFile.write(to: url) { append in try serialize(append) }
         } catch {
             throw ModelError.fileUnwritable(path: url.path, reason: "\(error)")
         }

@@ -3,9 +3,9 @@ import CommandLineKit
 import Foundation
 import Services
 
-/// `adapt model tiny`, `adapt model inspect`, `adapt logits`, `adapt score`: running the model itself.
+/// `adapt model tiny`, `adapt model synth`, `adapt model inspect`, `adapt logits`, `adapt score`: running the model itself.
 enum ModelCommands {
-    static let all: [Command] = [tiny, inspect, logits, score]
+    static let all: [Command] = [tiny, synth, inspect, logits, score]
 
     static let model = Option<String?>("model", value: "FILE",
                                        help: "GGUF model (default: models/\(DefaultModel.fileName) in the state directory)")
@@ -44,6 +44,30 @@ enum ModelCommands {
         try ModelService.writeTinyModel(seed: try invocation.arguments[Tiny.seed], variant: try invocation.arguments[Tiny.variant],
                                         chatTemplate: !invocation.arguments[Tiny.noChatTemplate], to: out)
         Console.error("wrote " + TerminalText.escaped(out.path))
+    }
+
+    static let synth = Command(
+        "model synth",
+        summary: "write an F16 GGUF with seeded random weights in the shape of a published model, for benchmarks",
+        discussion: """
+            The file has the published model's layers, widths, heads, head size, vocabulary size, RoPE base and \
+            scaling, norm epsilon and tied embeddings (docs/model.md cites each configuration), every matrix in F16 \
+            and the norms in F32, and a synthetic byte-level BPE vocabulary of the published size with a ChatML \
+            template. How fast a model runs depends on these sizes and types, not on what the weights say; llama.cpp's \
+            quantizer makes the Q4_K_M and Q8_0 files from it. --blocks and --vocabulary write a smaller file of the \
+            same block shapes.
+            """,
+        options: [Synth.shape, Synth.out, Tiny.seed, Synth.blocks, Synth.vocabulary]
+    ) { invocation in
+        let arguments = invocation.arguments
+        let out = URL(fileURLWithPath: try arguments.required(Synth.out))
+        guard let shape = try arguments[Synth.shape] else {
+            throw UsageError("--shape is required: one of \(ModelService.syntheticShapeNames.joined(separator: ", "))")
+        }
+        try OutputPath.check(out, option: "out", kind: .gguf, state: try GlobalOptions.hostState(invocation), inputs: [])
+        let weights = try ModelService.writeSyntheticModel(shape: shape, seed: try arguments[Tiny.seed], blocks: try arguments[Synth.blocks],
+                                                           vocabulary: try arguments[Synth.vocabulary], to: out)
+        Console.error("wrote " + TerminalText.escaped(out.path) + " (\(shape) shape, \(weights) weights)")
     }
 
     static let inspect = Command(
@@ -184,6 +208,22 @@ enum ModelCommands {
             }
             return text
         }
+    }
+
+    /// The options of `model synth`.
+    enum Synth {
+        static let shape = Option<String?>("shape", value: "NAME", default: nil,
+                                           help: "the published shape: \(ModelService.syntheticShapeNames.joined(separator: ", "))") { text in
+            guard ModelService.syntheticShapeNames.contains(text) else {
+                throw UsageError("expects one of \(ModelService.syntheticShapeNames.joined(separator: ", ")), got '\(text)'")
+            }
+            return text
+        }
+        static let out = Option<String?>("out", value: "FILE", help: "where to write the .gguf file (an existing GGUF file there is replaced)")
+        static let blocks = Option<Int?>("blocks", in: 1...1024, help: "write this many blocks instead of the shape's (a smaller file for tests)")
+        static let vocabulary = Option<Int?>(
+            "vocabulary", in: ModelService.syntheticVocabularyMinimum...1_000_000,
+            help: "tokens in the vocabulary instead of the shape's, at least \(ModelService.syntheticVocabularyMinimum) (a smaller file for tests)")
     }
 
     /// The options of `logits`.
