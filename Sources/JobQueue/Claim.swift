@@ -17,6 +17,8 @@ public struct Claim: Sendable, Equatable {
     public let leaseExpiresAt: Int64
     /// How long each lease of this claim lasts (the job's own, or the worker's); heartbeats come every third.
     public let leaseMilliseconds: Int64
+    /// The job's own timeout for this attempt (`JobTimeout`); nil when it has none.
+    public let timeoutMilliseconds: Int64?
     /// Whether other jobs wait for this one (so its completion has dependents to make ready).
     let hasDependents: Bool
 
@@ -37,6 +39,7 @@ public struct Claim: Sendable, Equatable {
         self.owner = owner
         leaseMilliseconds = row.int64("lease_length") ?? 0
         leaseExpiresAt = now + leaseMilliseconds
+        timeoutMilliseconds = row.int64("timeout_ms")
         hasDependents = row.bool("has_dependents") ?? true
     }
 
@@ -44,12 +47,12 @@ public struct Claim: Sendable, Equatable {
     func extended(to expiry: Int64) -> Claim {
         Claim(jobID: jobID, runID: runID, name: name, kind: kind, input: input, token: token,
               maxAttempts: maxAttempts, owner: owner, leaseExpiresAt: expiry, leaseMilliseconds: leaseMilliseconds,
-              hasDependents: hasDependents)
+              timeoutMilliseconds: timeoutMilliseconds, hasDependents: hasDependents)
     }
 
     public init(jobID: JobID, runID: RunID, name: String, kind: String, input: JSONValue, token: Int64,
                 maxAttempts: Int, owner: String, leaseExpiresAt: Int64, leaseMilliseconds: Int64,
-                hasDependents: Bool = true) {
+                timeoutMilliseconds: Int64? = nil, hasDependents: Bool = true) {
         self.jobID = jobID
         self.runID = runID
         self.name = name
@@ -60,6 +63,7 @@ public struct Claim: Sendable, Equatable {
         self.owner = owner
         self.leaseExpiresAt = leaseExpiresAt
         self.leaseMilliseconds = leaseMilliseconds
+        self.timeoutMilliseconds = timeoutMilliseconds
         self.hasDependents = hasDependents
     }
 }

@@ -36,7 +36,7 @@ extension JobQueue {
         let override: Int64? = request.overridesJobLeases ? request.leaseMilliseconds : nil
         let due = try database.query("""
             SELECT id, run_id, name, kind, input, attempt + 1 AS attempt, max_attempts,
-                   coalesce(?, lease_ms, ?) AS lease_length,
+                   coalesce(?, lease_ms, ?) AS lease_length, timeout_ms,
                    EXISTS (SELECT 1 FROM job_dependencies WHERE depends_on = jobs.id) AS has_dependents
             FROM jobs
             WHERE state IN ('ready','failed') AND kind IN (\(Self.placeholders(request.kinds.count))) AND run_at <= ?

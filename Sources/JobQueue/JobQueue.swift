@@ -65,11 +65,11 @@ public final class JobQueue: Sendable {
                 let state: JobState = parents.isEmpty ? .ready : .pending
                 let note = parents.isEmpty ? "enqueued" : "enqueued; waits for \(parents.count) parent(s)"
                 try database.run("""
-                    INSERT INTO jobs (id, run_id, name, kind, state, priority, run_at, max_attempts, lease_ms, input,
-                                      waiting_on, transition_note, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO jobs (id, run_id, name, kind, state, priority, run_at, max_attempts, lease_ms, timeout_ms,
+                                      input, waiting_on, transition_note, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, id, runID, step.name, step.kind, state.rawValue, step.priority, step.runAt ?? now,
-                    step.maxAttempts, step.leaseMilliseconds,
+                    step.maxAttempts, step.leaseMilliseconds, step.timeoutMilliseconds,
                     JobJSON.canonicalString(step.input), parents.count, note, now, now)
                 ids[step.name] = id
                 for parent in parents {
@@ -204,13 +204,14 @@ public final class JobQueue: Sendable {
     }
 
     /// Moves every running job whose lease has expired back to ready: the lost attempt counts, so a job out of
-    /// attempts is discarded instead (and its dependents cancelled); a job of a cancelled run is cancelled.
+    /// attempts is discarded instead (and its dependents cancelled); a job of a cancelled run is cancelled. A job
+    /// past its own timeout failed as timed out (`JobTimeout.rescue`): it waits out its backoff, as any failure.
     @discardableResult
     public func rescueExpiredLeases() throws -> [Rescued] {
         let now = self.now
         return try database.transaction {
             let expired = try database.query("""
-                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, r.cancelled_at
+                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, j.updated_at, j.timeout_ms, r.cancelled_at
                 FROM jobs j JOIN job_runs r ON r.id = j.run_id
                 WHERE j.state = 'running' AND j.lease_expires_at < ? ORDER BY j.id
                 """, now)
@@ -229,7 +230,7 @@ public final class JobQueue: Sendable {
         let now = self.now
         return try database.transaction {
             let held = try database.query("""
-                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, r.cancelled_at
+                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, j.updated_at, j.timeout_ms, r.cancelled_at
                 FROM jobs j JOIN job_runs r ON r.id = j.run_id
                 WHERE j.state = 'running' AND j.lease_owner = ? ORDER BY j.id
                 """, owner)
@@ -239,27 +240,26 @@ public final class JobQueue: Sendable {
         }
     }
 
-    /// Moves one running job, read with its lease owner, attempt and run's cancellation, back to ready (or
-    /// discarded, or cancelled), fenced by that attempt and owner.
+    /// Moves one running job, read with its lease owner, attempt, claim time, timeout and run's cancellation, back to
+    /// ready (or failed as timed out, discarded, or cancelled: `JobTimeout.rescue`), fenced by that attempt and owner.
     private func takeBack(_ row: Row, now: Int64, why: (String, Int) -> String) throws -> Rescued? {
         guard let raw = row.int64("id") else { return nil }
         let id = JobID(raw)
         let attempt = row.int("attempt") ?? 0
         let owner = row.string("lease_owner") ?? "?"
-        let state: JobState = row.int64("cancelled_at") != nil ? .cancelled
-            : attempt >= (row.int("max_attempts") ?? 1) ? .discarded : .ready
-        let note = why(owner, attempt)
-            + (state == .discarded ? "; no attempts left" : state == .cancelled ? "; run cancelled" : "")
+        let rescue = JobTimeout.rescue(job: id, attempt: attempt, maxAttempts: row.int("max_attempts") ?? 1,
+                                       cancelled: row.int64("cancelled_at") != nil, claimedAt: row.int64("updated_at"),
+                                       timeoutMilliseconds: row.int64("timeout_ms"), now: now, retryPolicy: retryPolicy,
+                                       why: why(owner, attempt))
         let changed = try database.run("""
-            UPDATE jobs SET state = ?, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
-                            error = CASE WHEN ? = 'ready' THEN error ELSE ? END,
-                            finished_at = CASE WHEN ? = 'ready' THEN NULL ELSE ? END,
-                            updated_at = ?, transition_note = ?
+            UPDATE jobs SET state = ?, lease_owner = NULL, lease_expires_at = NULL, run_at = ?, error = coalesce(?, error),
+                            finished_at = ?, updated_at = ?, transition_note = ?
             WHERE id = ? AND attempt = ? AND state = 'running' AND lease_owner = ?
-            """, state.rawValue, now, state.rawValue, note, state.rawValue, now, now, note, id, attempt, owner)
+            """, rescue.state.rawValue, rescue.runAt, rescue.error, rescue.finishes ? now : nil, now, rescue.note,
+            id, attempt, owner)
         guard changed == 1 else { return nil }
-        if state == .discarded { try cancelDescendants(of: id, now: now) }
-        return Rescued(job: id, attempt: attempt, state: state)
+        if rescue.state == .discarded { try cancelDescendants(of: id, now: now) }
+        return Rescued(job: id, attempt: attempt, state: rescue.state)
     }
 
     /// What `prune-history` removed.

@@ -48,6 +48,7 @@ public enum RunDescriptionProblem: Equatable, Sendable, CustomStringConvertible 
     case invalidMaxAttempts(step: String, value: Int)
     case invalidLease(step: String, milliseconds: Int64)
     case invalidRunAt(step: String, milliseconds: Int64)
+    case invalidTimeout(step: String, milliseconds: Int64)
 
     public var description: String {
         switch self {
@@ -68,6 +69,9 @@ public enum RunDescriptionProblem: Equatable, Sendable, CustomStringConvertible 
         case let .invalidRunAt(step, milliseconds):
             return "step '\(step)' has run_at \(milliseconds); it is milliseconds since the epoch, from 0 to "
                 + "\(RunDescription.runAtRange.upperBound) (the end of year 9999), or left out to run as soon as possible"
+        case let .invalidTimeout(step, milliseconds):
+            return "step '\(step)' has timeout_ms \(milliseconds); it must be from \(JobTimeout.range.lowerBound) to "
+                + "\(JobTimeout.range.upperBound) (a week), or left out for no timeout of its own"
         }
     }
 }

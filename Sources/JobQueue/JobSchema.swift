@@ -11,9 +11,9 @@ import Storage
 ///   `transition_note` and `updated_at`, and events can never be updated (trigger `job_events_append_only`);
 /// - a job lies in its run's id range and an event continues its job's chain (`version3` says why these
 ///   replaced two indexes).
-/// `version4` gives each job a checkpoint pointer column of its own.
+/// `version4` gives each job a checkpoint pointer column of its own, `version5` a timeout of its own.
 public enum JobSchema {
-    public static let schema = Schema(component: "jobqueue", migrations: [version1, version2, version3, version4])
+    public static let schema = Schema(component: "jobqueue", migrations: [version1, version2, version3, version4, version5])
 
     static let states = "'pending','ready','running','succeeded','failed','discarded','cancelled'"
 

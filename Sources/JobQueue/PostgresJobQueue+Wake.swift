@@ -115,6 +115,7 @@ extension PostgresJobQueue {
                      input: input ?? .null, token: Int64(fields["attempt"]?.intValue ?? 0),
                      maxAttempts: fields["max_attempts"]?.intValue ?? 1, owner: fields["owner"]?.stringValue ?? "",
                      leaseExpiresAt: now + lease, leaseMilliseconds: lease,
+                     timeoutMilliseconds: fields["timeout_ms"]?.intValue.map(Int64.init),
                      hasDependents: fields["has_dependents"]?.boolValue ?? true)
     }
 }

@@ -58,6 +58,7 @@ public final class PostgresJobQueue: Sendable {
                 "state": .string((parents.isEmpty ? JobState.ready : .pending).rawValue), "priority": .int(step.priority),
                 "run_at": .int(Int(step.runAt ?? now)), "max_attempts": .int(step.maxAttempts),
                 "lease_ms": step.leaseMilliseconds.map { .int(Int($0)) } ?? .null,
+                "timeout_ms": step.timeoutMilliseconds.map { .int(Int($0)) } ?? .null,
                 "input": .string(JobJSON.canonicalString(step.input)), "waiting_on": .int(parents.count),
                 "note": .string(parents.isEmpty ? "enqueued" : "enqueued; waits for \(parents.count) parent(s)"),
             ]))
@@ -159,13 +160,14 @@ public final class PostgresJobQueue: Sendable {
     // MARK: Rescue, prune
 
     /// Moves every running job whose lease has expired back to ready (or discarded when out of attempts, or
-    /// cancelled in a cancelled run). Rows another rescuer holds are skipped: it is taking them back.
+    /// cancelled in a cancelled run, or failed as timed out past its own timeout, as on SQLite). Rows another
+    /// rescuer holds are skipped: it is taking them back.
     @discardableResult
     public func rescueExpiredLeases() throws -> [JobQueue.Rescued] {
         let now = self.now
         return try connection.transaction {
             let expired = try connection.query("""
-                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, r.cancelled_at
+                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, j.updated_at, j.timeout_ms, r.cancelled_at
                 FROM jobs j JOIN job_runs r ON r.id = j.run_id
                 WHERE j.state = 'running' AND j.lease_expires_at < $1 ORDER BY j.id
                 FOR UPDATE OF j SKIP LOCKED
@@ -182,7 +184,7 @@ public final class PostgresJobQueue: Sendable {
         let now = self.now
         return try connection.transaction {
             let held = try connection.query("""
-                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, r.cancelled_at
+                SELECT j.id, j.attempt, j.max_attempts, j.lease_owner, j.updated_at, j.timeout_ms, r.cancelled_at
                 FROM jobs j JOIN job_runs r ON r.id = j.run_id
                 WHERE j.state = 'running' AND j.lease_owner = $1 ORDER BY j.id
                 FOR UPDATE OF j
@@ -193,27 +195,27 @@ public final class PostgresJobQueue: Sendable {
         }
     }
 
-    /// Moves one running job, read and locked with its lease owner, attempt and run's cancellation, back to ready
-    /// (or discarded, or cancelled), fenced by that attempt and owner.
+    /// Moves one running job, read and locked with its lease owner, attempt, claim time, timeout and run's
+    /// cancellation, back to ready (or failed as timed out, discarded, or cancelled: `JobTimeout.rescue`), fenced by
+    /// that attempt and owner.
     private func takeBack(_ row: Row, now: Int64, why: (String, Int) -> String) throws -> JobQueue.Rescued? {
         guard let raw = row.int64("id") else { return nil }
         let id = JobID(raw)
         let attempt = row.int("attempt") ?? 0
         let owner = row.string("lease_owner") ?? "?"
-        let state: JobState = row.int64("cancelled_at") != nil ? .cancelled
-            : attempt >= (row.int("max_attempts") ?? 1) ? .discarded : .ready
-        let note = why(owner, attempt)
-            + (state == .discarded ? "; no attempts left" : state == .cancelled ? "; run cancelled" : "")
+        let rescue = JobTimeout.rescue(job: id, attempt: attempt, maxAttempts: row.int("max_attempts") ?? 1,
+                                       cancelled: row.int64("cancelled_at") != nil, claimedAt: row.int64("updated_at"),
+                                       timeoutMilliseconds: row.int64("timeout_ms"), now: now, retryPolicy: retryPolicy,
+                                       why: why(owner, attempt))
         let changed = try connection.run("""
             UPDATE jobs SET state = $1, lease_owner = NULL, lease_expires_at = NULL, run_at = $2,
-                            error = CASE WHEN $1 = 'ready' THEN error ELSE $3 END,
-                            finished_at = CASE WHEN $1 = 'ready' THEN NULL ELSE $2 END,
-                            updated_at = $2, transition_note = $3
-            WHERE id = $4 AND attempt = $5 AND state = 'running' AND lease_owner = $6
-            """, state.rawValue, now, note, id, attempt, owner)
+                            error = coalesce($3, error), finished_at = $4, updated_at = $5, transition_note = $6
+            WHERE id = $7 AND attempt = $8 AND state = 'running' AND lease_owner = $9
+            """, rescue.state.rawValue, rescue.runAt, rescue.error, rescue.finishes ? now : nil, now, rescue.note,
+            id, attempt, owner)
         guard changed == 1 else { return nil }
-        if state == .discarded { try cancelDescendants(of: id, now: now) }
-        return JobQueue.Rescued(job: id, attempt: attempt, state: state)
+        if rescue.state == .discarded { try cancelDescendants(of: id, now: now) }
+        return JobQueue.Rescued(job: id, attempt: attempt, state: rescue.state)
     }
 
     /// Deletes finished runs (with their jobs and events) whose last change is older than `age`.

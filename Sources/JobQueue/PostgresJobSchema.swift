@@ -17,14 +17,14 @@ import Storage
 /// notification per event-writing transaction while someone follows the stream), `runAnnouncements` (which
 /// supervisor announces a run that ended), `runAnnouncementDelivery` (announcements made at least once),
 /// `oneWritePerTransition` (a state change writes its row once), `orderedSingleKindClaims`, `serverSideEnqueue`,
-/// `eventsPerStatement` (one insert of events per statement), `completionsByKey` (a group commit's fence) and
-/// `handOffs` (an enqueue hands its jobs to workers already waiting).
+/// `eventsPerStatement` (one insert of events per statement), `completionsByKey` (a group commit's fence),
+/// `handOffs` (an enqueue hands its jobs to workers already waiting) and `stepTimeouts` (a timeout of each job's own).
 public enum PostgresJobSchema {
     public static let schema = Schema(component: "jobqueue", migrations: [version1, eventTransactions, serverSideClaims,
                                                                           eventNotifications, runAnnouncements, runAnnouncementDelivery,
                                                                           oneWritePerTransition, orderedSingleKindClaims,
                                                                           serverSideEnqueue, eventsPerStatement, completionsByKey,
-                                                                          handOffs])
+                                                                          handOffs, stepTimeouts])
 
     /// The channel `jobs_notify_claimable` notifies.
     public static let channel = "adapt_jobs"

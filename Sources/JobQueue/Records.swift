@@ -20,6 +20,8 @@ public struct JobRecord: Sendable, Equatable, Encodable {
     public let leaseExpiresAt: Int64?
     /// The job's own lease (a step's `lease_ms`); nil when the claiming worker's applies.
     public let leaseMilliseconds: Int64?
+    /// The job's own timeout per attempt (`timeout_ms`, `JobTimeout`); nil when it has none.
+    public let timeoutMilliseconds: Int64?
     public let createdAt: Int64
     public let updatedAt: Int64
     public let finishedAt: Int64?
@@ -43,6 +45,7 @@ public struct JobRecord: Sendable, Equatable, Encodable {
         leaseOwner = row.string("lease_owner")
         leaseExpiresAt = row.int64("lease_expires_at")
         leaseMilliseconds = row.int64("lease_ms")
+        timeoutMilliseconds = row.int64("timeout_ms")
         createdAt = row.int64("created_at") ?? 0
         updatedAt = row.int64("updated_at") ?? 0
         finishedAt = row.int64("finished_at")
@@ -59,7 +62,7 @@ public struct JobRecord: Sendable, Equatable, Encodable {
         case id, name, kind, state, priority, attempt, error
         case runID = "run_id", runAt = "run_at", maxAttempts = "max_attempts", leaseOwner = "lease_owner"
         case leaseExpiresAt = "lease_expires_at", createdAt = "created_at", updatedAt = "updated_at"
-        case finishedAt = "finished_at", leaseMilliseconds = "lease_ms"
+        case finishedAt = "finished_at", leaseMilliseconds = "lease_ms", timeoutMilliseconds = "timeout_ms"
     }
 
     /// The listing form: everything but input and output (which `show` adds).
@@ -78,6 +81,7 @@ public struct JobRecord: Sendable, Equatable, Encodable {
         try c.encode(leaseOwner, forKey: .leaseOwner)
         try c.encode(leaseExpiresAt.map(Timestamp.iso8601), forKey: .leaseExpiresAt)
         try c.encode(leaseMilliseconds, forKey: .leaseMilliseconds)
+        try c.encode(timeoutMilliseconds, forKey: .timeoutMilliseconds)
         try c.encode(Timestamp.iso8601(createdAt), forKey: .createdAt)
         try c.encode(Timestamp.iso8601(updatedAt), forKey: .updatedAt)
         try c.encode(finishedAt.map(Timestamp.iso8601), forKey: .finishedAt)

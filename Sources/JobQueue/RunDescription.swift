@@ -3,8 +3,8 @@ import AdaptCore
 /// What `enqueue` takes: a DAG of steps, built by the pipeline layer (or read from a JSON file).
 ///
 /// JSON form: `{"kind", "name"?, "unique_key"?, "manifest"?, "steps": [{"name", "kind", "input"?,
-/// "depends_on"?, "priority"?, "max_attempts"?, "run_at"?, "lease_ms"?}]}`; `run_at` is milliseconds since the
-/// epoch.
+/// "depends_on"?, "priority"?, "max_attempts"?, "run_at"?, "lease_ms"?, "timeout_ms"?}]}`; `run_at` is milliseconds
+/// since the epoch.
 public struct RunDescription: Codable, Equatable, Sendable {
     /// What sort of run this is (`nightly`, `noop`); shown as the run's `kind`.
     public var kind: String
@@ -30,10 +30,12 @@ public struct RunDescription: Codable, Equatable, Sendable {
         public var runAt: Int64?
         /// The lease of each claim of this step; nil leaves it to the claiming worker (`ClaimRequest`).
         public var leaseMilliseconds: Int64?
+        /// How long each attempt may run (`JobTimeout`); nil leaves it to the claiming worker's, if it has one.
+        public var timeoutMilliseconds: Int64?
 
         public init(name: String, kind: String, input: JSONValue = .object([:]), dependsOn: [String] = [],
                     priority: Int = 0, maxAttempts: Int = RunDescription.defaultMaxAttempts, runAt: Int64? = nil,
-                    leaseMilliseconds: Int64? = nil) {
+                    leaseMilliseconds: Int64? = nil, timeoutMilliseconds: Int64? = nil) {
             self.name = name
             self.kind = kind
             self.input = input
@@ -42,11 +44,13 @@ public struct RunDescription: Codable, Equatable, Sendable {
             self.maxAttempts = maxAttempts
             self.runAt = runAt
             self.leaseMilliseconds = leaseMilliseconds
+            self.timeoutMilliseconds = timeoutMilliseconds
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, kind, input, priority
             case dependsOn = "depends_on", maxAttempts = "max_attempts", runAt = "run_at", leaseMilliseconds = "lease_ms"
+            case timeoutMilliseconds = "timeout_ms"
         }
 
         public init(from decoder: Decoder) throws {
@@ -59,7 +63,8 @@ public struct RunDescription: Codable, Equatable, Sendable {
                       priority: try c.decodeIfPresent(Int.self, forKey: .priority) ?? 0,
                       maxAttempts: try c.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? RunDescription.defaultMaxAttempts,
                       runAt: try c.decodeIfPresent(Int64.self, forKey: .runAt),
-                      leaseMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .leaseMilliseconds))
+                      leaseMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .leaseMilliseconds),
+                      timeoutMilliseconds: try c.decodeIfPresent(Int64.self, forKey: .timeoutMilliseconds))
         }
     }
 
@@ -106,6 +111,9 @@ public struct RunDescription: Codable, Equatable, Sendable {
             if step.maxAttempts < 1 { throw fail(.invalidMaxAttempts(step: step.name, value: step.maxAttempts)) }
             if let lease = step.leaseMilliseconds, !ClaimRequest.leaseRange.contains(Int(lease)) {
                 throw fail(.invalidLease(step: step.name, milliseconds: lease))
+            }
+            if let timeout = step.timeoutMilliseconds, !JobTimeout.range.contains(timeout) {
+                throw fail(.invalidTimeout(step: step.name, milliseconds: timeout))
             }
             if let runAt = step.runAt, !RunDescription.runAtRange.contains(runAt) {
                 throw fail(.invalidRunAt(step: step.name, milliseconds: runAt))

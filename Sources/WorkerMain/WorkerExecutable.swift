@@ -88,7 +88,7 @@ public enum WorkerExecutable {
         let leaseLength = try a[lease(kind)]
         let tag = try a[leaseOwnerTag]
         let logsEveryStep = a[verbose]
-        let options = WorkerOptions(
+        var options = WorkerOptions(
             kinds: [kind],
             owner: WorkerLeaseOwner.name(host: ProcessInfo.processInfo.hostName, tag: tag,
                                          pid: ProcessInfo.processInfo.processIdentifier),
@@ -97,6 +97,13 @@ public enum WorkerExecutable {
             log: { line in
                 if logsEveryStep || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { log(line) }
             })
+        // A step past its timeout_seconds is interrupted as a cancelled run is (train stops at its next step); one deaf
+        // to it cannot be stopped from inside the process, so the process ends (exit 3): its lease runs out, or `adapt
+        // work` takes it back at once, and the attempt counts as timed out; the supervisor starts a fresh worker.
+        options.hungBody = { id in
+            log("\(id) ignored its timeout; exiting so that a fresh worker takes over")
+            exit(3)
+        }
         let stopping = StopFlag()
         // A step asks for other kernels (a checkpoint's core type): the worker stops claiming, records the
         // step's deferral, and executes itself again pinned (same pid, arguments and standard input).

@@ -21,9 +21,11 @@ public struct WorkerOptions: Sendable {
     public var pollMicroseconds: Int
     /// Where the worker says what it did (one line per event); nil keeps it quiet.
     public var log: (@Sendable (String) -> Void)?
-    /// How long one attempt's body may run (River's job timeout, Temporal's start-to-close); nil: no limit. Past
-    /// it the body is interrupted as a cancelled run is (its task cancelled, `JobContext.isCancelled` true) and
-    /// the attempt is failed as "timed out after N s", retried by the job's retry policy.
+    /// How long one attempt's body may run (River's job timeout, Temporal's start-to-close) when its job has no
+    /// timeout of its own (`Claim.timeoutMilliseconds`, which wins, as a River job's own timeout wins over its
+    /// client's); nil: no limit. Past it the body is interrupted as a cancelled run is (its task cancelled,
+    /// `JobContext.isCancelled` true) and the attempt is failed as "timed out after N s" (`JobTimeout`), retried by
+    /// the job's retry policy.
     public var jobTimeoutMilliseconds: Int64?
     /// How long a timed-out body has to return. Past it the worker stops extending the job's lease, so the lease
     /// runs out and the job is rescued for another attempt, and calls `hungBody` (a worker process ends itself
@@ -377,7 +379,9 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         let interrupter = Interrupter()
         withUnsafeCurrentTask { interrupter.arm($0) }
         state.withLock { $0.interrupters[claim.jobID] = interrupter }
-        let deadline = options.jobTimeoutMilliseconds.map { queue.clock.nowMilliseconds() + $0 }
+        // Counted from the claim, as a rescue counts it (the job's `updated_at`), so both agree on when it timed out.
+        let claimedAt = claim.leaseExpiresAt - claim.leaseMilliseconds
+        let deadline = timeout(of: claim).map { claimedAt + $0 }
         monitor.watch(context, deadline: deadline) { interrupter.fire() }
         // A stop request that arrived between the claim and the registration above must still reach this job.
         if state.withLock({ $0.stopRequests >= 2 }) { context.markStopNow(); interrupter.fire() }
@@ -453,8 +457,9 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
             options.log?("released \(claim.jobID)")
             return (.released, nil)
         }
-        if flags.timedOut, let timeout = options.jobTimeoutMilliseconds {
-            return (try failed(claim, error: Self.timedOut(timeout), retryable: true, after: nil), nil)
+        if flags.timedOut, let timeout = timeout(of: claim) {
+            let error = JobTimeout.error(afterMilliseconds: timeout, jobsOwn: claim.timeoutMilliseconds != nil)
+            return (try failed(claim, error: error, retryable: true, after: nil), nil)
         }
         switch result {
         case .success(.completed):
@@ -476,10 +481,9 @@ public final class Worker<Engine: WorkerEngine>: Sendable {
         }
     }
 
-    /// The error of an attempt that ran past its timeout, in whole seconds when it is some.
-    static func timedOut(_ milliseconds: Int64) -> String {
-        let seconds = milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : String(format: "%.3f", Double(milliseconds) / 1000)
-        return "timed out after \(seconds) s"
+    /// How long this attempt may run: the job's own timeout, else the worker's.
+    private func timeout(of claim: Claim) -> Int64? {
+        claim.timeoutMilliseconds ?? options.jobTimeoutMilliseconds
     }
 
     private func failed(_ claim: Claim, error: String, retryable: Bool, after: Int64?) throws -> JobOutcome {

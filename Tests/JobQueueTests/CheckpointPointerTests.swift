@@ -73,7 +73,7 @@ import TestSupport
         }
         let database = try Database(path: path)
         let queue = try JobQueue(database: database)
-        #expect(try database.schemaVersion(of: "jobqueue") == 4)
+        #expect(try database.schemaVersion(of: "jobqueue") == JobSchema.schema.migrations.count)
         #expect(try queue.checkpointPointer(job: JobID(1)) == Self.pointer, "the newest pointer event is the pointer")
         #expect(try queue.checkpointPointer(job: JobID(2)) == nil, "a pointer event that is not JSON is not carried over")
         #expect(try queue.checkpointPointer(job: JobID(3)) == nil)
