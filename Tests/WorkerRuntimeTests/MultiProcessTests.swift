@@ -24,6 +24,13 @@ import TestSupport
 
     func database() throws -> Database { try Database(path: databasePath) }
 
+    /// Creates and migrates the state's job tables in this process, so the processes a test starts race over the
+    /// rows and not the schema (workers need an existing state; nothing that only opens one creates it).
+    func makeState() throws {
+        try PrivateFiles.createDirectory(directory.file("state"))
+        _ = try JobQueue(database: try Database(path: databasePath, durability: .normal))
+    }
+
     func int(_ sql: String) throws -> Int { Int(try database().scalar(sql).integerValue ?? -1) }
 
     func summary(_ process: RunningProcess) throws -> JSONValue {
@@ -86,8 +93,7 @@ import TestSupport
     }
 
     @Test func anEnqueuerKilledMidStreamLeavesEveryRunItCommittedWhole() async throws {
-        // Creates and migrates the state: a worker with nothing to do (commands that only read or change a state need one).
-        try await adapt(["worker", "--kinds", "noop", "--exit-when-idle"])
+        try makeState()
         // One commit per run, as fast as they go: the kill lands between, or in the middle of, WAL writes.
         let enqueuer = try Executables.start("adapt", ["--state", state, "--durability", "normal", "enqueue", "noop",
                                                        "--count", "10000000", "--separate-runs"], outputIn: directory.url)
@@ -175,7 +181,7 @@ import TestSupport
     }
 
     @Test func concurrentEnqueuersWithOneUniqueKeyMakeOneRun() async throws {
-        try await adapt(["worker", "--kinds", "noop", "--exit-when-idle"])  // create and migrate the database first
+        try makeState()
         let processes = try (0..<6).map { _ in
             try Executables.start("adapt", ["--state", state, "enqueue", "noop", "--count", "5", "--unique-key", "night", "--json"],
                                   outputIn: directory.url)
@@ -190,7 +196,7 @@ import TestSupport
     }
 
     @Test func anIdleWorkerBarelyUsesTheCPU() async throws {
-        try await adapt(["worker", "--kinds", "noop", "--exit-when-idle"])  // create and migrate the database first
+        try makeState()
         let process = try worker([])
         try await Task.sleep(for: .milliseconds(500))
         let before = try cpuSeconds(process.pid)

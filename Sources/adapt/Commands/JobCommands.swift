@@ -74,7 +74,8 @@ enum JobCommands {
         "enqueue run", summary: "enqueue a run described by a JSON file (- reads stdin)",
         discussion: """
             The file holds {"kind", "name"?, "unique_key"?, "manifest"?, "steps": [{"name", "kind", "input"?,
-            "depends_on"?: [names], "priority"?, "max_attempts"?, "run_at"?: ms since the epoch, "lease_ms"?}]}.
+            "depends_on"?: [names], "priority"?, "max_attempts"?, "run_at"?: ms since the epoch, "lease_ms"?,
+            "timeout_ms"?: how long each attempt may run before it fails as timed out}]}.
             Steps must form a DAG; an unknown field is refused; nothing is stored when the description is invalid.
             """,
         options: [.json],
@@ -119,7 +120,9 @@ enum JobCommands {
             concurrency: try a[Work.concurrency], exitWhenIdle: a[Work.exitWhenIdle], pollMicroseconds: try a[Work.poll])
         var timed = request
         timed.jobTimeoutMilliseconds = try a[Work.timeout]
-        let (owner, summary) = try await control(invocation).work(timed) { line in
+        // A worker stores nothing of its own: it needs a state something else made (River's and Oban's workers need
+        // their database), so a mistyped --state is refused instead of becoming an empty state that never gets work.
+        let (owner, summary) = try await existingControl(invocation).work(timed) { line in
             if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { Console.error("worker: \(line)") }
         }
         if a[.json] {

@@ -1,0 +1,44 @@
+import AdaptCore
+import Foundation
+import Testing
+import TestSupport
+
+/// `adapt worker` and `adapt work` store nothing of their own, so they need a state something else made (as River's
+/// and Oban's workers need their database): on a mistyped `--state` they are refused with the sentence every command
+/// that needs a state uses, naming the path and how a state is made, and they create nothing.
+@Suite struct WorkersNeedAStateTests {
+    static let workerCommands: [[String]] = [["worker", "--kinds", "noop", "--exit-when-idle"], ["work", "--exit-when-idle"]]
+
+    func adapt(_ state: URL, _ arguments: [String]) async throws -> ProcessResult {
+        try await Executables.runAsync("adapt", ["--state", state.path] + arguments,
+                                       environment: ["ADAPT_DATABASE": "", "ADAPT_STATE": ""])
+    }
+
+    @Test(arguments: workerCommands)
+    func aWorkerOnAMistypedStateIsRefusedNamingThePathAndCreatesNothing(command: [String]) async throws {
+        let directory = TemporaryDirectory("adapt-worker-no-state")
+        let typo = directory.file("stat")
+        let result = try await adapt(typo, command)
+        #expect(result.status == 1, "\(command): \(result.stderr)")
+        #expect(result.stderr.contains("no adapt state at \(typo.path) (the directory does not exist); nothing was created"),
+                "\(command): \(result.stderr)")
+        #expect(result.stderr.contains("adapt enqueue") && result.stderr.contains("adapt data import"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: typo.path), "\(command) created the state it was pointed at")
+
+        // A directory without a database (models fetched, nothing stored yet) is no state either, and stays as it was.
+        try FileManager.default.createDirectory(at: typo.appendingPathComponent("models"), withIntermediateDirectories: true)
+        let empty = try await adapt(typo, command)
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("(the database does not exist)"), "\(command): \(empty.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: typo.path) == ["models"])
+    }
+
+    @Test func aWorkerOnAStateMadeByAnEnqueueRunsItsJobs() async throws {
+        let directory = TemporaryDirectory("adapt-worker-state")
+        let state = directory.file("state")
+        #expect(try await adapt(state, ["enqueue", "noop", "--count", "2"]).status == 0)
+        let worked = try await adapt(state, ["worker", "--kinds", "noop", "--exit-when-idle", "--json"])
+        #expect(worked.status == 0, "\(worked.stderr)")
+        #expect(try JSON.decode(JSONValue.self, from: worked.stdout, context: "worker --json")["succeeded"] == .int(2))
+    }
+}
