@@ -225,15 +225,23 @@ extension Pipeline {
                                   "a positive number of seconds")
             let priority = o.integer("priority", default: 0, minimum: -1_000_000, maximum: 1_000_000,
                                      "an integer from -1000000 to 1000000")
+            let timeout = readTimeout(o)
             o.finish()
             nodes.append(PipelineGraph.Node(index: index, name: name, kind: kind, dependsOn: dependsOn))
             if let name, let kind, let dependsOn {
                 specs.append(PipelineStep(name: name, kind: kind, dependsOn: dependsOn, maxAttempts: attempts,
-                                      leaseSeconds: lease, priority: priority))
+                                      leaseSeconds: lease, priority: priority, timeoutSeconds: timeout))
             }
         }
         PipelineGraph.check(nodes, reader: root.reader)
         return specs.count == items.count ? specs : nil
+    }
+
+    /// A step's `timeout_seconds`: absent or null for none, else 1 s to a week (the job engine's bound).
+    private static func readTimeout(_ o: ObjectReader) -> Int? {
+        guard let value = o.value("timeout_seconds"), value != .null else { return nil }
+        return o.integer("timeout_seconds", default: 0, minimum: 1, maximum: 604_800,
+                         "a number of seconds from 1 to 604800 (a week), or null for no timeout")
     }
 
     private static func readKind(_ o: ObjectReader) -> StepKind? {

@@ -54,7 +54,8 @@ public struct Pipeline: Sendable, Equatable, Codable {
         description: "Nightly personalisation: prune expired examples, sample tonight's training set, train a LoRA adapter, "
             + "compare it with the active one on the lineage's held-out set, promote it only if it is better.",
         steps: StepKind.allCases.enumerated().map { index, kind in
-            PipelineStep(name: kind.rawValue, kind: kind, dependsOn: index == 0 ? [] : [StepKind.allCases[index - 1].rawValue])
+            PipelineStep(name: kind.rawValue, kind: kind, dependsOn: index == 0 ? [] : [StepKind.allCases[index - 1].rawValue],
+                         timeoutSeconds: kind.nightlyTimeoutSeconds)
         })
 
     /// The SHA-256 of the canonical JSON of `definition`.
@@ -170,6 +171,20 @@ public enum StepKind: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// The bundled nightly pipeline's `timeout_seconds`: far above what the step takes on a default night, so only a
+    /// hung step reaches it. A default night of the default model (100 train steps) trains in about 5 minutes on a
+    /// quiet 2-core machine and 17 under load (3.7 and 9.9 s a step, BENCHMARKS.md), and the whole example night
+    /// took 7 min 24 s under load; train gets 3 hours (room for a 1.7B model's 45-minute night, DESIGN.md, four times
+    /// over, and a timed-out attempt resumes from its last checkpoint), eval 1 hour, the others 10 minutes.
+    /// A step a pipeline file lists without `timeout_seconds` has none.
+    public var nightlyTimeoutSeconds: Int {
+        switch self {
+        case .train: return 10_800
+        case .eval: return 3_600
+        default: return 600
+        }
+    }
+
     /// Lease length in seconds; a worker heartbeats well inside it, so it only bounds how long a dead
     /// worker's step waits before it is rescued.
     public var defaultLeaseSeconds: Int {
@@ -189,19 +204,24 @@ public struct PipelineStep: Sendable, Equatable, Codable {
     public var leaseSeconds: Int
     /// Lower runs first among ready steps (the job engine's order is priority, run_at, id).
     public var priority: Int
+    /// How long one attempt may run before it is failed as timed out and retried (the job's `timeout_ms`); nil: no
+    /// limit. Encoded only when set, so a pipeline without it keeps the digest it had before the field existed.
+    public var timeoutSeconds: Int?
 
     public init(name: String, kind: StepKind, dependsOn: [String] = [], maxAttempts: Int? = nil,
-                leaseSeconds: Int? = nil, priority: Int = 0) {
+                leaseSeconds: Int? = nil, priority: Int = 0, timeoutSeconds: Int? = nil) {
         self.name = name
         self.kind = kind
         self.dependsOn = dependsOn
         self.maxAttempts = maxAttempts ?? kind.defaultMaxAttempts
         self.leaseSeconds = leaseSeconds ?? kind.defaultLeaseSeconds
         self.priority = priority
+        self.timeoutSeconds = timeoutSeconds
     }
 
     enum CodingKeys: String, CodingKey {
         case name, kind, priority
         case dependsOn = "depends_on", maxAttempts = "max_attempts", leaseSeconds = "lease_seconds"
+        case timeoutSeconds = "timeout_seconds"
     }
 }

@@ -12,10 +12,13 @@ public struct PlannedStep: Sendable, Equatable, Codable {
     public let maxAttempts: Int
     public let leaseSeconds: Int
     public let priority: Int
+    /// nil: no timeout (a step planned from a pipeline without `timeout_seconds`); encoded only when set.
+    public let timeoutSeconds: Int?
 
     enum CodingKeys: String, CodingKey {
         case name, kind, input, priority
         case dependsOn = "depends_on", maxAttempts = "max_attempts", leaseSeconds = "lease_seconds"
+        case timeoutSeconds = "timeout_seconds"
     }
 }
 
@@ -71,7 +74,7 @@ public func plan(pipeline: Pipeline, lineage: String, night: Night, seed: UInt64
         PlannedStep(name: spec.name, kind: spec.kind.rawValue,
                     input: .object(common.merging(pipeline.parameters(for: spec.kind)) { shared, _ in shared }),
                     dependsOn: spec.dependsOn, maxAttempts: spec.maxAttempts, leaseSeconds: spec.leaseSeconds,
-                    priority: spec.priority)
+                    priority: spec.priority, timeoutSeconds: spec.timeoutSeconds)
     }
     let manifest: JSONValue = .object([
         "format": .int(Pipeline.formatVersion),

@@ -33,7 +33,8 @@ public enum NightlyRun {
             RunDescription.Step(name: step.name, kind: step.kind, input: step.input, dependsOn: step.dependsOn,
                                 priority: step.priority, maxAttempts: step.maxAttempts,
                                 runAt: step.dependsOn.isEmpty ? runAt : nil,
-                                leaseMilliseconds: Int64(step.leaseSeconds) * 1000)
+                                leaseMilliseconds: Int64(step.leaseSeconds) * 1000,
+                                timeoutMilliseconds: step.timeoutSeconds.map { Int64($0) * 1000 })
         }
         return RunDescription(kind: kind, name: "\(planned.name) \(planned.uniqueKey)", uniqueKey: planned.uniqueKey,
                               manifest: .object(manifest), steps: steps)

@@ -107,6 +107,22 @@ import TestSupport
         }
     }
 
+    @Test func eachStepsTimeoutSecondsBecomesItsJobsTimeoutAndShowPrintsIt() async throws {
+        let fixture = try await PipelineFixture.make(importData: false)
+        let run = try await fixture.enqueue()
+        let jobs = try fixture.queue().jobs(matching: .init(run: try #require(RunID.parse(run))))
+        let pipeline = try Pipeline.load(contentsOf: URL(fileURLWithPath: fixture.pipelinePath))
+        for step in pipeline.steps {
+            let job = try #require(jobs.first { $0.name == step.name })
+            #expect(job.timeoutMilliseconds == step.timeoutSeconds.map { Int64($0) * 1000 }, "\(step.name)")
+        }
+        // The fixture's pipeline lists no steps, so it has the nightly pipeline's, and their timeouts.
+        let train = try #require(jobs.first { $0.kind == "train" })
+        let shown = try await fixture.adapt(["show", train.id.description, "--json"])
+        try fixture.expectSuccess(shown)
+        #expect(try JSON.decode(JSONValue.self, from: shown.stdout, context: "show")["timeout_ms"] == .int(10_800_000))
+    }
+
     @Test func theManifestRecordsPipelineSeedThreadsAndModel() async throws {
         let fixture = try await PipelineFixture.make(importData: false)
         let run = try await fixture.enqueue(extra: ["--seed", "42"])
