@@ -99,7 +99,8 @@ extension Pipeline {
     public func parameters(for kind: StepKind) -> [String: JSONValue] {
         switch kind {
         case .prune:
-            return ["ttl_days": .int(prune.ttlDays)]
+            // Only when on, as in the pipeline: a prune input without it lists the versions trained on expired text.
+            return Self.objectFields(prune)
         case .sample:
             return [
                 "sample_size": .int(sample.sampleSize), "held_out_fraction": .double(sample.heldOutFraction),
@@ -107,6 +108,8 @@ extension Pipeline {
                 "max_tokens_per_night": .int(privacy.maxTokensPerNight),
                 // The sample step fixes the night's weights parent (the active version) when train starts from it.
                 TrainInit.sampleField: .string(train.initialWeights.rawValue),
+                // Absent in steps planned before the order was recorded, which drew one weighted sample.
+                SampleOrder.inputField: .string(SampleOrder.newFirst.rawValue),
             ]
         case .train:
             var fields = Self.objectFields(train)

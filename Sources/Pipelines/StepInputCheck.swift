@@ -36,13 +36,17 @@ public enum StepInputCheck {
         }
         switch kind {
         case .prune:
-            _ = Pipeline.readPrune(section(keys(of: PruneParameters())))
+            // `ttl_retires_adapters` is written only when true (and was absent before it existed).
+            _ = Pipeline.readPrune(section(keys(of: PruneParameters()), optional: ["ttl_retires_adapters"]))
         case .sample:
             _ = Pipeline.readSample(section(keys(of: SampleParameters())))
             _ = Pipeline.readPrivacy(section(keys(of: PrivacyBudget())))
             // Absent in steps planned before warm starts: those fix no weights parent.
             _ = ObjectReader(path: "", fields: fields.filter { $0.key == TrainInit.sampleField }, reader: reader)
                 .choice(TrainInit.sampleField, default: TrainInit.fresh)
+            // Absent in steps planned before the order was recorded: those drew one weighted sample.
+            _ = ObjectReader(path: "", fields: fields.filter { $0.key == SampleOrder.inputField }, reader: reader)
+                .choice(SampleOrder.inputField, default: SampleOrder.weighted)
         case .train:
             // `chat_format` is optional: absent, the model's template formats the examples. `base_weights` too:
             // absent, the step keeps the base in f32, as every step planned before the field did; and
@@ -58,10 +62,12 @@ public enum StepInputCheck {
                 }
             }
         case .eval:
-            // `on_worse` came later: an eval step planned before it has none, and keeps a worse night's data.
-            let required = keys(of: EvalParameters()).filter { $0 != "on_worse" }
+            // `on_worse` came later: an eval step planned before it has none, and keeps a worse night's data; so did
+            // `min_effect` and `canary` (no minimum, no forgetting guard).
+            let later = ["on_worse", "min_effect", CanaryGuard.field]
+            let required = keys(of: EvalParameters()).filter { !later.contains($0) }
             requirePresent(required, in: fields, path: "", kind: kind, reader: reader)
-            _ = Pipeline.readEval(ObjectReader(path: "", fields: fields.filter { required.contains($0.key) || $0.key == "on_worse" },
+            _ = Pipeline.readEval(ObjectReader(path: "", fields: fields.filter { required.contains($0.key) || later.contains($0.key) },
                                                reader: reader))
             // Scored the way train saw the sequences: the same two train fields, under the same rules.
             _ = Pipeline.readTrain(section(["max_length", "blas_threads"], optional: ["chat_format", "base_weights", "forward_products"]))

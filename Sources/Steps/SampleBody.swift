@@ -34,7 +34,7 @@ public enum SampleBody {
             night: common.night.description,
             policy: SamplePolicy(maxExamples: sample.sampleSize, maxTokens: budget.maxTokensPerNight,
                                  maxUses: budget.maxUsesPerExample, heldOutRule: try context.heldOutRule(),
-                                 gateMinimum: context.gateMinimumPairs()))
+                                 gateMinimum: context.gateMinimumPairs(), order: try order(context)))
         let report = plan.report
         let weightsParent = try self.weightsParent(context, lineage: common.lineage)
         let finalize: @Sendable (any SQLConnection) throws -> Void = { db in
@@ -45,6 +45,18 @@ public enum SampleBody {
             environment.log("sampled \(report.trainExamples) training and \(report.heldOutExamples) held-out example(s)")
         }
         return .completed(StepOutput(SampleOutput(report: report, weightsParent: weightsParent), finalize: finalize))
+    }
+
+    /// The order recorded in the step's input (`sample_order`); a run planned before it draws one weighted
+    /// sample over every eligible example, and replays that way.
+    static func order(_ context: StepContext) throws -> SampleOrder {
+        guard let value = context.input[SampleOrder.inputField] else { return .weighted }
+        guard let name = value.stringValue, let order = SampleOrder(rawValue: name) else {
+            let names = SampleOrder.allCases.map(\.rawValue).joined(separator: ", ")
+            throw StepError.invalidInput(step: context.name, kind: StepKind.sample.rawValue,
+                                         problems: ["\(SampleOrder.inputField) must be one of \(names), got \(value)"])
+        }
+        return order
     }
 
     /// The night's weights parent: nil (the field left out) for a run planned before warm starts, `.some(nil)`

@@ -44,14 +44,17 @@ let night = Night(year: 2026, month: 11, day: 30)!
     let common: Set<String> = ["lineage", "night", "seed"]
     #expect(keys("prune") == common.union(["ttl_days"]))
     #expect(keys("sample") == common.union(["sample_size", "held_out_fraction", "max_uses_per_example", "max_tokens_per_night",
-                                            "train_init"]))
+                                            "train_init", "sample_order"]))
     #expect(keys("train") == common.union(["steps", "rank", "alpha", "dropout", "targets", "learning_rate", "schedule",
                                            "warmup_steps", "batch_size", "grad_accumulation", "max_length",
                                            "checkpoint_interval", "early_stopping", "blas_threads", "base_weights", "forward_products", "device",
                                            "prompt_markers", "init"]))
     // Warm starts by default: the sample step fixes the active version as the weights parent.
     #expect(run.steps[1].input["train_init"] == .string("active") && run.steps[2].input["init"] == .string("active"))
-    #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "max_length", "blas_threads",
+    // And the examples no night trained on are drawn before rehearsal.
+    #expect(run.steps[1].input["sample_order"] == .string("new_first"))
+    #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "min_effect", "canary",
+                                          "max_length", "blas_threads",
                                           "base_weights", "forward_products", "prompt_markers"]))
     #expect(keys("promote") == common)
     let train = run.steps[2]
@@ -124,6 +127,14 @@ func nightsThatAreNotCalendarDatesAreRefused(_ bad: String) {
     #expect(try PlannedInput.parameters(DevicePolicy.self, from: input("train")["device"]!) == pipeline.device)
     #expect(try PlannedInput.parameters(EvalParameters.self, from: input("eval")) == pipeline.eval)
     #expect(throws: (any Error).self) { try PlannedInput.parameters(TrainParameters.self, from: input("eval")) }
+}
+
+@Test func aSampleInputWithoutItsOrderIsValidAndAnUnknownOrderIsNot() throws {
+    var input = try #require(plan(pipeline: .nightly, lineage: "mail", night: night, seed: 7).steps[1].input.objectValue)
+    input["sample_order"] = nil
+    #expect(StepInputCheck.problems(.object(input), kind: .sample).isEmpty)
+    input["sample_order"] = .string("newest")
+    #expect(StepInputCheck.problems(.object(input), kind: .sample).map(\.path) == ["sample_order"])
 }
 
 @Test func trainInitIsReadCheckedAndAbsentInputsMeanFromZero() throws {

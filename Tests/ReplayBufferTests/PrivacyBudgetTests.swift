@@ -88,3 +88,28 @@ func aPipelineCanOnlyTightenHowOftenAnExampleIsTrainedOn(_ backend: Backend) thr
     let sixth = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 1, night: "g", policy: generous)
     #expect(sixth.trainExamples == 0)
 }
+
+@Test(arguments: Backend.allCases)
+func examplesNoNightTrainedOnComeBeforeRehearsalWhenTheBudgetIsShort(_ backend: Backend) throws {
+    let fixture = try BufferFixture(backend)
+    try fixture.store.setPolicy(lineage: "mail") { $0.minHeldOut = 0; $0.heldOutFraction = 0; $0.maxUsesPerExample = 3 }
+    try fixture.importLines(12)
+    let first = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 3, night: "a",
+                                   policy: SamplePolicy(maxExamples: 6))
+    let used = Set(try DatasetSnapshot.load(first.trainSnapshot, from: fixture.blobs).map(\.id))
+    #expect(used.count == 6)
+
+    let newFirst = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 3, night: "b",
+                                      policy: SamplePolicy(maxExamples: 6, order: .newFirst))
+    let taken = try DatasetSnapshot.load(newFirst.trainSnapshot, from: fixture.blobs).map(\.id)
+    #expect(taken.count == 6 && used.isDisjoint(with: taken))
+    // With room for more, the used examples join as rehearsal after every new one.
+    let roomy = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 3, night: "b",
+                                   policy: SamplePolicy(maxExamples: 9, order: .newFirst))
+    let rehearsed = try DatasetSnapshot.load(roomy.trainSnapshot, from: fixture.blobs).map(\.id)
+    #expect(Set(rehearsed.prefix(6)) == Set(taken) && used.isSuperset(of: rehearsed.suffix(3)))
+    // One weighted draw over all twelve (runs planned before the order) takes used ones too at this seed.
+    let weighted = try SampleStep.run(store: fixture.store, blobs: fixture.blobs, lineage: "mail", seed: 3, night: "b",
+                                      policy: SamplePolicy(maxExamples: 6, order: .weighted))
+    #expect(!used.isDisjoint(with: try DatasetSnapshot.load(weighted.trainSnapshot, from: fixture.blobs).map(\.id)))
+}

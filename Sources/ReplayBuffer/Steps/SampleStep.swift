@@ -18,20 +18,23 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
     /// The pairs the gate will ask for (the run's `eval.min_pairs`): under `.fillFirst` the top-up reaches at
     /// least this many held-out examples, whatever the lineage's `min_held_out`.
     public var gateMinimum: Int
+    /// Which eligible examples the night takes first when its budget cannot hold them all.
+    public var order: SampleOrder
 
     public init(maxExamples: Int? = nil, maxTokens: Int? = nil, maxHeldOut: Int? = nil, maxUses: Int? = nil,
-                heldOutRule: HeldOutSplit.Rule = .current, gateMinimum: Int = 0) {
+                heldOutRule: HeldOutSplit.Rule = .current, gateMinimum: Int = 0, order: SampleOrder = .newFirst) {
         self.maxExamples = maxExamples
         self.maxTokens = maxTokens
         self.maxHeldOut = maxHeldOut
         self.maxUses = maxUses
         self.heldOutRule = heldOutRule
         self.gateMinimum = gateMinimum
+        self.order = order
     }
 
     enum CodingKeys: String, CodingKey {
         case maxExamples = "max_examples", maxTokens = "max_tokens", maxHeldOut = "max_held_out", maxUses = "max_uses"
-        case heldOutRule = "held_out_rule", gateMinimum = "gate_min_pairs"
+        case heldOutRule = "held_out_rule", gateMinimum = "gate_min_pairs", order
     }
 
     public init(from decoder: Decoder) throws {
@@ -42,7 +45,9 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
                   maxUses: try c.decodeIfPresent(Int.self, forKey: .maxUses),
                   // Written before the rule was recorded: the rule of that time.
                   heldOutRule: try c.decodeIfPresent(HeldOutSplit.Rule.self, forKey: .heldOutRule) ?? .halfCapped,
-                  gateMinimum: try c.decodeIfPresent(Int.self, forKey: .gateMinimum) ?? 0)
+                  gateMinimum: try c.decodeIfPresent(Int.self, forKey: .gateMinimum) ?? 0,
+                  // Written before the order was recorded: one weighted draw over every eligible example.
+                  order: try c.decodeIfPresent(SampleOrder.self, forKey: .order) ?? .weighted)
     }
 }
 
@@ -55,7 +60,8 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
 /// and the example's id, so it does not depend on which other examples exist or on row order: the same seed,
 /// night and buffer give the same snapshots byte for byte.
 ///
-/// Taken in key order, an example joins the night's training set when it fits in the token budget (examples
+/// Under `SampleOrder.newFirst` the examples no night has used yet are ranked before the used ones. Taken in
+/// that order, an example joins the night's training set when it fits in the token budget (examples
 /// that do not fit are passed over and spend nothing) until `maxExamples`. Each taken example records one use
 /// for the night; sampling a night again (a retry, a replay) first clears that night's uses, so the budget is
 /// spent once per night. Uses are recorded when the sample is drawn (in the pipeline: when the sample step
@@ -132,7 +138,10 @@ public enum SampleStep {
             let tokenLimit = min(budget.maxTokensPerNight, policy.maxTokens ?? .max)
             let exampleLimit = policy.maxExamples ?? .max
 
-            let ranked = rank(eligible, seed: seed, night: night)
+            var ranked = rank(eligible, seed: seed, night: night)
+            if policy.order == .newFirst {
+                ranked = ranked.filter { $0.uses == 0 } + ranked.filter { $0.uses > 0 }
+            }
             var taken: [Example] = []
             var tokens = 0
             var overBudget = 0
