@@ -55,7 +55,8 @@ extension Pipeline {
         let d = PruneParameters()
         defer { o.finish() }
         return PruneParameters(ttlDays: o.integer("ttl_days", default: d.ttlDays, minimum: 1, maximum: 36_500,
-                                                  "a positive whole number of days"))
+                                                  "a positive whole number of days"),
+                               ttlRetiresAdapters: o.boolean("ttl_retires_adapters", default: d.ttlRetiresAdapters))
     }
 
     static func readPrivacy(_ o: ObjectReader) -> PrivacyBudget {

@@ -1,14 +1,36 @@
 import AdaptCore
 
-/// Parameters of the prune step: how long an example is kept.
+/// Parameters of the prune step: how long an example is kept, and whether adapters trained on it go with it.
 public struct PruneParameters: Sendable, Equatable, Codable {
     /// Examples older than this many days are deleted before sampling (held-out examples are kept: the
     /// held-out set only grows, DESIGN.md "Evaluation and promotion").
     public var ttlDays: Int
+    /// Whether expiry also retires the adapter versions whose `trained_from` chain trained on an expired example
+    /// (as `data forget --retire-adapters` does). Off, they are listed in the prune step's output and events only:
+    /// with warm starts every version descends from the first night's, so retiring would send the lineage back to
+    /// the base model whenever its oldest examples expire (docs/privacy.md, "TTL expiry and adapters").
+    public var ttlRetiresAdapters: Bool
 
-    public init(ttlDays: Int = 30) { self.ttlDays = ttlDays }
+    public init(ttlDays: Int = 30, ttlRetiresAdapters: Bool = false) {
+        self.ttlDays = ttlDays
+        self.ttlRetiresAdapters = ttlRetiresAdapters
+    }
 
-    enum CodingKeys: String, CodingKey { case ttlDays = "ttl_days" }
+    enum CodingKeys: String, CodingKey { case ttlDays = "ttl_days", ttlRetiresAdapters = "ttl_retires_adapters" }
+
+    /// A step planned before the field has none, and retires nothing.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(ttlDays: try c.decode(Int.self, forKey: .ttlDays),
+                  ttlRetiresAdapters: try c.decodeIfPresent(Bool.self, forKey: .ttlRetiresAdapters) ?? false)
+    }
+
+    /// Written only when on: every pipeline without it keeps its digest, and every prune input its bytes.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ttlDays, forKey: .ttlDays)
+        if ttlRetiresAdapters { try c.encode(true, forKey: .ttlRetiresAdapters) }
+    }
 }
 
 /// How much any one example may be used, and how much text one night may train on.

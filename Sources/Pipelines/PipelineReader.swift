@@ -85,6 +85,15 @@ final class ObjectReader {
         return text
     }
 
+    func boolean(_ key: String, default fallback: Bool) -> Bool {
+        guard let value = value(key) else { return fallback }
+        guard case let .bool(flag) = value else {
+            complain(key, "true or false", value)
+            return fallback
+        }
+        return flag
+    }
+
     /// A required string: a missing key is a problem of its own.
     func requiredText(_ key: String, _ requirement: String, where valid: (String) -> Bool) -> String? {
         guard let value = value(key) else {

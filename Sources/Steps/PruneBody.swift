@@ -1,5 +1,7 @@
 import AdaptCore
+import AdapterExchange
 import Pipelines
+import Registry
 import ReplayBuffer
 import Storage
 
@@ -14,6 +16,10 @@ import Storage
 /// held-out set is pinned to the lineage and only grows (DESIGN.md). The clock reading is part of the
 /// result, and replay reuses it, so the same buffer prunes the same examples.
 ///
+/// Adapters: the versions trained on an expired example (through their `trained_from` chain) are listed in the
+/// output's `registry` section and an event, and retired in the completion when the pipeline sets
+/// `ttl_retires_adapters` (`ExpiredAdapters`); the active export follows a pointer that moved.
+///
 /// Fencing: the body only measures what to delete (a rolled-back rehearsal, read together with the snapshot);
 /// the deletion runs in `finalize`, inside the job's fenced completion transaction, and must delete exactly
 /// what was measured. A worker that lost its lease deletes nothing; a buffer that changed in between makes
@@ -25,13 +31,18 @@ public enum PruneBody {
         let parameters = try PlannedInput.parameters(PruneParameters.self, from: context.input)
         let store = try ReplayStore(database: environment.database, clock: environment.clock)
         let now = try context.recordedOutput(PruneOutput.self)?.now ?? environment.clock.nowMilliseconds()
+        let registry = try AdapterRegistry(connection: environment.database, blobs: environment.blobs, clock: environment.clock)
+        let retire = parameters.ttlRetiresAdapters
 
-        let (dump, report, effectiveTTL) = try environment.database.transaction {
+        let (dump, report, adapters, effectiveTTL) = try environment.database.transaction {
             let dump = try store.dump(lineage: common.lineage)
             let lineageTTL = dump.policy.ttlDays
             let effectiveTTL = min(lineageTTL, parameters.ttlDays)
             let shifted = now + Int64(lineageTTL - effectiveTTL) * 86_400_000
-            return (dump, try PruneStep.plan(store: store, lineage: common.lineage, now: shifted), effectiveTTL)
+            let (report, adapters) = try PruneStep.plan(store: store, lineage: common.lineage, now: shifted) {
+                try ExpiredAdapters.apply(registry, snapshots: $0.snapshotsHoldingExpired, retire: retire)
+            }
+            return (dump, report, adapters, effectiveTTL)
         }
         let snapshot = try environment.blobs.put(dump.encoded)
         let finalize: @Sendable (any SQLConnection) throws -> Void = { db in
@@ -40,10 +51,18 @@ public enum PruneBody {
             // example is still stored: one erased since the read deletes the blob and retries the step.
             try store.recordBlob(snapshot, kind: .bufferSnapshot, lineage: common.lineage,
                                  exampleIDs: dump.examples.map(\.id), blobs: environment.blobs)
-            guard try PruneStep.apply(store: store, lineage: report.lineage, now: report.now, in: db).deletesTheSameRows(as: report) else {
+            let applied = try PruneStep.apply(store: store, lineage: report.lineage, now: report.now, in: db)
+            guard applied.deletesTheSameRows(as: report) else {
                 throw StepError.bufferChanged(step: context.name, lineage: report.lineage)
             }
+            // In the same transaction as the deletion, as `data forget` retires: no moment has the text gone and its
+            // adapters still active, and a lost lease retires nothing.
+            guard try ExpiredAdapters.apply(registry.on(db), snapshots: applied.snapshotsHoldingExpired, retire: retire)
+                .hasTheSameEffect(as: adapters) else {
+                throw StepError.expiredAdaptersChanged(step: context.name, lineage: report.lineage)
+            }
         }
+        let model = try? environment.modelURL(try context.manifestString("base_model", "name"))
         // Earlier snapshots holding an expired example, and this step's own when it holds one.
         let erasedBlobs = report.erasedBlobs + (report.deleted > 0 ? 1 : 0)
         let afterCommit: @Sendable () -> Void = {
@@ -58,6 +77,18 @@ public enum PruneBody {
             }
             environment.log("pruned \(report.deleted) expired example(s) of \(report.lineage) (TTL \(effectiveTTL) days); "
                             + "erased \(erasedBlobs) snapshot blob(s) that held them, \(freed) bytes")
+            // The export follows the committed pointer, as after `data forget --retire-adapters`.
+            if let model {
+                for lineage in adapters.movedLineages {
+                    let export = ActiveExportSync.follow(lineage: lineage, registry: registry, model: model, state: environment.state)
+                    for line in export.lines { environment.log(line) }
+                    if let failure = export.failure { environment.log("the active export of \(lineage) was not updated: \(failure)") }
+                }
+            }
+        }
+        if let sentence = adapters.sentence(lineage: common.lineage, retiring: retire) {
+            environment.log(sentence)
+            try context.progress(sentence)
         }
         return .completed(StepOutput(
             PruneOutput(lineage: common.lineage, now: now, ttlDays: effectiveTTL, deleted: report.deleted,
@@ -66,6 +97,7 @@ public enum PruneBody {
             // Snapshots erased with the expired examples (this step's own included): they depend on earlier
             // nights' snapshots, so shown, not compared.
             timing: ["erased_blobs": .int(erasedBlobs)],
+            registry: adapters.registrySection,
             finalize: finalize, afterCommit: afterCommit))
     }
 }

@@ -33,6 +33,9 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
     /// The replay buffer changed between the step's work and its completion, so its writes (prune's deletions,
     /// sample's recorded uses) would no longer match its output: nothing was recorded.
     case bufferChanged(step: String, lineage: String)
+    /// The adapter versions a prune would list or retire for its expired examples changed between its work and its
+    /// completion (a version registered or retired meanwhile): nothing was recorded.
+    case expiredAdaptersChanged(step: String, lineage: String)
     /// A blob the run read was erased (`data forget`) or expired (TTL): the step cannot run, the run cannot be
     /// replayed.
     case inputErased(run: String, step: String, field: String, sentence: String)
@@ -54,7 +57,7 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
              .nothingToTrain, .invalidInput, .inputErased, .unknownHeldOutRule, .arithmeticDiffers:
             return false
         case .modelNotFound, .notAModel, .unusableModel, .modelChanged, .incumbentMoved, .versionRace, .adapterForAnotherModel,
-             .bufferChanged:
+             .bufferChanged, .expiredAdaptersChanged:
             return true
         }
     }
@@ -91,6 +94,8 @@ public enum StepError: Error, Equatable, CustomStringConvertible {
                 + "enqueue pipeline runs with 'adapt enqueue nightly' from a pipeline that 'adapt pipeline check' accepts"
         case let .bufferChanged(step, lineage):
             return "the replay buffer of \(lineage) changed while step \(step) ran, so nothing it did was recorded; the step will run again on the new buffer"
+        case let .expiredAdaptersChanged(step, lineage):
+            return "the adapter versions of \(lineage) trained on expired examples changed while step \(step) ran, so nothing it did was recorded; the step will run again"
         case let .inputErased(run, step, field, sentence):
             return "\(run) cannot be run or replayed: the \(field) of step \(step) is gone (\(sentence)); "
                 + "its text was removed by design, so only runs enqueued since can be replayed"

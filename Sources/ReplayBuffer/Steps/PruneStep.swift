@@ -20,8 +20,19 @@ public enum PruneStep {
     /// What `run` would delete, without deleting anything (the pipeline's prune step: the deletion itself
     /// happens in its job's completion, `apply`, and the files go in `afterCommit`).
     public static func plan(store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
+        try plan(store: store, lineage: lineage, now: now) { _ in () }.report
+    }
+
+    /// `plan`, then `follow` in the same rehearsal, on the database as the deletion leaves it (what the caller's
+    /// own writes in the completion would do after it, e.g. retiring the adapters trained on expired text); both
+    /// are rolled back.
+    public static func plan<T>(store: ReplayStore, lineage: String, now: Int64,
+                               then follow: (PruneReport) throws -> T) throws -> (report: PruneReport, followed: T) {
         try LineageName.validate(lineage)
-        return try store.database.rehearse { try delete(store, lineage: lineage, now: now) }
+        return try store.database.rehearse {
+            let report = try delete(store, lineage: lineage, now: now)
+            return (report, try follow(report))
+        }
     }
 
     /// The database half of `run`, inside the caller's transaction on `db` (a job's completion transaction,
@@ -44,11 +55,15 @@ public enum PruneStep {
     private static func delete(_ store: ReplayStore, lineage: String, now: Int64) throws -> PruneReport {
         let db = store.database
         let expired = try ExampleTable.expiredIDs(db, lineage: lineage, now: now)
+        // Read before the rows go: their blob records go with them.
+        let holding = try store.blobs(holding: expired)
         let erasure = try store.eraseRows(ids: expired, because: .expiry)
-        return PruneReport(lineage: lineage, deleted: erasure.examples,
-                           remainingTrain: try ExampleTable.count(db, lineage: lineage, split: .train),
-                           remainingHeldOut: try ExampleTable.count(db, lineage: lineage, split: .heldOut),
-                           now: now, erasedBlobs: erasure.blobs.count)
+        var report = PruneReport(lineage: lineage, deleted: erasure.examples,
+                                 remainingTrain: try ExampleTable.count(db, lineage: lineage, split: .train),
+                                 remainingHeldOut: try ExampleTable.count(db, lineage: lineage, split: .heldOut),
+                                 now: now, erasedBlobs: erasure.blobs.count)
+        report.snapshotsHoldingExpired = holding
+        return report
     }
 }
 
@@ -64,6 +79,9 @@ public struct PruneReport: Sendable, Equatable, Codable {
     public var erasedBlobs: Int = 0
     /// Bytes their files held.
     public var freedBytes: Int64 = 0
+    /// Every recorded snapshot that held an expired example, erased now or before (by `data forget`): the adapter
+    /// versions trained on one of them carry expired text (`AdapterRegistry.versions(trainedOn:)`).
+    public var snapshotsHoldingExpired: Set<Digest> = []
 
     public init(lineage: String, deleted: Int, remainingTrain: Int, remainingHeldOut: Int, now: Int64,
                 erasedBlobs: Int = 0, freedBytes: Int64 = 0) {
