@@ -136,3 +136,26 @@ import WorkerRuntime
         #expect(try queue.events(run: nil, job: ids[0], afterID: 0, limit: 100).last?.message?.contains("past its timeout; retry at") == true)
     }
 }
+
+/// A run description's `timeout_ms` through real processes: `adapt enqueue run` stores it, `adapt show` prints it, and
+/// an `adapt worker` given no timeout of its own fails the ten-minute noop job on it, then discards it.
+@Test func aRealWorkerFailsAJobPastItsOwnTimeoutThenDiscardsIt() async throws {
+    let directory = TemporaryDirectory("step-timeout-process")
+    let state = directory.file("state").path
+    func adapt(_ arguments: [String], input: String? = nil) async throws -> ProcessResult {
+        try await Executables.runAsync("adapt", ["--state", state, "--durability", "normal"] + arguments, input: input)
+    }
+    let description = #"{"kind": "t", "steps": [{"name": "hang", "kind": "noop", "input": {"sleep_ms": 600000}, "max_attempts": 1, "timeout_ms": 300}]}"#
+    let enqueued = try await adapt(["enqueue", "run", "-"], input: description)
+    #expect(enqueued.status == 0, "\(enqueued.stderr)")
+    let before = try JSON.decode(JSONValue.self, from: try await adapt(["show", "job-1", "--json"]).stdout, context: "show")
+    #expect(before["timeout_ms"] == .int(300), "\(before)")
+    let started = ContinuousClock.now
+    let worker = try await adapt(["worker", "--kinds", "noop", "--exit-when-idle", "--json"])
+    #expect(worker.status == 0, "\(worker.stderr)")
+    #expect(ContinuousClock.now - started < .seconds(Slowdown.minutes(1) * 60), "the worker waited for the sleeping body")
+    let shown = try JSON.decode(JSONValue.self, from: try await adapt(["show", "job-1", "--json"]).stdout, context: "show")
+    #expect(shown["state"]?.stringValue == "discarded", "\(shown)")
+    #expect(shown["error"]?.stringValue == "timed out after 0.300 s; if the step needs longer, raise its timeout_seconds in the "
+            + "pipeline file (timeout_ms in a run description)", "\(shown)")
+}

@@ -150,7 +150,7 @@ enum JobCommands {
         static let verbose = Flag("verbose", help: "log every claim and completion on stderr")
         static let timeout = Option<Int64?>(
             "timeout-ms", value: "MS", default: nil,
-            help: "fail an attempt running longer as 'timed out' (retried by its policy); a body deaf to it for 30 s more ends the worker (exit 3)"
+            help: "fail an attempt running longer as 'timed out' (retried by its policy), for jobs without a timeout_ms of their own; a body deaf to it for 30 s more ends the worker (exit 3)"
         ) { text in
             guard let milliseconds = Int64(text), (1...604_800_000).contains(milliseconds) else {
                 throw UsageError("must be a whole number of milliseconds from 1 to 604800000 (7 days), got \(text)")
