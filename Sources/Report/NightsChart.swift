@@ -1,5 +1,7 @@
 /// A lineage's nights side by side: the held-out mean NLL of the incumbent (grey) and of the candidate (a dot
-/// filled green when promoted, hollow red when refused, a grey cross when the night failed or was cancelled).
+/// filled green when promoted, hollow red when refused, a grey cross when the night failed or was cancelled), and
+/// the curve of the version active at the end of each night (blue): the candidate's figure on a promoted night, the
+/// incumbent's otherwise.
 struct NightsChart {
     let nights: [ReportNight]
 
@@ -21,6 +23,10 @@ struct NightsChart {
             night.incumbentMeanNLL.map { "\(Markup.coordinate(x(Double(index)))),\(Markup.coordinate(y($0)))" }
         }
         if incumbent.count > 1 { out += #"<polyline class="incumbent-line" points="\#(incumbent.joined(separator: " "))"/>"# }
+        let active = nights.enumerated().compactMap { index, night in
+            night.activeMeanNLL.map { "\(Markup.coordinate(x(Double(index)))),\(Markup.coordinate(y($0)))" }
+        }
+        if active.count > 1 { out += #"<polyline class="active-line" points="\#(active.joined(separator: " "))"/>"# }
         for (index, night) in nights.enumerated() {
             let cx = x(Double(index))
             if index % every == 0 {
@@ -29,6 +35,9 @@ struct NightsChart {
             out += #"<g class="night result-\#(night.result.rawValue)" data-run="\#(Markup.attribute(night.runID))"><title>\#(Markup.text(Self.title(night)))</title>"#
             if let value = night.incumbentMeanNLL {
                 out += #"<circle class="incumbent-point" cx="\#(Markup.coordinate(cx))" cy="\#(Markup.coordinate(y(value)))" r="2"/>"#
+            }
+            if let value = night.activeMeanNLL {
+                out += #"<rect class="active-point" x="\#(Markup.coordinate(cx - 2.5))" y="\#(Markup.coordinate(y(value) - 2.5))" width="5" height="5"/>"#
             }
             if let value = night.candidateMeanNLL {
                 out += #"<circle class="candidate-point" cx="\#(Markup.coordinate(cx))" cy="\#(Markup.coordinate(y(value)))" r="4"/>"#
@@ -46,5 +55,6 @@ struct NightsChart {
         "\(night.night) (\(night.runID)): \(night.result.rawValue)"
             + (night.candidateMeanNLL.map { ", candidate \(Markup.number($0))" } ?? "")
             + (night.incumbentMeanNLL.map { ", incumbent \(Markup.number($0))" } ?? "")
+            + (night.activeMeanNLL.map { ", active \(night.activeVersion ?? "base") \(Markup.number($0))" } ?? "")
     }
 }

@@ -5,7 +5,8 @@ import AdaptCore
 /// A run's report fills `runs` with that run, `jobs` with its timeline, `losses` (the raw loss of each point, as
 /// `train --json` lists them) and `training` (their steps, the smoothed curve, checkpoints and resumes) from its train
 /// step and `gate` from its eval and promote steps; a lineage's report fills `runs` and `nights` with the lineage's nightly runs, oldest first. Both carry the
-/// lineage's registry (`versions`, `pointer_moves`). Example text appears only in `gate.examples`, and only when
+/// lineage's registry (`versions`, `pointer_moves`, and `chain`: the active version and its weights parents down to
+/// the base model). Example text appears only in `gate.examples`, and only when
 /// `includes_text` is true (DESIGN.md, Privacy).
 public struct ReportData: Sendable, Equatable, Encodable {
     public enum Subject: String, Sendable, Encodable { case run, lineage }
@@ -21,6 +22,9 @@ public struct ReportData: Sendable, Equatable, Encodable {
     public var versions: [ReportVersion]
     public var pointerMoves: [ReportPointerMove]
     public var nights: [ReportNight]
+
+    /// The active version and its `trained_from` parents, newest first (empty: the base model is active).
+    public var chain: [ReportVersion] { ReportVersion.activeChain(of: versions) }
 
     public init(subject: Subject, lineage: String?, generatedAt: Int64, includesText: Bool, runs: [ReportRun],
                 jobs: [ReportJob] = [], losses: LossCurve? = nil, gate: ReportGate? = nil, versions: [ReportVersion] = [],
@@ -39,7 +43,7 @@ public struct ReportData: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case subject, lineage, runs, jobs, losses, training, gate, versions, nights
+        case subject, lineage, runs, jobs, losses, training, gate, versions, nights, chain
         case generatedAt = "generated_at", includesText = "includes_text", pointerMoves = "pointer_moves"
     }
 
@@ -58,6 +62,7 @@ public struct ReportData: Sendable, Equatable, Encodable {
         try c.encode(versions, forKey: .versions)
         try c.encode(pointerMoves, forKey: .pointerMoves)
         try c.encode(nights, forKey: .nights)
+        try c.encode(chain.map(ChainLink.init), forKey: .chain)
     }
 }
 

@@ -13,6 +13,7 @@ public enum ReportPage {
         case .lineage:
             body += nights(data.nights)
         }
+        body += chain(data)
         body += registry(data)
         body += "<footer>Made by adapt at \(Markup.text(Timestamp.iso8601(data.generatedAt))) from the job history. "
             + (data.includesText ? "This report holds example text (--include-text): treat it like the examples themselves."
@@ -125,15 +126,37 @@ public enum ReportPage {
         var out = "<section id=\"nights\"><h2>Nights</h2>"
         guard !nights.isEmpty else { return out + "<p class=\"muted\">The lineage has no nightly runs.</p></section>" }
         out += NightsChart(nights: nights).svg
-        out += "<ul class=\"legend\"><li><span class=\"swatch sw-grey\"></span>incumbent</li><li><span class=\"swatch sw-ok\"></span>promoted</li>"
+        out += "<ul class=\"legend\"><li><span class=\"swatch sw-run\"></span>active after the night</li>"
+            + "<li><span class=\"swatch sw-grey\"></span>incumbent</li><li><span class=\"swatch sw-ok\"></span>promoted</li>"
             + "<li><span class=\"swatch sw-bad\"></span>refused (hollow)</li><li>× failed or cancelled</li></ul>"
         out += "<table class=\"nights\"><thead><tr><th>night</th><th>run</th><th>result</th><th>incumbent</th><th>candidate</th><th>p</th></tr></thead><tbody>"
         for night in nights.reversed() {
             out += "<tr class=\"result-\(night.result.rawValue)\"><td>\(Markup.text(night.night))</td><td>\(Markup.text(night.runID))</td>"
-                + "<td class=\"word\">\(night.result.rawValue)\(night.version.map { " (\(Markup.text($0)))" } ?? "")</td>"
+                + "<td class=\"word\">\(night.result.rawValue)\(night.version.map { " (\(Markup.text($0)))" } ?? "")"
+                + (night.startedFrom.map { "<br><span class=\"muted started-from\">from \(Markup.text($0))</span>" } ?? "") + "</td>"
                 + "<td>\(Markup.number(night.incumbentMeanNLL))</td><td>\(Markup.number(night.candidateMeanNLL))</td><td>\(Markup.number(night.pValue))</td></tr>"
         }
         return out + "</tbody></table></section>"
+    }
+
+    /// The active version's weights parents down to the base model: the nights whose training its weights carry.
+    static func chain(_ data: ReportData) -> String {
+        guard !data.versions.isEmpty else { return "" }
+        var out = "<section id=\"chain\"><h2>Weights chain of the active version</h2>"
+        let chain = data.chain
+        guard !chain.isEmpty else {
+            return out + "<p class=\"muted\">The base model is active: no adapter's weights are served.</p></section>"
+        }
+        out += "<ol class=\"chain\">"
+        for link in chain {
+            out += "<li class=\"chain-link\(link.retired ? " retired" : "")\">\(Markup.text(link.version))"
+                + (link.heldOutMeanNLL.map { " <span class=\"muted\">\(Markup.number($0))</span>" } ?? "") + "</li>"
+        }
+        out += "<li class=\"chain-base\">base model</li></ol>"
+        out += "<p class=\"muted\">Each version started from the weights of the one after it; the last was trained from zero on the base "
+            + "model. Erasing an example any of them trained on retires it and every version before it in this list "
+            + "(<code>adapt data forget --retire-adapters</code>).</p>"
+        return out + "</section>"
     }
 
     static func registry(_ data: ReportData) -> String {

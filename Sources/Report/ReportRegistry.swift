@@ -6,6 +6,8 @@ public struct ReportVersion: Sendable, Equatable, Encodable {
     public var version: String
     public var digest: String
     public var parent: String?
+    /// The version whose weights this one's training started from (`lineage/vN`); nil: trained from zero.
+    public var trainedFrom: String?
     public var active: Bool
     public var retired: Bool
     public var createdAt: Int64
@@ -13,10 +15,11 @@ public struct ReportVersion: Sendable, Equatable, Encodable {
     public var baselineHeldOutMeanNLL: Double?
 
     public init(version: String, digest: String, parent: String?, active: Bool, retired: Bool, createdAt: Int64,
-                heldOutMeanNLL: Double?, baselineHeldOutMeanNLL: Double?) {
+                heldOutMeanNLL: Double?, baselineHeldOutMeanNLL: Double?, trainedFrom: String? = nil) {
         self.version = version
         self.digest = digest
         self.parent = parent
+        self.trainedFrom = trainedFrom
         self.active = active
         self.retired = retired
         self.createdAt = createdAt
@@ -26,6 +29,7 @@ public struct ReportVersion: Sendable, Equatable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case version, digest, parent, active, retired
+        case trainedFrom = "trained_from"
         case createdAt = "created_at", heldOutMeanNLL = "held_out_mean_nll", baselineHeldOutMeanNLL = "baseline_held_out_mean_nll"
     }
 
@@ -39,6 +43,7 @@ public struct ReportVersion: Sendable, Equatable, Encodable {
         try c.encode(Timestamp.iso8601(createdAt), forKey: .createdAt)
         try c.encode(heldOutMeanNLL, forKey: .heldOutMeanNLL)
         try c.encode(baselineHeldOutMeanNLL, forKey: .baselineHeldOutMeanNLL)
+        try c.encode(trainedFrom, forKey: .trainedFrom)
     }
 }
 

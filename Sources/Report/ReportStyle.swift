@@ -37,6 +37,11 @@ enum ReportStyle {
     .pair-point{fill:#1f2328}
     .incumbent-line{fill:none;stroke:#8c959f;stroke-width:1}
     .incumbent-point{fill:#8c959f}
+    .active-line{fill:none;stroke:var(--accent);stroke-width:1.6}
+    .active-point{fill:var(--accent)}
+    ol.chain{display:flex;flex-wrap:wrap;gap:.2em .4em;padding:0;margin:.4em 0;list-style:none;font-size:.9em}
+    ol.chain li+li::before{content:"← ";color:var(--muted)}
+    .chain-link.retired{color:var(--bad)}
     .night .candidate-point{fill:#fff;stroke:var(--muted);stroke-width:1.5}
     .result-promoted .candidate-point{fill:var(--ok);stroke:var(--ok)}
     .result-refused .candidate-point{fill:#fff;stroke:var(--bad)}

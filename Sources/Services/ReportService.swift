@@ -103,10 +103,15 @@ public enum ReportService {
         default: result = promote?.promoted == true ? .promoted : .refused
         }
         let version = promoteJob?.output?["registry"]?["version"]?.stringValue.map { "\(lineage)/\($0)" }
+        let active = promoteJob?.output?["registry"]?["active_after"]?.stringValue.map { "\(lineage)/\($0)" }
+        let start = jobs.first { $0.kind == StepKind.train.rawValue && $0.state == .succeeded }?.output?["init"]
+        let evalOutput = jobs.first { $0.kind == StepKind.eval.rawValue && $0.state == .succeeded }?.output
         return ReportNight(runID: run.id.description, night: run.manifest["night"]?.stringValue ?? "", state: run.state, result: result,
                            outcome: eval?.outcome.rawValue, comparedWith: eval.map { $0.incumbent?.version ?? "base" },
                            candidateMeanNLL: eval?.candidateMeanNLL, incumbentMeanNLL: eval?.incumbentMeanNLL,
-                           heldOutExamples: eval?.heldOutExamples, pValue: eval?.gate.report.pValue, version: version)
+                           heldOutExamples: eval?.heldOutExamples, pValue: eval?.gate.report.pValue, version: version,
+                           activeVersion: active, startedFrom: start?["from"]?.stringValue, startReason: start?["reason"]?.stringValue,
+                           canary: evalOutput?["gate"]?["canary"].flatMap { $0 == .null ? nil : $0 })
     }
 
     // MARK: The registry
@@ -120,7 +125,8 @@ public enum ReportService {
             ReportVersion(version: entry.version.reference.description, digest: entry.version.adapterDigest.hex,
                           parent: entry.parent?.reference.description, active: entry.isActive, retired: entry.version.isRetired,
                           createdAt: entry.version.createdAt, heldOutMeanNLL: entry.version.metrics.heldOutMeanNLL,
-                          baselineHeldOutMeanNLL: entry.version.metrics.baselineHeldOutMeanNLL)
+                          baselineHeldOutMeanNLL: entry.version.metrics.baselineHeldOutMeanNLL,
+                          trainedFrom: entry.trainedFrom?.reference.description)
         }
         let moves = try RegistryService.history(registry, lineage: name).map { move in
             ReportPointerMove(at: move.move.at, from: move.from.map { "\(lineage)/\($0)" }, to: move.to.map { "\(lineage)/\($0)" },

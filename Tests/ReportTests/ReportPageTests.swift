@@ -175,6 +175,53 @@ import TestSupport
         try expectRendered(page, chromium: chromium)
     }
 
+    @Test func lineageReportDrawsTheActiveVersionPerNightAndItsChainOfWeightsParents() async throws {
+        let chromium = try HeadlessChromium()
+        let fixture = try await ReportFixture.make()
+        let first = try await fixture.enqueue(night: "2026-11-29")
+        try await fixture.work()
+        try #require(try await fixture.output(first, step: "promote")?["promoted"] == .bool(true), "the first night must promote for this test")
+        let second = try await fixture.enqueue(night: "2026-11-30")
+        try await fixture.work()
+        let secondPromoted = try await fixture.output(second, step: "promote")?["promoted"] == .bool(true)
+        // The chain this test draws (v2 active, started from v1), whatever the gate made of night 2.
+        if !secondPromoted { try fixture.expectSuccess(await fixture.adapt(["registry", "promote", "logbook/v2", "--force"])) }
+
+        let (data, page) = try await fixture.report(["--lineage", "logbook"])
+        let nights = try #require(data["nights"]?.arrayValue)
+        try #require(nights.count == 2)
+        #expect(nights[0]["started_from"] == .null && nights[0]["start_reason"] == .string("no_active_version"))
+        #expect(nights[1]["started_from"] == .string("logbook/v1") && nights[1]["start_reason"] == .string("active_version"))
+        #expect(nights[0]["promoted"] == .bool(true) && nights[0]["active_version"] == .string("logbook/v1"))
+        #expect(nights[1]["promoted"] == .bool(secondPromoted))
+        #expect(nights[1]["active_version"] == .string(secondPromoted ? "logbook/v2" : "logbook/v1"))
+        for night in nights {
+            let promoted = night["promoted"] == .bool(true)
+            #expect(night["active_mean_nll"] == night[promoted ? "candidate_mean_nll" : "incumbent_mean_nll"], "\(night)")
+            #expect(night.objectValue?.keys.contains("canary") == true, "a night has no place for the canary figures")
+        }
+        let versions = try #require(data["versions"]?.arrayValue)
+        #expect(versions.map { $0["trained_from"] } == [.null, .string("logbook/v1")])
+        func link(_ index: Int, _ trainedFrom: JSONValue) -> JSONValue {
+            var fields: [String: JSONValue] = [:]
+            fields["version"] = versions[index]["version"] ?? .null
+            fields["trained_from"] = trainedFrom
+            fields["retired"] = .bool(false)
+            fields["held_out_mean_nll"] = versions[index]["held_out_mean_nll"] ?? .null
+            fields["created_at"] = versions[index]["created_at"] ?? .null
+            return .object(fields)
+        }
+        let expectedChain: JSONValue = .array([link(1, .string("logbook/v1")), link(0, .null)])
+        #expect(data["chain"] == expectedChain, "\(data["chain"] ?? .null)")
+
+        let dom = try chromium.dom(page)
+        #expect(DOMCount.elements(dom, classPrefix: "active-point") == 2)
+        #expect(DOMCount.polylinePoints(dom, class: "active-line") == 2)
+        #expect(DOMCount.elements(dom, classPrefix: "chain-link") == 2 && DOMCount.elements(dom, classPrefix: "chain-base") == 1)
+        #expect(DOMCount.elements(dom, classPrefix: "muted started-from") == 1)
+        try expectRendered(page, chromium: chromium)
+    }
+
     @Test func badSubjectsAreRefusedWithAWayOut() async throws {
         let fixture = try await ReportFixture.make()
         let none = try await fixture.adapt(["report"])
