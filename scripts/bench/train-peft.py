@@ -3,6 +3,7 @@
 Run by scripts/bench/train inside its own virtual environment (torch, transformers, peft, gguf from PyPI):
 
     train-peft.py train --model M.gguf --data F.jsonl --max-length L --threads T --steps N [...]
+    train-peft.py train --config CONFIG.json --max-length L --threads T --steps N [...]
     train-peft.py matmul --threads T [--size 1024 --repeats 20]
 
 `train` loads the GGUF through transformers (which dequantizes every tensor to float32), wraps it with a
@@ -10,6 +11,11 @@ PEFT LoRA adapter on the chosen projections and trains with torch.optim.AdamW, o
 printing one JSON object per line on stderr as it goes ({"event": "loaded"|"step", ...}, flushed, so the
 driver can time each step from outside) and one JSON result on stdout. Prompts are formatted as one ChatML
 user turn and only the completion (with its end-of-turn marker) is in the loss, as `adapt train` does.
+
+With `--config` (a Hugging Face configuration: the shape of a published model whose GGUF here holds seeded random
+weights, scripts/bench/shape-models) the model is built from it with transformers' own random initialisation in
+float32, and trained on seeded random token ids, every sequence exactly --max-length tokens, all in the loss: a
+step's time depends on the shapes, not on the values.
 
 `matmul` times torch's own float32 matrix multiply (torch does not use OpenBLAS for it), for reference.
 """
@@ -79,9 +85,15 @@ def train(args):
     transformers.utils.logging.disable_progress_bar()
 
     start = time.perf_counter()
-    folder, name = os.path.split(os.path.abspath(args.model))
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    if args.config:
+        from transformers import AutoConfig
+        values = json.load(open(args.config))
+        torch.manual_seed(0)
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**values), dtype=torch.float32)
+    else:
+        folder, name = os.path.split(os.path.abspath(args.model))
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     model.config.use_cache = False
     base_parameters = sum(p.numel() for p in model.parameters())
     tied = model.get_output_embeddings().weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
@@ -91,7 +103,12 @@ def train(args):
     model.train()
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=args.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
-    data, template, lengths = sequences(tokenizer, args.data, args.max_length)
+    if args.config:
+        generator = torch.Generator().manual_seed(7)
+        ids = torch.randint(0, values["vocab_size"], (8, args.max_length), generator=generator).tolist()
+        data, template, lengths = [(x, x) for x in ids], None, [args.max_length] * len(ids)
+    else:
+        data, template, lengths = sequences(tokenizer, args.data, args.max_length)
     short = [n for n in lengths if n < args.max_length]
     if short:
         raise SystemExit(f"train-peft: {len(short)} examples are shorter than {args.max_length} tokens (shortest {min(short)}); "
@@ -150,8 +167,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     t = commands.add_parser("train")
-    t.add_argument("--model", required=True)
-    t.add_argument("--data", required=True)
+    source = t.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="a GGUF file transformers dequantizes (needs --data)")
+    source.add_argument("--config", help="a Hugging Face configuration to build a random-weight model from")
+    t.add_argument("--data")
     t.add_argument("--max-length", type=int, required=True)
     t.add_argument("--threads", type=int, required=True)
     t.add_argument("--steps", type=int, required=True)
@@ -165,6 +184,8 @@ def main():
     m.add_argument("--size", type=int, default=1024)
     m.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
+    if args.command == "train" and args.model and not args.data:
+        parser.error("--model needs --data")
     train(args) if args.command == "train" else matmul(args)
 
 
