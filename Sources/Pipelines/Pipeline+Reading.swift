@@ -180,7 +180,29 @@ extension Pipeline {
             minPairs: o.integer("min_pairs", default: d.minPairs, minimum: 1, maximum: 1_000_000, "a positive integer"),
             alternative: o.choice("alternative", default: d.alternative),
             zeroMethod: o.choice("zero_method", default: d.zeroMethod),
-            onWorse: o.choice("on_worse", default: d.onWorse))
+            onWorse: o.choice("on_worse", default: d.onWorse),
+            minEffect: o.number("min_effect", default: d.minEffect ?? 0, "a number of nats of at least 0 and at most 10 (0: no minimum)") {
+                $0 >= 0 && $0 <= 10
+            },
+            canary: readCanary(o, default: d.canary))
+    }
+
+    /// `eval.canary`: an object `{delta, alpha}` (each with its default; `{}` switches the guard on), or null (the
+    /// default) for no forgetting guard.
+    private static func readCanary(_ o: ObjectReader, default fallback: CanaryGuard?) -> CanaryGuard? {
+        guard let value = o.value(CanaryGuard.field) else { return fallback }
+        if value == .null { return nil }
+        let path = o.path(of: CanaryGuard.field)
+        guard value.objectValue != nil else {
+            o.reader.report(path, "\(path) must be an object {delta, alpha} or null (no forgetting guard), got \(PipelineReader.render(value))")
+            return fallback
+        }
+        let c = o.object(CanaryGuard.field)
+        let d = CanaryGuard()
+        defer { c.finish() }
+        return CanaryGuard(
+            delta: c.number("delta", default: d.delta, "a number of nats of at least 0 and at most 100") { $0 >= 0 && $0 <= 100 },
+            alpha: c.number("alpha", default: d.alpha, "a number above 0 and at most 0.5") { $0 > 0 && $0 <= 0.5 })
     }
 
     static func readDevice(_ o: ObjectReader) -> DevicePolicy {

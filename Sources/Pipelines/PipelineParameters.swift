@@ -257,19 +257,32 @@ public struct EvalParameters: Sendable, Equatable, Codable {
     public var zeroMethod: ZeroMethod
     /// What a `worse` outcome does to the sources the eval step blames.
     public var onWorse: OnWorse
+    /// `min_effect`: the smallest median held-out improvement, in nats of mean token NLL, that can be `better`
+    /// (Evaluation's `PromotionGate.minimumEffect` says why nats). nil in a step planned before the field: no minimum.
+    public var minEffect: Double?
+    /// `canary`: the forgetting guard, nil when switched off (null in a file, the default) or in a step planned before
+    /// it. Off by default because, measured on the default model, the guard with its pre-registered δ and α refused
+    /// the good adapters of two lineages and passed a memorising one (docs/gate-and-registry.md, "Forgetting guard").
+    public var canary: CanaryGuard?
+
+    /// The default minimum effect, measured on the example lineage (docs/gate-and-registry.md, "Minimum effect").
+    public static let defaultMinEffect = 0.02
 
     public init(alpha: Double = 0.05, minPairs: Int = 10, alternative: TestAlternative = .less,
-                zeroMethod: ZeroMethod = .wilcox, onWorse: OnWorse = .keep) {
+                zeroMethod: ZeroMethod = .wilcox, onWorse: OnWorse = .keep, minEffect: Double? = EvalParameters.defaultMinEffect,
+                canary: CanaryGuard? = nil) {
         self.alpha = alpha
         self.minPairs = minPairs
         self.alternative = alternative
         self.zeroMethod = zeroMethod
         self.onWorse = onWorse
+        self.minEffect = minEffect
+        self.canary = canary
     }
 
     enum CodingKeys: String, CodingKey {
-        case alpha, alternative
-        case minPairs = "min_pairs", zeroMethod = "zero_method", onWorse = "on_worse"
+        case alpha, alternative, canary
+        case minPairs = "min_pairs", zeroMethod = "zero_method", onWorse = "on_worse", minEffect = "min_effect"
     }
 
     public init(from decoder: Decoder) throws {
@@ -278,7 +291,22 @@ public struct EvalParameters: Sendable, Equatable, Codable {
                   alternative: try c.decode(TestAlternative.self, forKey: .alternative),
                   zeroMethod: try c.decode(ZeroMethod.self, forKey: .zeroMethod),
                   // An eval step planned before the setting existed kept every worse night's data.
-                  onWorse: try c.decodeIfPresent(OnWorse.self, forKey: .onWorse) ?? .keep)
+                  onWorse: try c.decodeIfPresent(OnWorse.self, forKey: .onWorse) ?? .keep,
+                  // And one planned before these two had no minimum effect and no forgetting guard.
+                  minEffect: try c.decodeIfPresent(Double.self, forKey: .minEffect),
+                  canary: try c.decodeIfPresent(CanaryGuard.self, forKey: .canary))
+    }
+
+    /// `canary: null` is written, not left out: absent means a step planned before the guard existed.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(alpha, forKey: .alpha)
+        try c.encode(minPairs, forKey: .minPairs)
+        try c.encode(alternative, forKey: .alternative)
+        try c.encode(zeroMethod, forKey: .zeroMethod)
+        try c.encode(onWorse, forKey: .onWorse)
+        try c.encodeIfPresent(minEffect, forKey: .minEffect)
+        if let canary { try c.encode(canary, forKey: .canary) } else { try c.encodeNil(forKey: .canary) }
     }
 }
 

@@ -105,6 +105,8 @@ public struct GateSummary: Sendable, Equatable, Codable {
         case better
         case notEnoughEvidence = "not_enough_evidence"
         case worse
+        /// The candidate failed the forgetting guard on the engine's canary.
+        case forgets
     }
 
     public var outcome: Outcome

@@ -24,6 +24,10 @@ public enum GateApproval {
             let now = active.map { "\($0.name) (\($0.adapterDigest.short))" } ?? "the base model"
             return "its gate report compared it with \(compared); the active one is now \(now)"
         }
+        if report.outcome == .forgets {
+            return "its gate outcome is 'forgets', not 'better': it failed the forgetting guard (it did not show it keeps "
+                + "the base model's margins on the engine's canary)"
+        }
         guard report.outcome == .better else { return "its gate outcome is '\(report.outcome.rawValue)', not 'better'" }
         return nil
     }

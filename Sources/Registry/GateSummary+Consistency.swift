@@ -9,7 +9,8 @@
 /// - the verdict the report's own test decides (`less` → better, `greater` → worse, `two-sided` → either)
 ///   needs p < alpha; the opposite verdict was decided by the other one-sided test, whose p-value is not in the
 ///   report, and for alpha ≤ 0.5 the two one-sided p-values add up to at least 1, so it needs p ≥ alpha.
-/// `not_enough_evidence` makes no claim about p: the gate also says it below its minimum number of pairs.
+/// `not_enough_evidence` makes no claim about p: the gate also says it below its minimum number of pairs, or below
+/// its minimum effect; nor does `forgets`, decided by the canary whatever the held-out test said short of `worse`.
 extension GateSummary {
     public static let alternatives = ["less", "greater", "two-sided"]
 
@@ -25,7 +26,8 @@ extension GateSummary {
         guard Self.alternatives.contains(alternative.value) else {
             throw refuse("alternative is '\(alternative)'; the gate's are \(Self.alternatives.joined(separator: ", "))")
         }
-        guard outcome != .notEnoughEvidence else { return }
+        // `forgets` is the forgetting guard's verdict on the canary, whatever the held-out test said short of `worse`.
+        guard outcome != .notEnoughEvidence, outcome != .forgets else { return }
         let verdict = outcome.rawValue
         guard n >= 1 else { throw refuse("outcome '\(verdict)' with n \(n); a verdict needs at least one pair") }
         guard let pValue, let alpha else { throw refuse("outcome '\(verdict)' without both p_value and alpha") }

@@ -143,6 +143,31 @@ public enum RegistrySchema {
           OR (OLD.retired_at IS NOT NULL AND (NEW.retired_at IS NOT OLD.retired_at OR NEW.retired_reason IS NOT OLD.retired_reason))
         BEGIN SELECT RAISE(ABORT, 'a registry version changes only its metrics and, once, its retirement'); END;
         """,
+        // The gate's fourth outcome (issue 42): `forgets`, a candidate that failed the forgetting guard. SQLite cannot
+        // change a CHECK in place, so the table is rebuilt with its rows, index and trigger.
+        """
+        CREATE TABLE registry_gate_reports_rebuilt (
+            id INTEGER PRIMARY KEY,
+            version_id INTEGER NOT NULL REFERENCES registry_versions (id),
+            adapter_digest TEXT NOT NULL CHECK (length(adapter_digest) = 64),
+            held_out_digest TEXT NOT NULL CHECK (length(held_out_digest) = 64),
+            incumbent_version_id INTEGER REFERENCES registry_versions (id),
+            incumbent_digest TEXT CHECK (incumbent_digest IS NULL OR length(incumbent_digest) = 64),
+            outcome TEXT NOT NULL CHECK (outcome IN ('better', 'not_enough_evidence', 'worse', 'forgets')),
+            report TEXT NOT NULL,
+            maker TEXT NOT NULL CHECK (maker IN ('pipeline', 'eval_command')),
+            made_at INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO registry_gate_reports_rebuilt (id, version_id, adapter_digest, held_out_digest, incumbent_version_id,
+                                                   incumbent_digest, outcome, report, maker, made_at)
+            SELECT id, version_id, adapter_digest, held_out_digest, incumbent_version_id, incumbent_digest, outcome, report,
+                   maker, made_at FROM registry_gate_reports;
+        DROP TABLE registry_gate_reports;
+        ALTER TABLE registry_gate_reports_rebuilt RENAME TO registry_gate_reports;
+        CREATE INDEX registry_gate_reports_version ON registry_gate_reports (version_id, id);
+        CREATE TRIGGER registry_gate_reports_never_rewritten BEFORE UPDATE ON registry_gate_reports
+        BEGIN SELECT RAISE(ABORT, 'registry_gate_reports rows are never rewritten'); END;
+        """,
     ])
 
     /// The same tables and rules on PostgreSQL, at once in the shape SQLite reached after its three migrations. Lineages
@@ -256,6 +281,11 @@ public enum RegistrySchema {
                   OR (OLD.retired_at IS NOT NULL AND (NEW.retired_at IS DISTINCT FROM OLD.retired_at
                                                       OR NEW.retired_reason IS DISTINCT FROM OLD.retired_reason)))
             EXECUTE FUNCTION registry_refuse('a registry version changes only its metrics and, once, its retirement');
+        """,
+        // The gate's fourth outcome, `forgets` (issue 42).
+        """
+        ALTER TABLE registry_gate_reports DROP CONSTRAINT registry_gate_reports_outcome_check,
+            ADD CONSTRAINT registry_gate_reports_outcome_check CHECK (outcome IN ('better', 'not_enough_evidence', 'worse', 'forgets'));
         """,
     ])
 

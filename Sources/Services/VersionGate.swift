@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import Model
+import Pipelines
 import Registry
 import Steps
 
@@ -9,10 +10,13 @@ import Steps
 public enum VersionGate {
     /// Scores `version` of `lineage` on the lineage's held-out set against the active version (or the base model)
     /// with `model`, the lineage's base model, and stores the gate report the engine made.
-    public static func evaluate(lineage: ShortIdentifier, version: Int, model: URL, chatFormat: ChatConvention?,
+    /// `canary`: also run the forgetting guard (the engine's canary, the pipeline's default δ and α).
+    public static func evaluate(lineage: ShortIdentifier, version: Int, model: URL, chatFormat: ChatConvention?, canary: Bool = false,
                                 registry: AdapterRegistry, log: (String) -> Void) throws -> JSONValue {
+        var parameters = EvalParameters()
+        if canary { parameters.canary = CanaryGuard() }
         let request = VersionEvaluation.Request(lineage: lineage, version: version, model: try RegistryService.existingModel(model),
-                                                chatFormat: chatFormat)
+                                                parameters: parameters, chatFormat: chatFormat)
         return try json(try VersionEvaluation.run(request, registry: registry, log: log), lineage: lineage)
     }
 

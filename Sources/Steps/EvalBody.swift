@@ -61,7 +61,16 @@ public enum EvalBody {
         let (incumbentScores, cached, incumbentFresh) = try scorer.score(sequences, adapter: incumbentWeights, weights: incumbentKey,
                                                                          cache: cache, modelKey: modelKey)
         let comparison = try HeldOutComparison(candidate: candidateScores, baseline: incumbentScores)
-        let report = try gate(parameters).evaluate(comparison)
+        var report = try gate(parameters).evaluate(comparison)
+        // The forgetting guard, in a run planned with it on: the candidate against the base model on the engine's
+        // canary (in a replay, the set the run recorded).
+        let canary = try parameters.canary.map { guardParameters in
+            let recordedSet = try context.recordedOutput(EvalOutput.self)?.gate.report.canary?.canary
+            return try canaryVerdict(guardParameters, set: try canarySet(recorded: recordedSet), scorer: scorer,
+                                     candidate: candidateWeights, candidateBlob: candidateBlob, cache: cache, modelKey: modelKey,
+                                     clock: environment.clock)
+        }
+        if let canary { report = report.judging(canary: canary.report) }
         // Under the fill-first rule each example imported while the held-out set is short is held out, so the
         // pairs missing are the examples to import. A run recorded before that rule keeps its report's shape,
         // so that it replays equal.
@@ -92,6 +101,10 @@ public enum EvalBody {
             let cache = cache.on(db)
             try cache.store(model: modelKey, weights: .adapter(candidateBlob), entries: candidateFresh)
             try cache.store(model: modelKey, weights: incumbentKey, entries: incumbentFresh)
+            if let canary {
+                try cache.store(model: modelKey, weights: .base, entries: canary.baseFresh)
+                try cache.store(model: modelKey, weights: .adapter(candidateBlob), entries: canary.candidateFresh)
+            }
             if !quarantine.isEmpty {
                 let marked = try ReplayStore.quarantine(sources: quarantine, lineage: common.lineage, night: night,
                                                         now: environment.clock.nowMilliseconds(), in: db)
@@ -102,18 +115,23 @@ public enum EvalBody {
 
         func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
         let output = EvalOutput(
-            outcome: report.outcome, gate: RecordedGateReport(report, includesMorePairsNeeded: current),
+            outcome: report.outcome,
+            gate: RecordedGateReport(report, includesMorePairsNeeded: current,
+                                     includesGuards: context.input["min_effect"] != nil || context.input[CanaryGuard.field] != nil),
             heldOutExamples: comparison.pairs.count, examplesDigest: comparison.examplesDigest,
             candidateScores: comparison.candidateScores, incumbentScores: comparison.baselineScores,
             candidateMeanNLL: mean(comparison.candidateScores), incumbentMeanNLL: mean(comparison.baselineScores),
             incumbent: incumbent,
             worse: attributes ? EvalOutput.WorseHandling(onWorse: parameters.onWorse, attribution: attribution, quarantinedSources: quarantine) : nil,
             gateReadiness: current ? readiness : nil,
+            canaryMargins: canary.map { EvalOutput.CanaryMargins(base: $0.baseMargins, candidate: $0.candidateMargins) },
+            plannedWithCanary: context.input[CanaryGuard.field] != nil,
             inputs: EvalOutput.Inputs(baseModel: baseDigest, heldOutSnapshot: heldOutSnapshot, candidateAdapter: candidateBlob,
                                       incumbentAdapter: ComparedAdapter(incumbent?.adapterBlob)))
         return .completed(StepOutput(
             output,
             timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]
+                .merging(canary.map { ["canary_base_scores_cached": .int($0.baseCached), "canary_seconds": .double($0.seconds)] } ?? [:]) { a, _ in a }
                 .merging(attribution == nil ? [:] : ["attribution_seconds": .double(attributionSeconds)]) { a, _ in a },
             finalize: finalize))
     }
@@ -128,11 +146,50 @@ public enum EvalBody {
                              + (forwardKernels == "sgemm" ? "" : "/forward_kernels=\(forwardKernels)"))
     }
 
-    /// The promotion gate the pipeline's `eval` parameters describe (one-sided Wilcoxon signed-rank).
+    /// The promotion gate the pipeline's `eval` parameters describe (one-sided Wilcoxon signed-rank), with its
+    /// minimum effect (none in a step planned before `min_effect`).
     static func gate(_ parameters: EvalParameters) throws -> PromotionGate {
         try PromotionGate(alpha: parameters.alpha, minimumPairs: parameters.minPairs,
                           options: WilcoxonOptions(alternative: .init(rawValue: parameters.alternative.rawValue) ?? .less,
-                                                   zeroMethod: .init(rawValue: parameters.zeroMethod.rawValue) ?? .wilcox))
+                                                   zeroMethod: .init(rawValue: parameters.zeroMethod.rawValue) ?? .wilcox),
+                          minimumEffect: parameters.minEffect)
+    }
+
+    /// The forgetting guard's verdict and what it measured.
+    struct CanaryVerdict: Sendable {
+        let report: CanaryReport
+        let baseMargins: [Double]
+        let candidateMargins: [Double]
+        /// Scores to cache in the caller's transaction: the base model's (reused by every later night) and the candidate's.
+        let baseFresh: [ScoreCache.Entry]
+        let candidateFresh: [ScoreCache.Entry]
+        let baseCached: Int
+        let seconds: Double
+    }
+
+    /// The set a run uses: the one a replayed run recorded, else the engine's current one.
+    static func canarySet(recorded name: String?) throws -> CanarySet {
+        guard let name else { return CanarySet.current }
+        guard let set = CanarySet.named(name) else {
+            throw StepError.replayNotPossible(run: "this run", reason: "its eval step used the canary set \(name), which this engine does not ship")
+        }
+        return set
+    }
+
+    /// Scores `set` under the base model (from the cache after the first night) and the candidate, and runs the
+    /// forgetting guard on the margins. The base, not the incumbent, is the reference: nights that each lose a
+    /// little against the night before must not add up to a model that lost much.
+    static func canaryVerdict(_ parameters: CanaryGuard, set: CanarySet, scorer: HeldOutScorer, candidate: LoRAParameters,
+                              candidateBlob: Digest, cache: ScoreCache, modelKey: Digest, clock: any Clock) throws -> CanaryVerdict {
+        let start = clock.nowMilliseconds()
+        let scoring = try CanaryScoring(set: set, scorer: scorer)
+        let base = try scoring.margins(scorer: scorer, adapter: nil, weights: .base, cache: cache, modelKey: modelKey)
+        let tuned = try scoring.margins(scorer: scorer, adapter: candidate, weights: .adapter(candidateBlob), cache: cache, modelKey: modelKey)
+        let report = try ForgettingGuard(delta: parameters.delta, alpha: parameters.alpha)
+            .evaluate(base: base.margins, candidate: tuned.margins, canary: set.name, digest: set.digest.hex)
+        return CanaryVerdict(report: report, baseMargins: base.margins, candidateMargins: tuned.margins, baseFresh: base.fresh,
+                             candidateFresh: tuned.fresh, baseCached: base.cached,
+                             seconds: Double(clock.nowMilliseconds() - start) / 1000)
     }
 
     /// The attribution of a worse candidate (`SourceAttribution`): the window runs from the incumbent's

@@ -79,7 +79,17 @@ public enum VersionEvaluation {
         let (incumbentScores, incumbentCached, incumbentFresh) = try scorer.score(
             sequences, adapter: incumbentWeights, weights: incumbentKey, cache: cache, modelKey: modelKey)
         let comparison = try HeldOutComparison(candidate: candidateScores, baseline: incumbentScores)
-        let report = try EvalBody.gate(request.parameters).evaluate(comparison)
+        var report = try EvalBody.gate(request.parameters).evaluate(comparison)
+        // The forgetting guard, as the nightly eval step runs it: an imported adapter is held to the same canary.
+        let canary = try request.parameters.canary.map {
+            try EvalBody.canaryVerdict($0, set: CanarySet.current, scorer: scorer, candidate: candidateWeights,
+                                       candidateBlob: version.adapterDigest, cache: cache, modelKey: modelKey, clock: clock)
+        }
+        if let canary {
+            report = report.judging(canary: canary.report)
+            log("canary: \(canary.report.outcome.rawValue) (median margin loss "
+                + "\(canary.report.medianMarginLoss.map { String(format: "%.3g", $0) } ?? "–"), p \(canary.report.pValue.map { String(format: "%.4g", $0) } ?? "–"))")
+        }
 
         let reportJSON = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "the gate report")
         var summary = try JSON.decode(GateSummary.self, from: JSON.canonical(report), context: "the gate report")
@@ -92,6 +102,10 @@ public enum VersionEvaluation {
         try registry.connection.transaction {
             try cache.store(model: modelKey, weights: .adapter(version.adapterDigest), entries: candidateFresh)
             try cache.store(model: modelKey, weights: incumbentKey, entries: incumbentFresh)
+            if let canary {
+                try cache.store(model: modelKey, weights: .base, entries: canary.baseFresh)
+                try cache.store(model: modelKey, weights: .adapter(version.adapterDigest), entries: canary.candidateFresh)
+            }
             try registry.recordGateReport(EngineGateReport(
                 versionID: version.id, adapterDigest: version.adapterDigest, heldOutDigest: heldOut.digest,
                 incumbentVersionID: incumbent?.id, incumbentDigest: incumbent?.adapterDigest, outcome: summary.outcome,

@@ -42,7 +42,7 @@ func problems(_ json: String) -> [String] {
     #expect(problems(#"{"train": {"early_stopping": {"patients": 2}}}"#)
             == ["train.early_stopping.patients is not a known field; did you mean train.early_stopping.patience?"])
     let far = problems(#"{"eval": {"colour": "red"}}"#)
-    #expect(far == ["eval.colour is not a known field of eval; known fields: alpha, min_pairs, alternative, zero_method, on_worse"])
+    #expect(far == ["eval.colour is not a known field of eval; known fields: alpha, min_pairs, alternative, zero_method, on_worse, min_effect, canary"])
 }
 
 @Test func choicesListTheAllowedWordsAndSuggestANearMiss() {

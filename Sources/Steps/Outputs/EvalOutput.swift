@@ -4,8 +4,9 @@ import Pipelines
 import ReplayBuffer
 
 /// The eval step's verdict: the whole gate report and its outcome, both sides' per-example scores in
-/// example-id order and their means, which incumbent was compared, and (in a run planned with `on_worse`) the
-/// attribution of a worse candidate and the sources quarantined.
+/// example-id order and their means, which incumbent was compared, (in a run planned with `on_worse`) the
+/// attribution of a worse candidate and the sources quarantined, and (in a run planned with `eval.canary`) the
+/// forgetting guard's per-item margins.
 public struct EvalOutput: StepResult, Equatable {
     public static let kind = StepKind.eval
 
@@ -31,6 +32,13 @@ public struct EvalOutput: StepResult, Equatable {
         enum CodingKeys: String, CodingKey { case version, adapterBlob = "adapter_blob" }
     }
 
+    /// The canary margins log p(right) − log p(wrong) per item kept, in the set's order (`CanaryScoring`); the set's
+    /// name and digest and the test are in `gate.canary`.
+    public struct CanaryMargins: Codable, Sendable, Equatable {
+        public var base: [Double]
+        public var candidate: [Double]
+    }
+
     /// What a run planned with `on_worse` records about a worse candidate.
     public struct WorseHandling: Sendable, Equatable {
         public var onWorse: OnWorse
@@ -54,6 +62,11 @@ public struct EvalOutput: StepResult, Equatable {
     public var worse: WorseHandling?
     /// nil for a run planned under the half-capped held-out rule.
     public var gateReadiness: GateReadiness?
+    /// The forgetting guard's margins; nil when it was switched off or the run was planned before it.
+    public var canaryMargins: CanaryMargins?
+    /// Whether the run's eval input had `canary` (null or not): only then is `canary_margins` written, so a run
+    /// planned before the guard keeps its output's bytes.
+    public var plannedWithCanary: Bool
     public var inputs: Inputs
 
     enum CodingKeys: String, CodingKey {
@@ -62,11 +75,13 @@ public struct EvalOutput: StepResult, Equatable {
         case candidateScores = "candidate_scores", incumbentScores = "incumbent_scores"
         case candidateMeanNLL = "candidate_mean_nll", incumbentMeanNLL = "incumbent_mean_nll"
         case onWorse = "on_worse", quarantinedSources = "quarantined_sources", gateReadiness = "gate_readiness"
+        case canaryMargins = "canary_margins"
     }
 
     public init(outcome: GateOutcome, gate: RecordedGateReport, heldOutExamples: Int, examplesDigest: Digest,
                 candidateScores: [Double], incumbentScores: [Double], candidateMeanNLL: Double?, incumbentMeanNLL: Double?,
-                incumbent: Incumbent?, worse: WorseHandling?, gateReadiness: GateReadiness?, inputs: Inputs) {
+                incumbent: Incumbent?, worse: WorseHandling?, gateReadiness: GateReadiness?, canaryMargins: CanaryMargins? = nil,
+                plannedWithCanary: Bool = false, inputs: Inputs) {
         self.outcome = outcome
         self.gate = gate
         self.heldOutExamples = heldOutExamples
@@ -78,6 +93,8 @@ public struct EvalOutput: StepResult, Equatable {
         self.incumbent = incumbent
         self.worse = worse
         self.gateReadiness = gateReadiness
+        self.canaryMargins = canaryMargins
+        self.plannedWithCanary = plannedWithCanary
         self.inputs = inputs
     }
 
@@ -99,11 +116,13 @@ public struct EvalOutput: StepResult, Equatable {
             incumbentMeanNLL: try c.decode(Double?.self, forKey: .incumbentMeanNLL),
             incumbent: try c.decode(Incumbent?.self, forKey: .incumbent), worse: worse,
             gateReadiness: try c.decodeIfPresent(GateReadiness.self, forKey: .gateReadiness),
+            canaryMargins: try c.decodeIfPresent(CanaryMargins.self, forKey: .canaryMargins),
+            plannedWithCanary: c.contains(.canaryMargins),
             inputs: try c.decode(Inputs.self, forKey: .inputs))
     }
 
     // By hand: absent means and the base-model incumbent are explicit nulls, as the step always wrote them;
-    // the `on_worse` fields and `gate_readiness` are left out for the runs planned without them.
+    // the `on_worse` fields, `gate_readiness` and `canary_margins` are left out for the runs planned without them.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(outcome, forKey: .outcome)
@@ -121,6 +140,7 @@ public struct EvalOutput: StepResult, Equatable {
             try c.encode(worse.quarantinedSources, forKey: .quarantinedSources)
         }
         try c.encodeIfPresent(gateReadiness, forKey: .gateReadiness)
+        if plannedWithCanary { try c.encode(canaryMargins, forKey: .canaryMargins) }
         try c.encode(inputs, forKey: .inputs)
     }
 }

@@ -2,22 +2,28 @@ import AdaptCore
 import Evaluation
 import Foundation
 
-/// The gate's report as the eval step recorded it (`gate`), with its `more_pairs_needed` when the run has it.
+/// The gate's report as the eval step recorded it (`gate`), with its `more_pairs_needed`, `min_effect` and `canary`
+/// when the run has them.
 ///
-/// A run planned before the fill-first held-out rule recorded the report without `more_pairs_needed` and keeps
-/// that shape, so that it replays equal; read back, its `report` says what the field would have said.
+/// A run planned before the fill-first held-out rule recorded the report without `more_pairs_needed`, and one planned
+/// before the minimum effect and the forgetting guard without `min_effect` and `canary`; each keeps that shape, so
+/// that it replays equal. Read back, its `report` says what the fields would have said (no minimum, no guard).
 public struct RecordedGateReport: Codable, Sendable, Equatable {
     public var report: GateReport
     /// False for a run planned under the half-capped held-out rule.
     public var includesMorePairsNeeded: Bool
+    /// False for a run planned before `eval.min_effect` and `eval.canary` existed (its input has neither).
+    public var includesGuards: Bool
 
-    public init(_ report: GateReport, includesMorePairsNeeded: Bool) {
+    public init(_ report: GateReport, includesMorePairsNeeded: Bool, includesGuards: Bool) {
         self.report = report
         self.includesMorePairsNeeded = includesMorePairsNeeded
+        self.includesGuards = includesGuards
     }
 
     public init(from decoder: Decoder) throws {
         var fields = try [String: JSONValue](from: decoder)
+        includesGuards = fields["min_effect"] != nil
         includesMorePairsNeeded = fields["more_pairs_needed"] != nil
         if !includesMorePairsNeeded, let pairs = fields["pairs"]?.intValue, let minimum = fields["min_pairs"]?.intValue {
             fields["more_pairs_needed"] = .int(max(0, minimum - pairs))
@@ -28,6 +34,7 @@ public struct RecordedGateReport: Codable, Sendable, Equatable {
     public func encode(to encoder: Encoder) throws {
         var fields = StepResultCoding.fields(of: report)
         if !includesMorePairsNeeded { fields["more_pairs_needed"] = nil }
+        if !includesGuards { (fields["min_effect"], fields["canary"]) = (nil, nil) }
         try fields.encode(to: encoder)
     }
 }

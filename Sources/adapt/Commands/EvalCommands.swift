@@ -20,9 +20,12 @@ enum EvalCommands {
             is stored bound to the adapter's digest, the held-out snapshot's digest and the active version. \
             'registry promote' (without --force) accepts only such a report whose outcome is 'better', while the \
             held-out set and the active version are still those it was made with. Scores are cached by the \
-            adapter's digest.
+            adapter's digest. A significant improvement smaller than the pipeline's minimum effect (median, in \
+            nats of mean token NLL) is 'not_enough_evidence'. With --canary the forgetting guard runs too: on the \
+            engine's canary, the version must show it keeps the base model's margin log p(right) − log p(wrong) \
+            within delta 1 nat (one-sided Wilcoxon at alpha 0.05), else the outcome is 'forgets'.
             """,
-        options: [RegistryCommands.lineage, versionNumber, TrainCommands.O.model, ModelCommands.chatFormat, .json]
+        options: [RegistryCommands.lineage, versionNumber, TrainCommands.O.model, ModelCommands.chatFormat, canary, .json]
     ) { invocation in
         let args = invocation.arguments
         let lineage = try args.required(RegistryCommands.lineage)
@@ -30,7 +33,7 @@ enum EvalCommands {
         let state = try GlobalOptions.hostState(invocation)
         let modelURL = try args[TrainCommands.O.model].map { try TrainCommands.modelLocation($0, invocation) } ?? state.defaultModel
         let report = try VersionGate.evaluate(lineage: lineage, version: number, model: modelURL,
-                                              chatFormat: try args[ModelCommands.chatFormat],
+                                              chatFormat: try args[ModelCommands.chatFormat], canary: args[canary],
                                               registry: try RegistryCommands.existingRegistry(invocation)) { Console.error("adapt: \($0)") }
         if args[.json] { Console.print(JSON.pretty(report)); return }
         let outcome = report["outcome"]?.stringValue ?? "-"
@@ -41,8 +44,16 @@ enum EvalCommands {
             \(lineage)/v\(number) against \(against): \(outcome) (n \(report["n"]?.intValue ?? 0), p \(p))
             held-out mean NLL \(nll("candidate_mean_nll")) vs \(nll("incumbent_mean_nll")) on snapshot \(report["held_out_digest"]?.stringValue?.prefix(12) ?? "-")
             """)
+        if let canary = report["canary"], canary != .null {
+            let loss = canary["median_margin_loss"]?.doubleValue.map { String(format: "%.3g", $0) } ?? "-"
+            let cp = canary["p_value"]?.doubleValue.map { String(format: "%.4g", $0) } ?? "-"
+            Console.print("forgetting guard: \(canary["outcome"]?.stringValue ?? "-") (median margin loss \(loss) nats, delta "
+                          + "\(canary["delta"]?.doubleValue ?? 0), p \(cp))")
+        }
         if outcome == "better" { Console.print("promote it with: adapt registry promote \(lineage)/v\(number)") }
     }
+
+    static let canary = Flag("canary", help: "also run the forgetting guard on the engine's canary (outcome 'forgets' when it fails)")
 
     /// `--version N` (or `vN`): the registered version to score.
     static let versionNumber = Option<Int?>("version", value: "N", default: nil, help: "the version to score (N or vN)") { text in

@@ -14,10 +14,11 @@ enum GateCommands {
             Each file holds one loss per held-out example (lower is better), in the same order: a JSON array of \
             numbers, or one number per line (blank lines are skipped). '-' reads standard input. The test runs on \
             candidate − baseline; the outcome is 'better' when the candidate's losses are significantly lower at \
-            --alpha, 'worse' when significantly higher, 'not_enough_evidence' otherwise or below --min-pairs. \
+            --alpha, 'worse' when significantly higher, 'not_enough_evidence' otherwise, below --min-pairs, or when \
+            the median improvement (baseline − candidate) is below --min-effect. \
             Results agree with scipy.stats.wilcoxon (SciPy 1.17) given the same options.
             """,
-        options: [candidate, baseline, alternative, method, zeroMethod, correction, alpha, minimumPairs, .json]
+        options: [candidate, baseline, alternative, method, zeroMethod, correction, alpha, minimumPairs, minimumEffect, .json]
     ) { invocation in
         let args = invocation.arguments
         let candidatePath = try args.required(candidate), baselinePath = try args.required(baseline)
@@ -31,6 +32,7 @@ enum GateCommands {
         options.correction = args[correction]
         let alpha = try args[alpha]
         let minimumPairs = try args[minimumPairs]
+        let minimumEffect = try args[minimumEffect]
 
         let candidateScores = try ScoreFile.read(candidatePath, role: "candidate")
         let baselineScores = try ScoreFile.read(baselinePath, role: "baseline")
@@ -39,7 +41,7 @@ enum GateCommands {
                                                 baseline: baselinePath, baselineCount: baselineScores.count)
         }
         let report = try GateService.evaluate(candidate: candidateScores, baseline: baselineScores, alpha: alpha,
-                                              minimumPairs: minimumPairs, options: options)
+                                              minimumPairs: minimumPairs, options: options, minimumEffect: minimumEffect)
         if args[.json] {
             Console.print(JSON.pretty(report))
         } else {
@@ -64,11 +66,15 @@ enum GateCommands {
     static let minimumPairs = Option("min-pairs", default: GateService.defaultMinimumPairs, in: 0...1_000_000_000,
                                      help: "fewer pairs than this give not_enough_evidence")
 
+    static let minimumEffect = Option<Double?>("min-effect", value: "NATS", in: 0...1_000_000,
+                                               help: "the smallest median improvement (baseline − candidate, in the scores' unit) that can be better (default none)")
+
     static func describe(_ r: GateReport) -> String {
         func number(_ value: Double?) -> String { value.map { String(format: "%.6g", $0) } ?? "-" }
         return """
             outcome            \(r.outcome.rawValue): \(r.reason)
             pairs              \(r.pairs) (\(r.zeros) zero differences, \(r.n) ranked)
+            minimum effect     \(r.minEffect.map { number($0) } ?? "none") (median improvement needed for better)
             pairs needed       \(r.minPairs)\(r.morePairsNeeded > 0 ? " (\(r.morePairsNeeded) more needed before the gate can judge)" : "")
             statistic          \(number(r.statistic))
             p-value            \(number(r.pValue)) (\(r.alternative.rawValue), \(r.method), zero method \(r.zeroMethod.rawValue)\(r.correction ? ", continuity correction" : ""))
