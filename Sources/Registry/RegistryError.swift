@@ -57,7 +57,7 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
         case let .inconsistentGateReport(reason):
             return "the gate report is inconsistent: \(reason); pass the report 'adapt gate --json' printed, unedited"
         case let .weightsParentRetired(lineage, version):
-            return "the candidate was trained from \(lineage)/\(version), which was retired (trained on erased examples), so it "
+            return "the candidate was trained from \(lineage)/\(version), which was retired (trained on erased or expired examples), so it "
                 + "carries that text too and is not registered; the next night trains from the version now active"
         case let .versionRetired(lineage, version):
             return "\(lineage)/\(version) was retired (it was trained on erased examples) and cannot be made active; "
