@@ -8,10 +8,7 @@ import Storage
 public enum StateAccess {
     /// The state directory, which must exist with its database (a mistyped --state is an error, not a new state).
     public static func existing(_ state: StateDirectory) throws -> StateDirectory {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: state.root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw MissingStateError(path: state.root.path, missing: "directory")
-        }
+        try requireDirectory(state)
         try state.requireOwnOrEmpty()
         guard FileManager.default.fileExists(atPath: state.database.path) else {
             throw MissingStateError(path: state.database.path, missing: "database")
@@ -52,6 +49,22 @@ public enum StateAccess {
     /// stored (cancel, retry, forget, rollback …): a mistyped --state is refused, not made into a new state.
     public static func writingExisting(_ state: StateDirectory, durability: Durability) throws -> Database {
         try writing(existing(state), durability: durability)
+    }
+
+    /// The database of a command that waits for work (`adapt work`, `adapt worker`), in a state directory that must
+    /// exist: a mistyped --state names a directory nobody made and is refused, creating nothing. In a directory that
+    /// exists (its models fetched, say) the job tables are made on first use, since a worker service may start
+    /// before the first run is enqueued.
+    public static func waitingForWork(_ state: StateDirectory, durability: Durability) throws -> Database {
+        try requireDirectory(state)
+        return try writing(state, durability: durability)
+    }
+
+    private static func requireDirectory(_ state: StateDirectory) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: state.root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw MissingStateError(path: state.root.path, missing: "directory")
+        }
     }
 
     /// Says once what making the state private changed, or could not change.

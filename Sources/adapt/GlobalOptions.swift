@@ -82,6 +82,13 @@ enum GlobalOptions {
         return try StateAccess.writing(state, durability: try StateOptions.durability(invocation.global))
     }
 
+    /// The database of a command that waits for work (`StateAccess.waitingForWork`): a state directory that does not
+    /// exist is refused, not created.
+    static func workerDatabase(_ invocation: Invocation) throws -> Database {
+        let state = try stateDirectory(invocation)
+        return try StateAccess.waitingForWork(state, durability: try StateOptions.durability(invocation.global))
+    }
+
     /// The database of a command that only changes what a state already holds (`StateAccess.writingExisting`):
     /// a state that does not exist is refused, not created.
     static func existingDatabase(_ invocation: Invocation) throws -> Database {

@@ -22,9 +22,12 @@ import TestSupport
                 SELECT id, run_id, last_event_id, attempt, 'running', 'running', updated_at, ? FROM jobs WHERE id = ?
                 """, "checkpoints: " + text, job)
             try database.execute("ALTER TABLE jobs DROP COLUMN checkpoint_pointer")
+            // The columns of the versions after 4 go too (the jobs' timeout_ms): the store is as version 3 left it.
+            try database.execute("ALTER TABLE jobs DROP COLUMN timeout_ms")
+            let current = Int64(try database.schemaVersion(of: "jobqueue"))
             try database.run("UPDATE adapt_schema SET version = 3 WHERE component = 'jobqueue'")
             let total = try database.scalar("PRAGMA user_version").integerValue ?? 0
-            try database.execute("PRAGMA user_version = \(total - 1)")
+            try database.execute("PRAGMA user_version = \(total - (current - 3))")
         }
         #expect(try database.scalar("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'checkpoint_pointer'") == .integer(0))
         return try JSON.decode(JSONValue.self, from: text, context: "the moved checkpoint pointer")

@@ -25,7 +25,7 @@ import TestSupport
     func database() throws -> Database { try Database(path: databasePath) }
 
     /// Creates and migrates the state's job tables in this process, so the processes a test starts race over the
-    /// rows and not the schema (workers need an existing state; nothing that only opens one creates it).
+    /// rows and not the schema (a worker needs the state directory to exist).
     func makeState() throws {
         try PrivateFiles.createDirectory(directory.file("state"))
         _ = try JobQueue(database: try Database(path: databasePath, durability: .normal))

@@ -120,9 +120,11 @@ enum JobCommands {
             concurrency: try a[Work.concurrency], exitWhenIdle: a[Work.exitWhenIdle], pollMicroseconds: try a[Work.poll])
         var timed = request
         timed.jobTimeoutMilliseconds = try a[Work.timeout]
-        // A worker stores nothing of its own: it needs a state something else made (River's and Oban's workers need
-        // their database), so a mistyped --state is refused instead of becoming an empty state that never gets work.
-        let (owner, summary) = try await existingControl(invocation).work(timed) { line in
+        // A worker stores nothing of its own: a mistyped --state is refused instead of becoming an empty state that
+        // never gets work (`StateAccess.waitingForWork`).
+        let control = try GlobalOptions.postgresDatabase(invocation).map { try JobControl(postgres: $0) }
+            ?? JobControl(database: try GlobalOptions.workerDatabase(invocation))
+        let (owner, summary) = try await control.work(timed) { line in
             if verbose || !(line.hasPrefix("claimed ") || line.hasPrefix("completed ")) { Console.error("worker: \(line)") }
         }
         if a[.json] {

@@ -123,9 +123,9 @@ enum NightlyCommands {
                                           workerArguments: workerArguments, exitWhenIdle: a[Work.exitWhenIdle])
         let postgres = try GlobalOptions.postgresDatabase(invocation)
         let state = try postgres == nil ? GlobalOptions.stateDirectory(invocation) : GlobalOptions.hostState(invocation)
-        // The workers store nothing until a run is enqueued: a state that does not exist yet is a mistyped --state,
-        // refused before anything is created (`enqueue nightly` or `data import` make a state).
-        let database = try postgres == nil ? GlobalOptions.existingDatabase(invocation) : nil
+        // The workers store nothing until a run is enqueued: a state directory that does not exist is a mistyped
+        // --state, refused before anything is created (`StateAccess.waitingForWork`).
+        let database = try postgres == nil ? GlobalOptions.workerDatabase(invocation) : nil
         if let database { try Nightly.prepareStore(database) } else { _ = try state.createPrivate() }
         // Progress goes to stderr, as `adapt train`'s does: bars when a person watches (stdout is a terminal), JSON
         // lines with --json (stdout keeps its one summary document), nothing new otherwise. On PostgreSQL it is
