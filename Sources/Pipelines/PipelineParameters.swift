@@ -265,8 +265,11 @@ public struct EvalParameters: Sendable, Equatable, Codable {
     /// the good adapters of two lineages and passed a memorising one (docs/gate-and-registry.md, "Forgetting guard").
     public var canary: CanaryGuard?
 
-    /// The default minimum effect, measured on the example lineage (docs/gate-and-registry.md, "Minimum effect").
-    public static let defaultMinEffect = 0.02
+    /// The default minimum effect. Measured on the default model and the example lineage's 23 held-out pairs: a
+    /// 30-step adapter improves on the base by a median 1.85 nats, while two such adapters trained with different
+    /// seeds differ by a median 0.001 (p 0.55). 0.01 nats (each token about 1 % likelier) is ten times that rerun
+    /// noise and well under what a promoted night gains (docs/gate-and-registry.md, "Minimum effect").
+    public static let defaultMinEffect = 0.01
 
     public init(alpha: Double = 0.05, minPairs: Int = 10, alternative: TestAlternative = .less,
                 zeroMethod: ZeroMethod = .wilcox, onWorse: OnWorse = .keep, minEffect: Double? = EvalParameters.defaultMinEffect,

@@ -46,7 +46,7 @@ public enum VersionEvaluation {
         public let gate: GateReport
         public let candidateMeanNLL: Double?
         public let incumbentMeanNLL: Double?
-        /// Scores read from the score cache instead of computed (both sides).
+        /// Scores read from the score cache instead of computed (both sides, and the base model's canary replies).
         public let cachedScores: Int
     }
 
@@ -114,6 +114,7 @@ public enum VersionEvaluation {
         }
         log("gate: \(report.outcome.rawValue) (n \(report.n), p \(report.pValue.map { String(format: "%.4g", $0) } ?? "–"))")
         return Result(version: version, incumbent: incumbent, heldOutDigest: heldOut.digest, gate: report,
-                      candidateMeanNLL: candidateMean, incumbentMeanNLL: incumbentMean, cachedScores: candidateCached + incumbentCached)
+                      candidateMeanNLL: candidateMean, incumbentMeanNLL: incumbentMean,
+                      cachedScores: candidateCached + incumbentCached + (canary?.baseCached ?? 0))
     }
 }

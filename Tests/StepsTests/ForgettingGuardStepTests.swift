@@ -1,0 +1,110 @@
+import AdaptCore
+import Foundation
+import Testing
+import TestSupport
+
+/// The forgetting guard and the minimum effect end to end on the tiny model (issue 42, items 4 and 5), through the
+/// built executables.
+///
+/// The tiny model's weights are random, so its canary margins measure nothing about language: what these tests show
+/// is the mechanism. An adapter that moves the model far (a high learning rate) scatters the margins, cannot show it
+/// keeps them, and is refused as `forgets` although its held-out NLL is much lower; a gentle one passes.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ForgettingGuardStepTests {
+    static let data = PipelineFixture.root.appendingPathComponent("pipelines/examples/logbook/train.jsonl").path
+
+    /// Trains an adapter on the logbook training file and registers it; returns its version name.
+    func trainAndRegister(_ fixture: PipelineFixture, learningRate: String) async throws -> String {
+        let out = fixture.directory.file("adapter-\(learningRate).bin").path
+        try fixture.expectSuccess(await fixture.adapt(
+            ["train", "--data", Self.data, "--model", "tiny.gguf", "--out", out, "--steps", "24", "--rank", "4", "--lr", learningRate,
+             "--batch-size", "2", "--max-length", "96", "--seed", "9", "--threads", "1"]))
+        let added = try await fixture.adapt(["registry", "add", out, "--lineage", "logbook", "--json"])
+        try fixture.expectSuccess(added)
+        return try #require(try JSON.decode(JSONValue.self, from: added.stdout, context: "registry add")["version"]?.stringValue)
+    }
+
+    func evalWithCanary(_ fixture: PipelineFixture, _ version: String) async throws -> JSONValue {
+        let result = try await fixture.adapt(["eval", "--lineage", "logbook", "--version", version, "--canary", "--model",
+                                              fixture.directory.state.models.appendingPathComponent("tiny.gguf").path, "--json"])
+        try fixture.expectSuccess(result)
+        return try JSON.decode(JSONValue.self, from: result.stdout, context: "eval output")
+    }
+
+    @Test func aDriftingAdapterIsRefusedAsForgetsAndOnlyForceNamingTheGuardPromotesIt() async throws {
+        let fixture = try await PipelineFixture.make()
+        let gentle = try await trainAndRegister(fixture, learningRate: "0.001")
+        let drifting = try await trainAndRegister(fixture, learningRate: "0.01")
+
+        let kept = try await evalWithCanary(fixture, gentle)
+        #expect(kept["outcome"] == .string("better"), "\(kept)")
+        #expect(kept["canary"]?["outcome"] == .string("passes"))
+        #expect(kept["canary"]?["canary"] == .string("canary-v1") && kept["canary"]?["items"] == .int(36))
+        #expect(kept["min_effect"]?.doubleValue == 0.01)
+
+        let lost = try await evalWithCanary(fixture, drifting)
+        #expect(lost["outcome"] == .string("forgets"), "\(lost)")
+        #expect(lost["canary"]?["outcome"] == .string("fails"))
+        #expect((lost["p_value"]?.doubleValue ?? 1) < 0.05, "on the held-out set alone it is better")
+        #expect(lost["reason"]?.stringValue?.contains("forgetting guard") == true)
+        // The canary is scored once under the base model: the second evaluation reads it from the score cache.
+        #expect((lost["cached_scores"]?.intValue ?? 0) >= 72, "\(lost["cached_scores"] ?? .null)")
+
+        let refused = try await fixture.adapt(["registry", "promote", "logbook/\(drifting)"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("'forgets'") && refused.stderr.contains("forgetting guard"), "\(refused.stderr)")
+        let forced = try await fixture.adapt(["registry", "promote", "logbook/\(drifting)", "--force"])
+        try fixture.expectSuccess(forced)
+        #expect(forced.stderr.contains("--force bypassed") && forced.stderr.contains("forgetting guard"), "\(forced.stderr)")
+        let history = try JSON.decode(JSONValue.self, from: try await fixture.adapt(["registry", "history", "--json"]).stdout,
+                                      context: "history")
+        let move = try #require(history.arrayValue?.last)
+        #expect(move["reason"] == .string("force"))
+        #expect(move["bypassed"]?.stringValue?.contains("forgets") == true, "\(move)")
+    }
+
+    static func pipeline(learningRate: String) -> String {
+        """
+        {"seed": 7,
+         "train": {"steps": 16, "checkpoint_interval": 4, "batch_size": 2, "warmup_steps": 2, "max_length": 96,
+                   "early_stopping": null, "learning_rate": \(learningRate), "init": "fresh"},
+         "eval": {"canary": {}, "on_worse": "quarantine"},
+         "device": {"min_available_memory_mb": 64}}
+        """
+    }
+
+    @Test func aNightThatForgetsIsNotPromotedNorQuarantinedAndReplaysEqual() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: Self.pipeline(learningRate: "0.03"))
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let outputs = try fixture.outputs(run)
+        let eval = try #require(outputs["eval"])
+        #expect(eval["outcome"] == .string("forgets"), "\(eval["gate"] ?? .null)")
+        #expect(eval["gate"]?["outcome"] == .string("forgets"))
+        #expect(eval["gate"]?["canary"]?["outcome"] == .string("fails"))
+        #expect(eval["canary_margins"]?["base"]?.arrayValue?.count == 36)
+        #expect(eval["canary_margins"]?["candidate"]?.arrayValue?.count == 36)
+        // Quarantine is for `worse` only: nothing is attributed or quarantined.
+        #expect(eval["attribution"] == .null && eval["quarantined_sources"] == .array([]))
+        #expect(outputs["promote"]?["promoted"] == .bool(false))
+        #expect(outputs["promote"]?["reason"] == .string("gate_forgets"))
+        let list = try JSON.decode(JSONValue.self, from: try await fixture.adapt(["registry", "list", "--json"]).stdout, context: "list")
+        #expect(list.arrayValue?.contains { $0["active"] == .bool(true) } == false)
+
+        let report = try JSON.decode(JSONValue.self, from: try await fixture.adapt(["replay", run, "--check", "--json"]).stdout,
+                                     context: "replay")
+        #expect(report["equal"] == .bool(true), "\(report["first_difference"] ?? .null)")
+    }
+
+    @Test func aNightThatKeepsTheMarginsIsPromotedWithTheGuardsReport() async throws {
+        let fixture = try await PipelineFixture.make(pipeline: Self.pipeline(learningRate: "0.01"))
+        let run = try await fixture.enqueue()
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let outputs = try fixture.outputs(run)
+        let eval = try #require(outputs["eval"])
+        #expect(eval["outcome"] == .string("better"), "\(eval["gate"] ?? .null)")
+        #expect(eval["gate"]?["canary"]?["outcome"] == .string("passes"))
+        #expect(eval["gate"]?["canary"]?["delta"]?.doubleValue == 1 && eval["gate"]?["canary"]?["alpha"]?.doubleValue == 0.05)
+        #expect(eval["timing"]?["canary_base_scores_cached"] == .int(0))
+        #expect(outputs["promote"]?["promoted"] == .bool(true))
+    }
+}
