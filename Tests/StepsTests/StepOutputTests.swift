@@ -92,6 +92,20 @@ import TestSupport
         #expect(Self.rewritten(eval, bookkeepingOf: old) == JSON.canonicalString(old))
     }
 
+    /// The recorded outputs come from runs planned before `eval.min_effect` and `eval.canary`: read back they have
+    /// no minimum and no guard, and written again they keep their bytes (no `min_effect`, `canary`, `canary_margins`).
+    @Test func anEvalOutputOfARunPlannedBeforeTheGateGuardsKeepsItsShape() throws {
+        for index in RecordedOutputs.all.indices where RecordedOutputs.all[index].step == "eval" {
+            let recorded = try Self.recorded(index).json
+            let eval = try EvalOutput(jobOutput: recorded)
+            #expect(!eval.gate.includesGuards && !eval.plannedWithCanary && eval.canaryMargins == nil)
+            #expect(eval.gate.report.minEffect == nil && eval.gate.report.canary == nil)
+            let written = Self.rewritten(eval, bookkeepingOf: recorded)
+            #expect(written == JSON.canonicalString(recorded))
+            #expect(!written.contains("min_effect") && !written.contains("canary"))
+        }
+    }
+
     @Test(arguments: [
         ("train", "adapter_blob", JSONValue.string("not a digest"), "adapter_blob"),
         ("train", "validation_losses", .array([.object(["step": .int(4)])]), "validation_losses[0].loss"),
