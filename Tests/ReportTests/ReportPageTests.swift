@@ -181,7 +181,8 @@ import TestSupport
         let first = try await fixture.enqueue(night: "2026-11-29")
         try await fixture.work()
         try #require(try await fixture.output(first, step: "promote")?["promoted"] == .bool(true), "the first night must promote for this test")
-        let second = try await fixture.enqueue(night: "2026-11-30")
+        // Night 2 runs the forgetting guard: its figures reach the night's `canary` as the eval step recorded them.
+        let second = try await fixture.enqueue(night: "2026-11-30", pipeline: ReportFixture.pipeline(eval: #"{"canary": {}}"#))
         try await fixture.work()
         let secondPromoted = try await fixture.output(second, step: "promote")?["promoted"] == .bool(true)
         // The chain this test draws (v2 active, started from v1), whatever the gate made of night 2.
@@ -195,6 +196,9 @@ import TestSupport
         #expect(nights[0]["promoted"] == .bool(true) && nights[0]["active_version"] == .string("logbook/v1"))
         #expect(nights[1]["promoted"] == .bool(secondPromoted))
         #expect(nights[1]["active_version"] == .string(secondPromoted ? "logbook/v2" : "logbook/v1"))
+        #expect(nights[0]["canary"] == .null)
+        let canary = try #require(try await fixture.output(second, step: "eval")?["gate"]?["canary"])
+        #expect(canary.objectValue != nil && nights[1]["canary"] == canary, "\(nights[1]["canary"] ?? .null)")
         for night in nights {
             let promoted = night["promoted"] == .bool(true)
             #expect(night["active_mean_nll"] == night[promoted ? "candidate_mean_nll" : "incumbent_mean_nll"], "\(night)")
