@@ -115,6 +115,7 @@ extension Pipeline {
             var fields = Self.objectFields(train)
             fields["device"] = Self.objectValue(device)
             fields[PromptMarkersRule.field] = .string(PromptMarkersRule.text)
+            fields[WeightDecayRule.field] = .string(WeightDecayRule.parent)
             return fields
         case .eval:
             var fields = Self.objectFields(eval)

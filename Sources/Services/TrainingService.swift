@@ -111,6 +111,11 @@ public enum TrainingService {
                                                 step: existing.checkpoint.state.step)
         }
 
+        // Weights given to start from are what the decay pulls toward (AdamW); a resumed run keeps its checkpoint's
+        // rule, which runs checkpointed before the rule existed did not have.
+        configuration.optimizer.decaysTowardWeightsParent = request.resume && existing != nil
+            ? existing?.checkpoint.configuration.optimizer.decaysTowardWeightsParent ?? false
+            : request.initAdapter != nil
         let examples = try examples(at: request.data)
         var heldOut: [TrainingExample] = []
         if let url = request.heldOut {

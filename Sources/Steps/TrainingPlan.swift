@@ -30,7 +30,7 @@ public struct TrainingPlan: Sendable {
         case .cosine: schedule = .cosine(warmup: parameters.warmupSteps, floor: 0.1)
         case .linear: schedule = .linearDecay(warmup: parameters.warmupSteps, floor: 0.1)
         }
-        configuration = TrainingConfiguration(
+        var configuration = TrainingConfiguration(
             steps: parameters.steps, batchSize: parameters.batchSize, gradientAccumulation: parameters.gradAccumulation,
             learningRate: parameters.learningRate, schedule: schedule, seed: common.seed, maxLength: parameters.maxLength,
             threads: parameters.blasThreads, adapter: AdapterSettings(),
@@ -39,6 +39,8 @@ public struct TrainingPlan: Sendable {
                 Training.EarlyStopping(every: $0.everySteps, patience: $0.patience, evaluatesAtStart: plannedWithInit)
             },
             checkpointEvery: parameters.checkpointInterval)
+        configuration.optimizer.decaysTowardWeightsParent = WeightDecayRule.towardParent(input)
+        self.configuration = configuration
         chatFormat = try Self.chatConvention(parameters.chatFormat)
         var check = configuration
         check.adapter = lora.settings

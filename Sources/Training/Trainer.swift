@@ -138,8 +138,9 @@ public struct Trainer: Sendable {
         }
         let rate = configuration.schedule.rate(peak: configuration.learningRate, step: state.optimizer.step,
                                                totalSteps: configuration.steps)
+        let anchor = configuration.optimizer.decaysTowardWeightsParent && weightsParent != nil ? initial : nil
         let norm = configuration.optimizer.step(parameters: &state.parameters, gradients: gradients,
-                                                state: &state.optimizer, learningRate: rate)
+                                                state: &state.optimizer, learningRate: rate, anchor: anchor)
         let loss = lossSum / weightSum
         state.losses.append(loss)
         state.tokens += tokens

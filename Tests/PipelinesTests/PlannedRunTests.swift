@@ -48,9 +48,11 @@ let night = Night(year: 2026, month: 11, day: 30)!
     #expect(keys("train") == common.union(["steps", "rank", "alpha", "dropout", "targets", "learning_rate", "schedule",
                                            "warmup_steps", "batch_size", "grad_accumulation", "max_length",
                                            "checkpoint_interval", "early_stopping", "blas_threads", "base_weights", "forward_products", "device",
-                                           "prompt_markers", "init"]))
+                                           "prompt_markers", "init", "weight_decay_toward"]))
     // Warm starts by default: the sample step fixes the active version as the weights parent.
     #expect(run.steps[1].input["train_init"] == .string("active") && run.steps[2].input["init"] == .string("active"))
+    // Its weight decay pulls toward the weights parent, not toward zero.
+    #expect(run.steps[2].input["weight_decay_toward"] == .string("parent"))
     // And the examples no night trained on are drawn before rehearsal.
     #expect(run.steps[1].input["sample_order"] == .string("new_first"))
     #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "min_effect", "canary",
@@ -127,6 +129,15 @@ func nightsThatAreNotCalendarDatesAreRefused(_ bad: String) {
     #expect(try PlannedInput.parameters(DevicePolicy.self, from: input("train")["device"]!) == pipeline.device)
     #expect(try PlannedInput.parameters(EvalParameters.self, from: input("eval")) == pipeline.eval)
     #expect(throws: (any Error).self) { try PlannedInput.parameters(TrainParameters.self, from: input("eval")) }
+}
+
+@Test func aTrainInputWithoutItsDecayRuleDecaysTowardZeroAndAnUnknownRuleIsRefused() throws {
+    var input = try #require(plan(pipeline: .nightly, lineage: "mail", night: night, seed: 7).steps[2].input.objectValue)
+    #expect(WeightDecayRule.towardParent(.object(input)))
+    input["weight_decay_toward"] = nil
+    #expect(StepInputCheck.problems(.object(input), kind: .train).isEmpty && !WeightDecayRule.towardParent(.object(input)))
+    input["weight_decay_toward"] = .string("zero")
+    #expect(StepInputCheck.problems(.object(input), kind: .train).map(\.path) == ["weight_decay_toward"])
 }
 
 @Test func aSampleInputWithoutItsOrderIsValidAndAnUnknownOrderIsNot() throws {

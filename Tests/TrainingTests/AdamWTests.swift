@@ -41,6 +41,36 @@ import Testing
         #expect(parameters.values[0][0] == 2 * Float(1 - 0.5 * 0.1))
     }
 
+    @Test func withAnAnchorTheDecayPullsTowardItNotTowardZero() {
+        // A zero gradient leaves only the decay: θ₀ + (θ − θ₀)·(1 − lr·λ) with the anchor θ₀ = 2, from θ = 3.
+        let optimizer = AdamW(weightDecay: 0.1, maxGradientNorm: nil)
+        var parameters = single(3)
+        var state = AdamWState.initial(for: parameters)
+        optimizer.step(parameters: &parameters, gradients: [[0]], state: &state, learningRate: 0.5, anchor: single(2))
+        #expect(parameters.values[0][0] == 2 + 1 * Float(1 - 0.5 * 0.1))
+        // A weight at its anchor stays there; without one it shrinks toward zero.
+        var atAnchor = single(2)
+        optimizer.step(parameters: &atAnchor, gradients: [[0]], state: &state, learningRate: 0.5, anchor: single(2))
+        #expect(atAnchor.values[0][0] == 2)
+        // The gradient step is the same either way: with the anchor at zero the two rules agree bit for bit.
+        var anchored = single(0.75), plain = single(0.75)
+        var anchoredState = AdamWState.initial(for: anchored), plainState = AdamWState.initial(for: plain)
+        for g: Float in [0.5, -0.25, 1] {
+            optimizer.step(parameters: &anchored, gradients: [[g]], state: &anchoredState, learningRate: 0.1, anchor: single(0))
+            optimizer.step(parameters: &plain, gradients: [[g]], state: &plainState, learningRate: 0.1)
+        }
+        #expect(anchored.values[0][0].bitPattern == plain.values[0][0].bitPattern)
+    }
+
+    @Test func theAnchorRuleIsLeftOutOfTheEncodingWhenOff() throws {
+        // Configurations checkpointed before the rule existed keep their digest.
+        let text = String(decoding: try JSONEncoder().encode(AdamW()), as: UTF8.self)
+        #expect(!text.contains("decaysTowardWeightsParent"))
+        let on = AdamW(decaysTowardWeightsParent: true)
+        #expect(try JSONDecoder().decode(AdamW.self, from: JSONEncoder().encode(on)) == on)
+        #expect(try JSONDecoder().decode(AdamW.self, from: Data(text.utf8)) == AdamW())
+    }
+
     @Test func matchesPyTorchsAdamWFormulaWithClippingAndCosineSchedule() {
         // Expected values printed by Reference/adamw_reference.py (numpy float32 in PyTorch's operation order).
         let optimizer = AdamW(beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0.01, maxGradientNorm: 1)

@@ -46,6 +46,32 @@ import Testing
         #expect(reordered.freshState().parameters.bitwiseEqual(parent.adapter.tensors))
     }
 
+    @Test func aWarmRunDecaysTowardItsParentsWeightsNotTowardZero() throws {
+        let directory = TemporaryDirectory()
+        let (model, parent) = try Self.parent(directory)
+        // A rate of zero leaves only the decay factor 1 − lr·λ = 1: so take a large λ at a small rate, where the
+        // gradient steps (about lr each) are far smaller than what decay toward zero would take away.
+        func finalWeights(towardParent: Bool) throws -> NamedTensors {
+            var configuration = TrainingConfiguration(steps: 4, learningRate: 1e-4, schedule: .constant, seed: 7)
+            configuration.optimizer.weightDecay = 2000
+            configuration.optimizer.decaysTowardWeightsParent = towardParent
+            let run = try LoRATrainingRun(modelURL: model, examples: Self.examples, lora: LoRAConfig(rank: 2), configuration: configuration)
+            let trainer = try run.trainer(store: nil, startingFrom: parent)
+            return try trainer.run(from: trainer.freshState()).parameters
+        }
+        func distance(_ a: NamedTensors, _ b: NamedTensors) -> Double {
+            zip(a.values, b.values).reduce(0) { sum, pair in
+                sum + zip(pair.0, pair.1).reduce(0) { $0 + Double(($1.0 - $1.1) * ($1.0 - $1.1)) }
+            }.squareRoot()
+        }
+        let start = parent.adapter.tensors
+        let size = distance(start, .zeros(like: start))
+        let anchored = try finalWeights(towardParent: true)
+        let shrunk = try finalWeights(towardParent: false)
+        #expect(distance(anchored, start) < 0.01 * size)
+        #expect(distance(shrunk, .zeros(like: start)) < 0.5 * size)
+    }
+
     @Test func aParentOfAnotherRankOrAlphaOrModelIsRefusedNamingTheField() throws {
         let directory = TemporaryDirectory()
         let (model, parent) = try Self.parent(directory)
