@@ -17,7 +17,8 @@ public struct PromoteOutput: StepResult, Equatable {
     /// The eval step's outcome.
     public var outcome: GateOutcome
     public var promoted: Bool
-    /// `gate_better`, `incumbent_moved`, `gate_not_enough_evidence`, `gate_worse`, or `kept_parent` (training kept
+    /// `gate_better`, `incumbent_moved`, `gate_not_enough_evidence`, `gate_worse`, `gate_forgets` (the forgetting guard
+    /// refused it), or `kept_parent` (training kept
     /// its starting weights: nothing registered).
     public var reason: String
     public var adapterBlob: Digest
