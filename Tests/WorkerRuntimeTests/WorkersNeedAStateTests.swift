@@ -16,7 +16,7 @@ import TestSupport
     }
 
     @Test(arguments: workerCommands)
-    func aWorkerOnAMistypedStateIsRefusedNamingThePathAndCreatesNothing(command: [String]) async throws {
+    func aWorkerOnAMistypedStateIsRefusedAndCreatesNothingButWaitsInAStateDirectoryWithoutADatabaseYet(command: [String]) async throws {
         let directory = TemporaryDirectory("adapt-worker-no-state")
         let typo = directory.file("stat")
         let result = try await adapt(typo, command)
@@ -26,24 +26,10 @@ import TestSupport
         #expect(result.stderr.contains("adapt enqueue") && result.stderr.contains("adapt data import"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: typo.path), "\(command) created the state it was pointed at")
 
-    }
-
-    @Test(arguments: workerCommands)
-    func aWorkerInAStateDirectoryWithoutADatabaseYetMakesItsJobTablesAndWaits(command: [String]) async throws {
-        let directory = TemporaryDirectory("adapt-worker-early")
         let state = directory.file("state")
         try FileManager.default.createDirectory(at: state.appendingPathComponent("models"), withIntermediateDirectories: true)
-        let result = try await adapt(state, command)
-        #expect(result.status == 0, "\(command): \(result.stderr)")
+        let early = try await adapt(state, command)
+        #expect(early.status == 0, "\(command): \(early.stderr)")
         #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("adapt.sqlite").path))
-    }
-
-    @Test func aWorkerOnAStateMadeByAnEnqueueRunsItsJobs() async throws {
-        let directory = TemporaryDirectory("adapt-worker-state")
-        let state = directory.file("state")
-        #expect(try await adapt(state, ["enqueue", "noop", "--count", "2"]).status == 0)
-        let worked = try await adapt(state, ["worker", "--kinds", "noop", "--exit-when-idle", "--json"])
-        #expect(worked.status == 0, "\(worked.stderr)")
-        #expect(try JSON.decode(JSONValue.self, from: worked.stdout, context: "worker --json")["succeeded"] == .int(2))
     }
 }
