@@ -104,3 +104,24 @@ func gateOptionsOutsideTheirRangeExitTwo(_ extra: [String]) throws {
     #expect(Swift.abs(p - 0.013280662629748507) <= 1e-9 * p)
     #expect(object["outcome"] == .string("not_enough_evidence"))
 }
+
+@Test func gateMinEffectTurnsATinyConsistentImprovementIntoNotEnoughEvidence() throws {
+    let cli = GateCommand()
+    // Ten examples each about 1e-4 nats better: p = 2^-10 without a minimum.
+    let baseline = try cli.write("b.txt", (0..<10).map { "\(2 + Double($0) / 10)" }.joined(separator: "\n"))
+    let candidate = try cli.write("c.txt", (0..<10).map { "\(2 + Double($0) / 10 - 0.0001 * (1 + Double($0) / 100))" }.joined(separator: "\n"))
+    let plain = try cli.run(["--candidate", candidate, "--baseline", baseline, "--json"])
+    #expect(plain.status == 0, "\(plain.stderr)")
+    let plainReport = try JSONDecoder().decode(JSONValue.self, from: Data(plain.stdout.utf8))
+    #expect(plainReport["outcome"] == .string("better") && plainReport["min_effect"] == .null)
+
+    let guarded = try cli.run(["--candidate", candidate, "--baseline", baseline, "--min-effect", "0.01", "--json"])
+    #expect(guarded.status == 0, "\(guarded.stderr)")
+    let report = try JSONDecoder().decode(JSONValue.self, from: Data(guarded.stdout.utf8))
+    #expect(report["outcome"] == .string("not_enough_evidence"))
+    #expect(report["min_effect"]?.doubleValue == 0.01 && report["p_value"] == plainReport["p_value"])
+    #expect(report["reason"]?.stringValue?.contains("below the minimum effect of 0.01") == true)
+
+    let negative = try cli.run(["--candidate", candidate, "--baseline", baseline, "--min-effect", "-1"])
+    #expect(negative.status == 2 && negative.stderr.contains("--min-effect"), "\(negative.stderr)")
+}
