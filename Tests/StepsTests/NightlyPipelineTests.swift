@@ -110,7 +110,8 @@ import TestSupport
     @Test func eachStepsTimeoutSecondsBecomesItsJobsTimeoutAndShowPrintsIt() async throws {
         let fixture = try await PipelineFixture.make(importData: false)
         let run = try await fixture.enqueue()
-        let jobs = try fixture.queue().jobs(matching: .init(run: try #require(RunID.parse(run))))
+        let runID: RunID = try #require(RunID.parse(run))
+        let jobs = try fixture.queue().jobs(matching: .init(run: runID))
         let pipeline = try Pipeline.load(contentsOf: URL(fileURLWithPath: fixture.pipelinePath))
         for step in pipeline.steps {
             let job = try #require(jobs.first { $0.name == step.name })
