@@ -37,3 +37,32 @@ func aForgetsReportIsStoredRefusedByPromoteAndNamedByForce(_ backend: Backend) t
         #expect(throws: Never.self) { try summary.checkConsistency() }
     }
 }
+
+@Test func aRegistryMadeBeforeForgetsKeepsItsGateReportsThroughTheMigration() throws {
+    let dir = TemporaryDirectory("registry-forgets-migration")
+    try dir.state.create()
+    let database = try Database(path: dir.state.database.path)
+    try database.migrate(Schema(component: "registry", migrations: Array(RegistrySchema.schema.migrations.dropLast())))
+    let adapter = Data("an adapter of the last build".utf8)
+    let digest = try dir.state.blobs.put(adapter)
+    try database.run("INSERT INTO registry_versions (lineage, number, adapter_digest, size, metadata, metrics, created_at) "
+                     + "VALUES ('mail', 1, ?, ?, ?, ?, 0)", digest, adapter.count,
+                     JSON.canonicalString(AdapterMetadata()), JSON.canonicalString(RegistryFixture.gate(.better)))
+    try database.run("INSERT INTO registry_gate_reports (version_id, adapter_digest, held_out_digest, outcome, report, maker, made_at) "
+                     + "VALUES (1, ?, ?, 'better', '{}', 'eval_command', 5)", digest, RegistryFixture.heldOut)
+    // The old CHECK knows three outcomes only.
+    #expect(throws: StorageError.self) {
+        try database.run("INSERT INTO registry_gate_reports (version_id, adapter_digest, held_out_digest, outcome, report, maker, made_at) "
+                         + "VALUES (1, ?, ?, 'forgets', '{}', 'eval_command', 6)", digest, RegistryFixture.heldOut)
+    }
+
+    let registry = try AdapterRegistry(database: database, blobs: dir.state.blobs)
+    #expect(try database.schemaVersion(of: "registry") == RegistrySchema.schema.migrations.count)
+    let version = try registry.version(VersionReference(parsing: "mail/v1"))
+    let kept = try #require(try registry.latestGateReport(of: version))
+    #expect(kept.outcome == .better && kept.madeAt == 5 && kept.heldOutDigest == RegistryFixture.heldOut)
+    try registry.recordEngineReport(version.reference, outcome: .forgets)
+    #expect(try registry.latestGateReport(of: version)?.outcome == .forgets)
+    // Still never rewritten.
+    #expect(throws: StorageError.self) { try database.run("UPDATE registry_gate_reports SET outcome = 'better'") }
+}
