@@ -18,10 +18,9 @@ import Training
 /// canary is scored once per model key and a night costs one candidate pass.
 struct CanaryScoring {
     let set: CanarySet
-    /// Two sequences per item kept, right then wrong, in item order.
+    /// Two sequences per item kept, right then wrong, in item order: an item one of whose replies leaves nothing
+    /// to score within `max_length` is left out, for every model alike.
     let sequences: [(id: String, sequence: TrainingSequence)]
-    /// Items whose two replies both fit `max_length`; an item losing one is left out on every side alike.
-    let items: Int
 
     init(set: CanarySet, scorer: HeldOutScorer) throws {
         self.set = set
@@ -35,7 +34,6 @@ struct CanaryScoring {
             if pair.count == 2 { kept += pair }
         }
         sequences = kept
-        items = kept.count / 2
     }
 
     /// The margin of every item kept under `adapter` (nil: the base model), with how many sequence scores came from
