@@ -129,6 +129,8 @@ extension Pipeline {
             fields["forward_products"] = .string(train.forwardProducts.rawValue)
             // And with the prompts tokenized as train tokenized them.
             fields[PromptMarkersRule.field] = .string(PromptMarkersRule.text)
+            // A worse night the estimate cannot pin on a source blames every source it trained on.
+            fields[BlameFallbackRule.field] = .string(BlameFallbackRule.everySource)
             return fields
         case .promote:
             return [:]

@@ -78,6 +78,10 @@ public enum StepInputCheck {
         if kind == .train || kind == .eval, let problem = PromptMarkersRule.problem(in: input) {
             reader.report(PromptMarkersRule.field, problem)
         }
+        // Absent in steps planned before the field; `every_source` in every eval step planned since.
+        if kind == .eval, let problem = BlameFallbackRule.problem(in: input) {
+            reader.report(BlameFallbackRule.field, problem)
+        }
         // Absent in steps planned before the field; `parent` in every train step planned since.
         if kind == .train, let problem = WeightDecayRule.problem(in: input) {
             reader.report(WeightDecayRule.field, problem)

@@ -221,7 +221,9 @@ public enum EvalBody {
                                                       smallSamples: trained.initFrom != nil)
         return try SourceAttribution.measure(scorer: scorer, candidate: candidate, heldOut: heldOut,
                                              training: Array(sample.dropLast(validation)), lineage: lineage, since: since,
-                                             until: until, learningRate: trained.learningRate, database: context.environment.database)
+                                             until: until, learningRate: trained.learningRate,
+                                             fallsBackToEverySource: BlameFallbackRule.applies(context.input),
+                                             database: context.environment.database)
     }
 
     /// The adapter to beat: in a live run the lineage's active version; in a replay the one recorded.

@@ -25,7 +25,9 @@ import Training
 ///
 /// Limits: it is a local, first-order estimate at the end of training, not what leaving S out of the whole run
 /// would have changed; it ignores AdamW's per-parameter scaling, the steps already taken and how sources
-/// interact; a source with no example in tonight's sample gets no number and is never blamed.
+/// interact; a source with no example in tonight's sample gets no number and is never blamed. When the estimate
+/// blames no source at all (a worse night it cannot explain), runs planned with `blame_fallback` blame every source
+/// trained on tonight instead, and say so (`blame_rule: every_source`).
 public struct SourceAttribution: Sendable, Equatable, Codable {
     public struct Source: Sendable, Equatable, Codable {
         public let name: String
@@ -79,29 +81,46 @@ public struct SourceAttribution: Sendable, Equatable, Codable {
     public let heldOutExamples: Int
     public let sources: [Source]
 
-    /// Sources whose training raises held-out NLL, by name.
-    public var blamed: [String] { sources.filter { ($0.nllChange ?? 0) > 0 }.map(\.name) }
+    /// When the estimate blames nobody, blame every source trained on tonight (the eval input's `blame_fallback`;
+    /// Pipelines' `BlameFallbackRule`). False in runs planned before the rule.
+    public let fallsBackToEverySource: Bool
 
-    init(since: Int64?, until: Int64?, learningRate: Double, heldOutExamples: Int, sources: [Source]) {
+    /// Sources whose training raises held-out NLL, by name; when there is none and the fallback is on, every
+    /// source with examples in tonight's training set.
+    public var blamed: [String] {
+        let estimated = sources.filter { ($0.nllChange ?? 0) > 0 }.map(\.name)
+        return fallbackApplies ? sources.filter { $0.trained > 0 }.map(\.name) : estimated
+    }
+
+    /// Which rule named `blamed`: `every_source` when the fallback did, else the estimate (`method`).
+    var fallbackApplies: Bool {
+        fallsBackToEverySource && !sources.contains { ($0.nllChange ?? 0) > 0 } && sources.contains { $0.trained > 0 }
+    }
+
+    init(since: Int64?, until: Int64?, learningRate: Double, heldOutExamples: Int, sources: [Source],
+         fallsBackToEverySource: Bool = false) {
         self.since = since
         self.until = until
         self.learningRate = learningRate
         self.heldOutExamples = heldOutExamples
         self.sources = sources
+        self.fallsBackToEverySource = fallsBackToEverySource
     }
 
     enum CodingKeys: String, CodingKey {
         case method, since, sources, blamed
         case sinceMilliseconds = "since_ms", untilMilliseconds = "until_ms", learningRate = "learning_rate"
-        case heldOutExamples = "held_out_examples"
+        case heldOutExamples = "held_out_examples", blameRule = "blame_rule", fallback = "blame_fallback"
     }
 
-    // `method`, `since` (the time as text) and `blamed` follow from the other fields: written, not read back.
+    // `method`, `since` (the time as text), `blame_rule` and `blamed` follow from the other fields: written, not read
+    // back. `blame_fallback` is written only when on, so an attribution recorded before the rule keeps its bytes.
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(since: try c.decode(Int64?.self, forKey: .sinceMilliseconds), until: try c.decode(Int64?.self, forKey: .untilMilliseconds),
                   learningRate: try c.decode(Double.self, forKey: .learningRate),
-                  heldOutExamples: try c.decode(Int.self, forKey: .heldOutExamples), sources: try c.decode([Source].self, forKey: .sources))
+                  heldOutExamples: try c.decode(Int.self, forKey: .heldOutExamples), sources: try c.decode([Source].self, forKey: .sources),
+                  fallsBackToEverySource: try c.decodeIfPresent(Bool.self, forKey: .fallback) ?? false)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -114,12 +133,16 @@ public struct SourceAttribution: Sendable, Equatable, Codable {
         try c.encode(heldOutExamples, forKey: .heldOutExamples)
         try c.encode(sources, forKey: .sources)
         try c.encode(blamed, forKey: .blamed)
+        if fallsBackToEverySource {
+            try c.encode(true, forKey: .fallback)
+            try c.encode(fallbackApplies ? "every_source" : Self.method, forKey: .blameRule)
+        }
     }
 
     /// Measures the window's sources on `database` (the step's connection, after the sample step's writes).
     static func measure(scorer: HeldOutScorer, candidate: LoRAParameters, heldOut: [(id: String, sequence: TrainingSequence)],
                         training: [SnapshotExample], lineage: String, since: Int64?, until: Int64?, learningRate: Double,
-                        database: any SQLConnection) throws -> SourceAttribution {
+                        fallsBackToEverySource: Bool = false, database: any SQLConnection) throws -> SourceAttribution {
         let window = try ReplayStore.trainSources(lineage: lineage, after: since, upTo: until, in: database)
         let sourceOf = try ReplayStore.sources(of: training.map(\.id), in: database)
         let named = Set(window.map(\.source))
@@ -145,7 +168,7 @@ public struct SourceAttribution: Sendable, Equatable, Codable {
                                   trained: examples.count, nllChange: change))
         }
         return SourceAttribution(since: since, until: until, learningRate: learningRate, heldOutExamples: heldOut.count,
-                                 sources: sources)
+                                 sources: sources, fallsBackToEverySource: fallsBackToEverySource)
     }
 
     /// Each sequence's weights scaled to sum to 1, so a weighted token mean over them is the mean over

@@ -55,7 +55,7 @@ let night = Night(year: 2026, month: 11, day: 30)!
     #expect(run.steps[2].input["weight_decay_toward"] == .string("parent"))
     // And the examples no night trained on are drawn before rehearsal.
     #expect(run.steps[1].input["sample_order"] == .string("new_first"))
-    #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "min_effect", "canary",
+    #expect(keys("eval") == common.union(["alpha", "min_pairs", "alternative", "zero_method", "on_worse", "min_effect", "canary", "blame_fallback",
                                           "max_length", "blas_threads",
                                           "base_weights", "forward_products", "prompt_markers"]))
     #expect(keys("promote") == common)
