@@ -106,5 +106,12 @@ import TestSupport
         #expect(eval["gate"]?["canary"]?["delta"]?.doubleValue == 1 && eval["gate"]?["canary"]?["alpha"]?.doubleValue == 0.05)
         #expect(eval["timing"]?["canary_base_scores_cached"] == .int(0))
         #expect(outputs["promote"]?["promoted"] == .bool(true))
+
+        // The next night reads the base model's canary scores from the cache: it scores the canary once, under its candidate.
+        let next = try await QuarantineStepTests.enqueue(fixture, night: "2026-12-01")
+        try fixture.expectSuccess(await fixture.adapt(["work", "--exit-when-idle"]))
+        let second = try #require(try fixture.outputs(next)["eval"])
+        #expect(second["timing"]?["canary_base_scores_cached"] == .int(72), "\(second["timing"] ?? .null)")
+        #expect(second["canary_margins"]?["base"] == eval["canary_margins"]?["base"])
     }
 }
