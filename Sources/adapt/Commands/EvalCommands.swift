@@ -43,6 +43,7 @@ enum EvalCommands {
         Console.print("""
             \(lineage)/v\(number) against \(against): \(outcome) (n \(report["n"]?.intValue ?? 0), p \(p))
             held-out mean NLL \(nll("candidate_mean_nll")) vs \(nll("incumbent_mean_nll")) on snapshot \(report["held_out_digest"]?.stringValue?.prefix(12) ?? "-")
+            \(report["reason"]?.stringValue ?? "")
             """)
         if let canary = report["canary"], canary != .null {
             let loss = canary["median_margin_loss"]?.doubleValue.map { String(format: "%.3g", $0) } ?? "-"
