@@ -114,8 +114,7 @@ extension Pipeline {
         case .train:
             var fields = Self.objectFields(train)
             fields["device"] = Self.objectValue(device)
-            fields[PromptMarkersRule.field] = .string(PromptMarkersRule.text)
-            fields[WeightDecayRule.field] = .string(WeightDecayRule.parent)
+            fields.merge(Self.laterRules(for: kind)) { _, rule in rule }
             return fields
         case .eval:
             var fields = Self.objectFields(eval)
@@ -127,14 +126,17 @@ extension Pipeline {
             fields["base_weights"] = .string(train.baseWeights.rawValue)
             // And with the same forward products: int8 and sgemm differ in the fourth digit of a score.
             fields["forward_products"] = .string(train.forwardProducts.rawValue)
-            // And with the prompts tokenized as train tokenized them.
-            fields[PromptMarkersRule.field] = .string(PromptMarkersRule.text)
-            // A worse night the estimate cannot pin on a source blames every source it trained on.
-            fields[BlameFallbackRule.field] = .string(BlameFallbackRule.everySource)
+            // And with the prompts tokenized as train tokenized them (`LaterRule.promptMarkersAsText`).
+            fields.merge(Self.laterRules(for: kind)) { _, rule in rule }
             return fields
         case .promote:
             return [:]
         }
+    }
+
+    /// The markers of every rule a step of `kind` gained after runs were recorded (`LaterRule`).
+    private static func laterRules(for kind: StepKind) -> [String: JSONValue] {
+        Dictionary(uniqueKeysWithValues: LaterRule.all.filter { $0.kinds.contains(kind) }.map { ($0.field, .string($0.value)) })
     }
 
     private static func objectValue<T: Encodable>(_ value: T) -> JSONValue {

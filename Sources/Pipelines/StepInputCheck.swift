@@ -74,17 +74,9 @@ public enum StepInputCheck {
         case .promote:
             break
         }
-        // Absent in steps planned before the field; `text` in every step planned since.
-        if kind == .train || kind == .eval, let problem = PromptMarkersRule.problem(in: input) {
-            reader.report(PromptMarkersRule.field, problem)
-        }
-        // Absent in steps planned before the field; `every_source` in every eval step planned since.
-        if kind == .eval, let problem = BlameFallbackRule.problem(in: input) {
-            reader.report(BlameFallbackRule.field, problem)
-        }
-        // Absent in steps planned before the field; `parent` in every train step planned since.
-        if kind == .train, let problem = WeightDecayRule.problem(in: input) {
-            reader.report(WeightDecayRule.field, problem)
+        // Absent in steps planned before each rule; its one value in every step planned since.
+        for rule in LaterRule.all where rule.kinds.contains(kind) {
+            if let problem = rule.problem(in: input) { reader.report(rule.field, problem) }
         }
         return reader.problems
     }

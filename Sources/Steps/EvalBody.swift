@@ -222,7 +222,7 @@ public enum EvalBody {
         return try SourceAttribution.measure(scorer: scorer, candidate: candidate, heldOut: heldOut,
                                              training: Array(sample.dropLast(validation)), lineage: lineage, since: since,
                                              until: until, learningRate: trained.learningRate,
-                                             fallsBackToEverySource: BlameFallbackRule.applies(context.input),
+                                             fallsBackToEverySource: LaterRule.blameEverySource.holds(for: context.input),
                                              database: context.environment.database)
     }
 

@@ -82,7 +82,7 @@ public struct SourceAttribution: Sendable, Equatable, Codable {
     public let sources: [Source]
 
     /// When the estimate blames nobody, blame every source trained on tonight (the eval input's `blame_fallback`;
-    /// Pipelines' `BlameFallbackRule`). False in runs planned before the rule.
+    /// Pipelines' `LaterRule.blameEverySource`). False in runs planned before the rule.
     public let fallsBackToEverySource: Bool
 
     /// Sources whose training raises held-out NLL, by name; when there is none and the fallback is on, every

@@ -39,7 +39,7 @@ public struct TrainingPlan: Sendable {
                 Training.EarlyStopping(every: $0.everySteps, patience: $0.patience, evaluatesAtStart: plannedWithInit)
             },
             checkpointEvery: parameters.checkpointInterval)
-        configuration.optimizer.decaysTowardWeightsParent = WeightDecayRule.towardParent(input)
+        configuration.optimizer.decaysTowardWeightsParent = LaterRule.weightDecayTowardParent.holds(for: input)
         self.configuration = configuration
         chatFormat = try Self.chatConvention(parameters.chatFormat)
         var check = configuration

@@ -133,9 +133,9 @@ func nightsThatAreNotCalendarDatesAreRefused(_ bad: String) {
 
 @Test func aTrainInputWithoutItsDecayRuleDecaysTowardZeroAndAnUnknownRuleIsRefused() throws {
     var input = try #require(plan(pipeline: .nightly, lineage: "mail", night: night, seed: 7).steps[2].input.objectValue)
-    #expect(WeightDecayRule.towardParent(.object(input)))
+    #expect(LaterRule.weightDecayTowardParent.holds(for: .object(input)))
     input["weight_decay_toward"] = nil
-    #expect(StepInputCheck.problems(.object(input), kind: .train).isEmpty && !WeightDecayRule.towardParent(.object(input)))
+    #expect(StepInputCheck.problems(.object(input), kind: .train).isEmpty && !LaterRule.weightDecayTowardParent.holds(for: .object(input)))
     input["weight_decay_toward"] = .string("zero")
     #expect(StepInputCheck.problems(.object(input), kind: .train).map(\.path) == ["weight_decay_toward"])
 }

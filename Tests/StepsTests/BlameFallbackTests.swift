@@ -50,10 +50,10 @@ import Testing
     @Test func everyEvalStepIsPlannedWithTheFallbackAndAnInputWithoutItIsValid() throws {
         let run = try plan(pipeline: .nightly, lineage: "mail", night: Night(year: 2026, month: 12, day: 1)!, seed: 7)
         var input = try #require(run.steps[3].input.objectValue)
-        #expect(BlameFallbackRule.applies(.object(input)))
-        input[BlameFallbackRule.field] = nil
-        #expect(StepInputCheck.problems(.object(input), kind: .eval).isEmpty && !BlameFallbackRule.applies(.object(input)))
-        input[BlameFallbackRule.field] = .string("everyone")
-        #expect(StepInputCheck.problems(.object(input), kind: .eval).map(\.path) == [BlameFallbackRule.field])
+        #expect(LaterRule.blameEverySource.holds(for: .object(input)))
+        input[LaterRule.blameEverySource.field] = nil
+        #expect(StepInputCheck.problems(.object(input), kind: .eval).isEmpty && !LaterRule.blameEverySource.holds(for: .object(input)))
+        input[LaterRule.blameEverySource.field] = .string("everyone")
+        #expect(StepInputCheck.problems(.object(input), kind: .eval).map(\.path) == [LaterRule.blameEverySource.field])
     }
 }
