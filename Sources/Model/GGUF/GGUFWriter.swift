@@ -1,8 +1,8 @@
 import AdaptCore
 import Foundation
 
-/// Builds a GGUF file (version 3 by default) in memory: metadata of every type and tensors stored as F32,
-/// F16, BF16, Q8_0, Q4_0 or Q4_1, quantized here from f32 values.
+/// Builds a GGUF file (version 3 by default): metadata of every type and tensors stored as F32, F16, BF16, Q8_0,
+/// Q4_0 or Q4_1, quantized here from f32 values that are given, or made by a generator while the file is written.
 ///
 /// Used to make the small random-weight models tests run on, the published-shape models benchmarks run on
 /// (whose tensors are made chunk by chunk while the file is written, never held whole), and by tests that damage
