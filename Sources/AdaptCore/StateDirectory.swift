@@ -48,6 +48,16 @@ public struct StateDirectory: Sendable {
         "blobs", "models", "scratch", "exports", "work.lock", "README.md",
     ]
 
+    /// Refuses a state directory that does not exist (`MissingStateError`), creating nothing: a mistyped --state
+    /// given to a command that needs a state something else made (`adapt worker`, `adapt work`, the step
+    /// executables, the commands that only read or change what is stored). Nothing is checked inside it.
+    public func requireDirectory() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw MissingStateError(path: root.path, missing: "directory")
+        }
+    }
+
     /// Refuses an existing directory that is not a state: one without the engine's database that holds
     /// anything the engine does not make (a home folder, a project). A missing or empty directory, or one
     /// holding only the engine's entries, is fine. Nothing is changed either way.

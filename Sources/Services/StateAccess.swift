@@ -8,7 +8,7 @@ import Storage
 public enum StateAccess {
     /// The state directory, which must exist with its database (a mistyped --state is an error, not a new state).
     public static func existing(_ state: StateDirectory) throws -> StateDirectory {
-        try requireDirectory(state)
+        try state.requireDirectory()
         try state.requireOwnOrEmpty()
         guard FileManager.default.fileExists(atPath: state.database.path) else {
             throw MissingStateError(path: state.database.path, missing: "database")
@@ -56,15 +56,8 @@ public enum StateAccess {
     /// exists (its models fetched, say) the job tables are made on first use, since a worker service may start
     /// before the first run is enqueued.
     public static func waitingForWork(_ state: StateDirectory, durability: Durability) throws -> Database {
-        try requireDirectory(state)
+        try state.requireDirectory()
         return try writing(state, durability: durability)
-    }
-
-    private static func requireDirectory(_ state: StateDirectory) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: state.root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw MissingStateError(path: state.root.path, missing: "directory")
-        }
     }
 
     /// Says once what making the state private changed, or could not change.
@@ -77,17 +70,5 @@ public enum StateAccess {
             Console.error("adapt: warning: \(tightened.unchanged) path(s) under \(state.root.path) are readable by other users "
                           + "and could not be changed (a read-only file system, or files of another user); chmod them 0600, directories 0700")
         }
-    }
-}
-
-/// `--state` names no state: a command that only reads refuses it rather than create one (exit 1).
-public struct MissingStateError: Error, CustomStringConvertible {
-    public let path: String
-    /// "directory" or "database".
-    public let missing: String
-
-    public var description: String {
-        "no adapt state at \(path) (the \(missing) does not exist); nothing was created. Check --state (or ADAPT_STATE), "
-            + "or create a state by writing to it: `adapt data import FILE --lineage L` or `adapt enqueue …`"
     }
 }

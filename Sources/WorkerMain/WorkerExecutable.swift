@@ -11,7 +11,8 @@ import WorkerRuntime
 /// WorkerRuntime `Worker` loop (heartbeats, fenced writes, idle wait) and runs the matching step body.
 ///
 /// SIGINT/SIGTERM: the first lets the running step finish (train stops at its next checkpoint), the second
-/// releases it at once; either way nothing is lost. Exit 0 when stopped or idle, 1 on failure, 2 on usage.
+/// releases it at once; either way nothing is lost. Exit 0 when stopped or idle, 1 on failure (a --state directory
+/// that does not exist among them), 2 on usage.
 public enum WorkerExecutable {
     /// A worker is a tool of one command, so every option is parsed where global ones are.
     static func options(kind: String) -> [OptionSpec] {
@@ -58,6 +59,10 @@ public enum WorkerExecutable {
     static func run(kind: String, _ a: ParsedArguments) async throws {
         let state = try StateOptions.stateDirectory(a)
         let durability = try StateOptions.durability(a)
+        // A worker stores nothing until a run is enqueued, as `adapt worker` does: a mistyped --state (a directory
+        // nobody made) is refused before anything is created. `adapt work` makes the state before it starts its
+        // workers, so a directory without a database yet is accepted and the job tables are made below.
+        try state.requireDirectory()
         if try state.createPrivate().paths > 0 {
             Console.error("adapt-\(kind)-worker: made paths under \(state.root.path) private (directories 0700, files 0600)")
         }
