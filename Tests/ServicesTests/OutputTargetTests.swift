@@ -76,9 +76,10 @@ struct OutputTargetTests {
         "run export": ["run", "export", "run-1", "--include-user-data"],
         "registry export": ["registry", "export", "mail", "--version", "1", "--format", "gguf-lora"],
         "model tiny": ["model", "tiny"],
+        "model synth": ["model", "synth", "--shape", "qwen2.5-0.5b", "--blocks", "1", "--vocabulary", "400"],
     ]
 
-    @Test(arguments: ["report", "run export", "registry export", "model tiny"])
+    @Test(arguments: ["report", "run export", "registry export", "model tiny", "model synth"])
     func anOutputNamingTheStatesFilesOrALinkOrAnotherKindOfFileIsRefusedAndNothingChanges(command: String) throws {
         let fixture = try Fixture()
         let arguments = Self.commands[command]! + (command == "registry export" ? ["--model", fixture.model.path] : [])
