@@ -77,7 +77,7 @@ public struct PublishedShape: Sendable, Equatable {
     public static let gemma3_1B = PublishedShape(
         name: "gemma3-1b", source: "google/gemma-3-1b-it", architecture: "gemma3", blockCount: 26, width: 1152,
         ffnWidth: 6912, headCount: 4, kvHeadCount: 1, headDimension: 256, vocabularySize: 262_144, contextLength: 32768,
-        ropeBase: 1_000_000, rmsEpsilon: 1e-6, slidingWindow: 512, preTokenizer: "gpt2")
+        ropeBase: 1_000_000, rmsEpsilon: 1e-6, slidingWindow: 512, preTokenizer: "gpt-2")
 
     public static let qwen3_17B = PublishedShape(
         name: "qwen3-1.7b", source: "Qwen/Qwen3-1.7B", architecture: "qwen3", blockCount: 28, width: 2048,
