@@ -30,6 +30,8 @@ import TestSupport
 
     @Test func aWorkerUsesTheStateTheEnvironmentNames() throws {
         let state = directory.file("from-env").path
+        // A directory that exists (a step worker refuses one that does not: a mistyped path).
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let result = try Executables.run("adapt-prune-worker", ["--exit-when-idle"],
                                          environment: ["ADAPT_STATE": state, "ADAPT_DURABILITY": "normal"])
         #expect(result.status == 0, "\(result.stderr)")
