@@ -111,11 +111,12 @@ public enum TrainingService {
                                                 step: existing.checkpoint.state.step)
         }
 
-        // Weights given to start from are what the decay pulls toward (AdamW); a resumed run keeps its checkpoint's
-        // rule, which runs checkpointed before the rule existed did not have.
+        // Weights given to start from (`--init-adapter`) are what the decay pulls toward (AdamW), as in a nightly
+        // step; without them it pulls toward zero whatever the flag says. A resumed run keeps its checkpoint's rule,
+        // which runs checkpointed before the rule existed did not have.
         configuration.optimizer.decaysTowardWeightsParent = request.resume && existing != nil
             ? existing?.checkpoint.configuration.optimizer.decaysTowardWeightsParent ?? false
-            : request.initAdapter != nil
+            : true
         let examples = try examples(at: request.data)
         var heldOut: [TrainingExample] = []
         if let url = request.heldOut {
