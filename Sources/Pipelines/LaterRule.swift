@@ -19,10 +19,15 @@ public struct LaterRule: Sendable {
     }
 
     /// Every rule, in the order `plan` writes them and `StepInputCheck` reports them.
-    public static let all: [LaterRule] = [.promptMarkersAsText, .weightDecayTowardParent, .blameEverySource]
+    public static let all: [LaterRule] = [.newExamplesFirst, .promptMarkersAsText, .weightDecayTowardParent, .blameEverySource]
 }
 
 extension LaterRule {
+    /// `sample_order: new_first` (sample): when the night's budget cannot hold every eligible example, those no
+    /// night has trained on come first and used ones fill the rest as rehearsal (ReplayBuffer's `SampleOrder`).
+    /// Steps planned before drew one weighted sample over every eligible example.
+    public static let newExamplesFirst = LaterRule(field: "sample_order", value: "new_first", kinds: [.sample])
+
     /// `prompt_markers: text` (train, eval): the text of a control token (`<|im_start|>`) inside an example's own
     /// text is tokenized as text; only the chat template adds special tokens (DESIGN.md, "Privacy"). Steps planned
     /// before parsed such text as the control token.

@@ -108,9 +108,7 @@ extension Pipeline {
                 "max_tokens_per_night": .int(privacy.maxTokensPerNight),
                 // The sample step fixes the night's weights parent (the active version) when train starts from it.
                 TrainInit.sampleField: .string(train.initialWeights.rawValue),
-                // Absent in steps planned before the order was recorded, which drew one weighted sample.
-                SampleOrder.inputField: .string(SampleOrder.newFirst.rawValue),
-            ]
+            ].merging(Self.laterRules(for: kind)) { _, rule in rule }
         case .train:
             var fields = Self.objectFields(train)
             fields["device"] = Self.objectValue(device)

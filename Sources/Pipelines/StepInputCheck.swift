@@ -44,9 +44,6 @@ public enum StepInputCheck {
             // Absent in steps planned before warm starts: those fix no weights parent.
             _ = ObjectReader(path: "", fields: fields.filter { $0.key == TrainInit.sampleField }, reader: reader)
                 .choice(TrainInit.sampleField, default: TrainInit.fresh)
-            // Absent in steps planned before the order was recorded: those drew one weighted sample.
-            _ = ObjectReader(path: "", fields: fields.filter { $0.key == SampleOrder.inputField }, reader: reader)
-                .choice(SampleOrder.inputField, default: SampleOrder.weighted)
         case .train:
             // `chat_format` is optional: absent, the model's template formats the examples. `base_weights` too:
             // absent, the step keeps the base in f32, as every step planned before the field did; and

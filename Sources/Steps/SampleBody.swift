@@ -47,16 +47,14 @@ public enum SampleBody {
         return .completed(StepOutput(SampleOutput(report: report, weightsParent: weightsParent), finalize: finalize))
     }
 
-    /// The order recorded in the step's input (`sample_order`); a run planned before it draws one weighted
-    /// sample over every eligible example, and replays that way.
+    /// The order the step's input records (`LaterRule.newExamplesFirst`); a run planned before it draws one
+    /// weighted sample over every eligible example, and replays that way.
     static func order(_ context: StepContext) throws -> SampleOrder {
-        guard let value = context.input[SampleOrder.inputField] else { return .weighted }
-        guard let name = value.stringValue, let order = SampleOrder(rawValue: name) else {
-            let names = SampleOrder.allCases.map(\.rawValue).joined(separator: ", ")
-            throw StepError.invalidInput(step: context.name, kind: StepKind.sample.rawValue,
-                                         problems: ["\(SampleOrder.inputField) must be one of \(names), got \(value)"])
+        let rule = LaterRule.newExamplesFirst
+        if let problem = rule.problem(in: context.input) {
+            throw StepError.invalidInput(step: context.name, kind: StepKind.sample.rawValue, problems: [problem])
         }
-        return order
+        return rule.holds(for: context.input) ? .newFirst : .weighted
     }
 
     /// The night's weights parent: nil (the field left out) for a run planned before warm starts, `.some(nil)`

@@ -51,6 +51,16 @@ public struct SamplePolicy: Sendable, Equatable, Codable {
     }
 }
 
+/// Which eligible examples a night takes first when its budget (examples or tokens) cannot hold them all.
+public enum SampleOrder: String, Sendable, Codable {
+    /// Examples no night has trained on yet come first, each group in weighted order: a warm-started candidate
+    /// already carries what its weights parent learned from the used ones, so the budget goes to what is new,
+    /// and used examples with budget left fill the rest as rehearsal.
+    case newFirst = "new_first"
+    /// One weighted draw over every eligible example (runs planned before the order was recorded).
+    case weighted
+}
+
 /// The sample step's body: a deterministic weighted sample of a lineage's training examples within its
 /// privacy budget, and the lineage's held-out set, each written as a `DatasetSnapshot` blob.
 ///
