@@ -66,6 +66,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--write", action="store_true", help="replace this benchmark's section of BENCHMARKS.md")
     args = parser.parse_args()
+    if args.write:
+        history.exit_unless_clean("bench/enqueue-history", args.root)
     log = lambda line: print(line, file=sys.stderr, flush=True)
     adapt = Adapt(args.adapt, args.work, 1)
     adapt.name = "adapt"

@@ -178,6 +178,8 @@ def main():
     parser.add_argument("--swap-only", action="store_true")
     parser.add_argument("--write", action="store_true", help="replace this benchmark's section of BENCHMARKS.md")
     args = parser.parse_args()
+    if args.write:
+        history.exit_unless_clean("bench/generate")
     load_before = open("/proc/loadavg").read().split()[:3]
     if args.swap_only:
         rows = swap_section(args, gguf_hyperparameters(args.model))

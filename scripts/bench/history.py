@@ -11,6 +11,10 @@ row, by its first cell, or by its first cells when the first alone repeats; `met
 `value` is the cell as printed, unit and all), and every other paragraph or list item of the section that
 holds a digit becomes one row with metric `text` (the run's method and reading notes, figures in place).
 
+A run measured on a work tree with uncommitted changes (other than those two files) names no commit that
+reproduces it, so `record` refuses it; a script that will write calls `require_clean` before it measures (a
+shell script: `scripts/bench/history.py --require-clean`).
+
 The benchmark scripts import `record`; on the command line, `scripts/bench/history.py NAME < SECTION.md`
 prints the rows a section would become. Tests: `python3 scripts/bench/history_test.py`.
 """
@@ -55,13 +59,42 @@ def load_average():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+# What a benchmark writes itself: a change to these alone does not make a run unreproducible.
+RECORDER_FILES = ("BENCHMARKS.md", "BENCHMARKS-history.csv")
+DIRTY = " + uncommitted changes"
+
+
+def uncommitted(root=ROOT):
+    """Tracked files of the work tree at `root` that differ from HEAD, but the recorder's own files."""
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                            capture_output=True, text=True).stdout
+    paths = [line[3:].split(" -> ")[-1] for line in status.splitlines() if line.strip()]
+    return [path for path in paths if path not in RECORDER_FILES]
+
+
 def commit(root=ROOT):
     """The short hash of HEAD, with `+ uncommitted changes` when the work tree differs from it."""
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return head + (" + uncommitted changes" if dirty else "")
+    return head + (DIRTY if uncommitted(root) else "")
+
+
+def require_clean(root=ROOT):
+    """Refuses a work tree a written run could not name: a benchmark that will write calls this before measuring."""
+    changed = uncommitted(root)
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise HistoryError(f"the work tree has uncommitted changes ({shown}), so no commit reproduces what would be "
+                           "measured; commit them, or measure from a clean checkout (git worktree add), then rerun")
+
+
+def exit_unless_clean(program, root=ROOT):
+    """`require_clean` for a script about to measure: the reason on stderr and exit status 2 instead of a trace."""
+    try:
+        require_clean(root)
+    except HistoryError as error:
+        print(f"{program}: {error}", file=sys.stderr)
+        sys.exit(2)
 
 
 def now_utc():
@@ -189,6 +222,12 @@ def record(name, title, run, body, benchmarks=None, history=None):
     history = Path(history or benchmarks.with_name("BENCHMARKS-history.csv"))
     if not run.get("command"):
         raise HistoryError("a run needs the command that reproduces it")
+    if run.get("commit", "").endswith(DIRTY):
+        raise HistoryError("the run was measured on a work tree with uncommitted changes, so no commit reproduces "
+                           "it and BENCHMARKS.md is left as it was; commit the changes, or measure from a clean "
+                           "checkout (git worktree add), then rerun")
+    if not run.get("commit"):
+        require_clean(benchmarks.parent)
     run = {"run_utc": run.get("run_utc") or now_utc(), "commit": run.get("commit") or commit(benchmarks.parent),
            "machine": run.get("machine") or machine(), "load": run.get("load") or load_average(),
            "command": run["command"]}
@@ -216,9 +255,16 @@ def record(name, title, run, body, benchmarks=None, history=None):
 def main():
     parser = argparse.ArgumentParser(description="Prints the CSV rows a BENCHMARKS.md section on stdin would "
                                                  "become when a new run replaces it.")
-    parser.add_argument("name", help="the benchmark's name, as in its markers")
+    parser.add_argument("name", nargs="?", help="the benchmark's name, as in its markers")
+    parser.add_argument("--require-clean", action="store_true",
+                        help="only check that the work tree has no uncommitted changes a written run could not name")
     args = parser.parse_args()
     try:
+        if args.require_clean:
+            require_clean()
+            return
+        if not args.name:
+            parser.error("the benchmark's name is needed")
         writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(section_rows(args.name, sys.stdin.read()))

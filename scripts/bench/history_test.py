@@ -2,6 +2,7 @@
 """Tests of scripts/bench/history.py, on copies in a temporary folder: python3 scripts/bench/history_test.py"""
 import csv
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -133,6 +134,55 @@ class RecordTests(unittest.TestCase):
         text = self.benchmarks.read_text()
         self.assertEqual(text.split(start)[0], original.split(start)[0])
         self.assertEqual(text.split(end)[1], original.split(end)[1])
+
+
+class CleanTreeTests(unittest.TestCase):
+    """A written run names a commit that reproduces it: a work tree with other changes is refused."""
+
+    def setUp(self):
+        self.folder = Path(tempfile.mkdtemp())
+        def git(*args):
+            subprocess.run(["git", "-C", str(self.folder), *args], check=True, capture_output=True)
+        self.git = git
+        git("init", "-q")
+        git("config", "user.email", "bench@example.invalid")
+        git("config", "user.name", "bench")
+        (self.folder / "code.txt").write_text("one\n")
+        (self.folder / "BENCHMARKS.md").write_text("# Benchmarks\n")
+        git("add", "code.txt", "BENCHMARKS.md")
+        git("commit", "-q", "-m", "start")
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def test_a_clean_tree_is_named_by_its_commit_and_recorded(self):
+        history.require_clean(self.folder)
+        self.assertNotIn("uncommitted", history.commit(self.folder))
+        run = {key: value for key, value in RUN.items() if key != "commit"}
+        history.record("demo", "Demo", run, FIRST, benchmarks=self.folder / "BENCHMARKS.md")
+        self.assertIn("<!-- demo-bench:start -->", (self.folder / "BENCHMARKS.md").read_text())
+
+    def test_the_recorders_own_files_changed_do_not_count(self):
+        (self.folder / "BENCHMARKS.md").write_text("# Benchmarks\n\nAn earlier run, not yet committed.\n")
+        history.require_clean(self.folder)
+        self.assertNotIn("uncommitted", history.commit(self.folder))
+
+    def test_a_changed_source_file_is_refused_before_measuring_and_named(self):
+        (self.folder / "code.txt").write_text("two\n")
+        with self.assertRaises(history.HistoryError) as refused:
+            history.require_clean(self.folder)
+        self.assertIn("code.txt", str(refused.exception))
+        self.assertTrue(history.commit(self.folder).endswith(history.DIRTY))
+
+    def test_a_run_measured_on_a_changed_tree_is_not_written(self):
+        (self.folder / "code.txt").write_text("two\n")
+        benchmarks = self.folder / "BENCHMARKS.md"
+        before = benchmarks.read_text()
+        for run in ({key: value for key, value in RUN.items() if key != "commit"},
+                    dict(RUN, commit=history.commit(self.folder))):
+            with self.assertRaises(history.HistoryError):
+                history.record("demo", "Demo", run, FIRST, benchmarks=benchmarks)
+        self.assertEqual(benchmarks.read_text(), before)
 
 
 if __name__ == "__main__":

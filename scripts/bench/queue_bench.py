@@ -530,6 +530,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small counts, to check the harness")
     parser.add_argument("--write", action="store_true", help="replace the queue section of BENCHMARKS.md")
     args = parser.parse_args()
+    if args.write:
+        history.exit_unless_clean("bench/queue", args.root)
     jobs, enqueues, latency_jobs, rounds = (300, 200, 30, 1) if args.quick else (args.jobs, 3000, 200, args.rounds)
     lease_ms = 1500
     log = lambda line: print(line, file=sys.stderr, flush=True)

@@ -290,6 +290,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small counts, to check the harness")
     parser.add_argument("--write", action="store_true", help="replace the PostgreSQL queue section of BENCHMARKS.md")
     args = parser.parse_args()
+    if args.write:
+        history.exit_unless_clean("bench/queue-postgres", args.root)
     jobs, latency_jobs, rounds = (300, 30, 1) if args.quick else (args.jobs, 200, args.rounds)
     log = lambda line: print(line, file=sys.stderr, flush=True)
     databases = Databases(f"host={args.socket_dir} port={args.port} user={args.user} dbname={args.user}",
