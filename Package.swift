@@ -50,8 +50,11 @@ let package = Package(
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "scripts/build-commit"),
         .target(name: "BuildInfo", plugins: ["BuildCommit"]),
         .target(name: "Storage", dependencies: ["AdaptCore", "CSQLite", "CPostgres"]),
-        // Parsing, help and error reporting for `adapt` and the workers, with the state options they share.
-        .target(name: "CommandLineKit", dependencies: ["AdaptCore", "Storage"]),
+        // Parsing, help and error reporting for `adapt` and the workers: a leaf, it knows nothing of the engine.
+        .target(name: "CommandLineKit"),
+        // The state directory as every executable takes and opens it: `--state`/`--durability` and their
+        // environment fallbacks, and opening the database the way a command or a worker needs it.
+        .target(name: "CommandLineState", dependencies: ["AdaptCore", "Storage", "CommandLineKit"]),
         // The adapter file format and the LoRA settings it records: training writes it; inference, the steps and
         // the command line read it. Below the model (which applies the settings), so a module that only stores or
         // moves adapters links no BLAS.
@@ -91,7 +94,7 @@ let package = Package(
         ]),
         // The worker executables' shared main: the runtime's loop running the step bodies.
         .target(name: "WorkerMain", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "JobQueue", "WorkerRuntime", "Steps",
+            "AdaptCore", "Storage", "CommandLineKit", "CommandLineState", "JobQueue", "WorkerRuntime", "Steps",
         ]),
 
         // The HTML report and the data it is drawn from: value types and rendering only, so the page can be tested
@@ -101,19 +104,19 @@ let package = Package(
         // What the commands do, one function per command, over the modules above: a command parses, calls
         // its service and prints what comes back.
         .target(name: "Services", dependencies: [
-            "AdaptCore", "Storage", "CommandLineKit", "Model", "Pipelines", "ReplayBuffer", "JobQueue", "WorkerRuntime",
+            "AdaptCore", "Storage", "Model", "Pipelines", "ReplayBuffer", "JobQueue", "WorkerRuntime",
             "Evaluation", "Registry", "Adapters", "Training", "Inference", "Steps", "AdapterExchange", "Report",
         ]),
 
         // Parses, calls Services, prints: the value types it prints come through Services (Vocabulary.swift).
-        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "CommandLineKit", "Services", "BuildInfo"]),
+        .executableTarget(name: "adapt", dependencies: ["AdaptCore", "CommandLineKit", "CommandLineState", "Services", "BuildInfo"]),
         .executableTarget(name: "PruneWorker", dependencies: ["WorkerMain"], path: "workers/prune"),
         .executableTarget(name: "SampleWorker", dependencies: ["WorkerMain"], path: "workers/sample"),
         .executableTarget(name: "TrainWorker", dependencies: ["WorkerMain"], path: "workers/train"),
         .executableTarget(name: "EvalWorker", dependencies: ["WorkerMain"], path: "workers/eval"),
         .executableTarget(name: "PromoteWorker", dependencies: ["WorkerMain"], path: "workers/promote"),
         // A measuring tool, not a user command: scripts/bench/model runs it beside llama.cpp.
-        .executableTarget(name: "ModelBench", dependencies: ["AdaptCore", "CommandLineKit", "Model"],
+        .executableTarget(name: "ModelBench", dependencies: ["AdaptCore", "CommandLineKit", "CommandLineState", "Model"],
                           path: "scripts/bench/model-bench"),
 
         // The readers under fuzzing, one target each (docs/fuzzing.md): libFuzzer drives them in the fuzz build, and
@@ -125,7 +128,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["AdaptCore", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "AdaptCoreTests", dependencies: ["AdaptCore", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "TestSupport"]),
-        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit", "AdaptCore", "Storage", "TestSupport"]),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit", "AdaptCore", "TestSupport"]),
+        .testTarget(name: "CommandLineStateTests", dependencies: ["CommandLineState", "CommandLineKit", "AdaptCore", "Storage", "TestSupport"]),
         .testTarget(name: "PipelinesTests", dependencies: ["Pipelines", "TestSupport"]),
         .testTarget(name: "ReplayBufferTests", dependencies: ["ReplayBuffer", "TestSupport"],
                     exclude: ["Fixtures"]),

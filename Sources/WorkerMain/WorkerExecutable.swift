@@ -1,5 +1,6 @@
 import AdaptCore
 import CommandLineKit
+import CommandLineState
 import Foundation
 import JobQueue
 import Steps
@@ -59,13 +60,9 @@ public enum WorkerExecutable {
     static func run(kind: String, _ a: ParsedArguments) async throws {
         let state = try StateOptions.stateDirectory(a)
         let durability = try StateOptions.durability(a)
-        // A worker stores nothing until a run is enqueued, as `adapt worker` does: a mistyped --state (a directory
-        // nobody made) is refused before anything is created. `adapt work` makes the state before it starts its
-        // workers, so a directory without a database yet is accepted and the job tables are made below.
-        try state.requireDirectory()
-        if try state.createPrivate().paths > 0 {
-            Console.error("adapt-\(kind)-worker: made paths under \(state.root.path) private (directories 0700, files 0600)")
-        }
+        // A worker opens its state as `adapt worker` does (StateAccess): a mistyped --state (a directory nobody made)
+        // or a directory of another program is refused before anything is created. `adapt work` makes the state
+        // before it starts its workers, so a directory without a database yet is accepted and the job tables are made.
         let label = "\(kind)-worker[\(ProcessInfo.processInfo.processIdentifier)]"
         let log: @Sendable (String) -> Void = { Console.error("\(label): \($0)") }
         // On PostgreSQL the job tables, the replay buffer, the registry and every blob are the server's, so workers
@@ -74,13 +71,14 @@ public enum WorkerExecutable {
             guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
                 throw UsageError("\(WorkerSupervisor.databaseVariable) must be a postgres://USER@HOST[:PORT]/DATABASE URL")
             }
+            try StateAccess.waitingForWorkElsewhere(state)
             let queue = try PostgresJobQueue(connectionString: url, clock: SystemClock())
             let blobs = try PostgresBlobStore(connection: queue.connection)
             let environment = StepEnvironment(state: state, connection: queue.connection, blobs: blobs, clock: OffsetClock.stepClock(),
                                               deviceRoot: StepEnvironment.deviceRoot(), log: log)
             try await serve(kind: kind, queue: queue, environment: environment, a, log: log)
         } else {
-            let database = try Database(path: state.database.path, durability: durability)
+            let database = try StateAccess.waitingForWork(state, durability: durability)
             let environment = StepEnvironment(state: state, database: database, clock: OffsetClock.stepClock(),
                                               deviceRoot: StepEnvironment.deviceRoot(), log: log)
             try await serve(kind: kind, queue: try JobQueue(database: database), environment: environment, a, log: log)

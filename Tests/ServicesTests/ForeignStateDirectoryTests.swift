@@ -90,6 +90,30 @@ import Glibc
         }
     }
 
+    /// A step worker opens its state as `adapt worker` does: a project directory or another program's database given
+    /// as its --state is refused, nothing created in it and no mode changed.
+    @Test func aStepWorkerRefusesADirectoryThatIsNotAStateAndLeavesItAsItWas() async throws {
+        let directory = TemporaryDirectory("adapt-foreign-worker")
+        let project = directory.file("project"), other = directory.file("other")
+        for folder in [project, other] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        try Data("notes\n".utf8).write(to: project.appendingPathComponent("notes.txt"))
+        let sqlite = try Executables.run(executableAt: URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                                         [other.appendingPathComponent("adapt.sqlite").path, "CREATE TABLE invoices (id INTEGER);"])
+        #expect(sqlite.status == 0, "\(sqlite.stderr)")
+        for path in [project.path, other.path] { chmod(path, 0o755) }
+        chmod(project.appendingPathComponent("notes.txt").path, 0o644)
+        chmod(other.appendingPathComponent("adapt.sqlite").path, 0o644)
+        for folder in [project, other] {
+            let before = Self.snapshot(folder)
+            for worker in ["adapt-prune-worker", "adapt-train-worker"] {
+                let result = try await Executables.runAsync(worker, ["--state", folder.path, "--exit-when-idle"],
+                                                            environment: ["ADAPT_DATABASE": "", "ADAPT_STATE": ""])
+                #expect(result.status == 1 || result.status == 2, "\(worker) exited \(result.status): \(result.stderr)")
+                #expect(Self.snapshot(folder) == before, "\(worker) changed \(folder.lastPathComponent): \(result.stderr)")
+            }
+        }
+    }
+
     @Test func aFreshCheckoutsStateIsUsedAndOnlyTheEnginesEntriesInItAreMadePrivate() async throws {
         let directory = TemporaryDirectory("adapt-checkout-state")
         let state = directory.file("state")

@@ -1,5 +1,6 @@
 import AdaptCore
 import CommandLineKit
+import CommandLineState
 import Foundation
 import Services
 

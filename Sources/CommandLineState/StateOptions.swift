@@ -1,4 +1,5 @@
 import AdaptCore
+import CommandLineKit
 import Foundation
 import Storage
 

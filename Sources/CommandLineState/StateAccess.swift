@@ -60,6 +60,14 @@ public enum StateAccess {
         return try writing(state, durability: durability)
     }
 
+    /// The state directory of a worker whose job tables live in PostgreSQL: it keeps this host's models and exports
+    /// only, so it is checked and made private as `waitingForWork` would, and no database is opened in it.
+    public static func waitingForWorkElsewhere(_ state: StateDirectory) throws {
+        try state.requireDirectory()
+        try state.requireOwnOrEmpty()
+        report(try state.createPrivate(), of: state)
+    }
+
     /// Says once what making the state private changed, or could not change.
     private static func report(_ tightened: PrivateFiles.Tightening, of state: StateDirectory) {
         if tightened.paths > 0 {
