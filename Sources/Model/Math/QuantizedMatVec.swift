@@ -17,7 +17,8 @@ import QuantizedKernelsAVX512
 /// x go to the team together (`multiply(_:columns:x:)`): one rounding of x and one hand-off for all of them.
 public enum QuantizedMatVec {
     /// Which compilation of the row kernels runs: `avx512vnni` where the CPU has AVX-512 with VNNI (`VNNIRows`
-    /// for the 32-value block types, the `avx2` kernels for the others), `avx2` where it has AVX2 and F16C (that
+    /// for the 32-value block types, `VNNISuperBlockRows` for Q4_K, Q5_K and Q6_K, the `avx2` kernels for the
+    /// others), `avx2` where it has AVX2 and F16C (that
     /// compilation converts halves with it and multiplies bytes with `vpmaddubsw`), else `portable` (the
     /// architecture's baseline). `ADAPT_QUANTIZED_KERNELS=avx2` or `=portable` forces one of the latter. All
     /// three give the same bits.
@@ -141,6 +142,9 @@ public enum QuantizedMatVec {
                 #if arch(x86_64)
                 if VNNIRows.compute(type: type, blocks: matrix.blocks, rowBytes: matrix.rowBytes, groups: matrix.groups, rows: rows,
                                     steps: activations.scales, sums: activations.sums, bytes: activations.bytes, into: y) { return }
+                if VNNISuperBlockRows.compute(type: type, blocks: matrix.blocks, rowBytes: matrix.rowBytes, groups: matrix.groups, rows: rows,
+                                              steps: activations.scales, halfSums: activations.halfSums, bytes: activations.bytes,
+                                              into: y) { return }
                 #endif
                 Job(type: type, path: .avx2, y: y, activations: activations, matrix: matrix, rows: self.rows).compute(rows)
             case .avx2:
