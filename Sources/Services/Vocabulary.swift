@@ -1,6 +1,7 @@
 // The value types the command line parses into, passes to a service and prints, re-exported one by one so that
 // `adapt` imports Services alone: each is data (records, identifiers, reports, options), and the classes and
-// functions that open stores, run models or touch files stay behind the services.
+// functions that open stores, run models or touch files stay behind the services. A type is listed only when the
+// command line writes its name; a value it only passes on or reads members of needs no line here.
 
 // The state database as an opaque handle: the command line opens it read-only or writing (StateAccess), as the
 // command needs, and hands it to the service.
@@ -21,7 +22,6 @@
 
 // The replay buffer's examples, reports and policy.
 @_exported import struct ReplayBuffer.ImportOptions
-@_exported import struct ReplayBuffer.ImportReport
 @_exported import struct ReplayBuffer.Example
 @_exported import enum ReplayBuffer.Split
 @_exported import struct ReplayBuffer.LineageStats
@@ -65,12 +65,8 @@
 // A run bundle as `run export` reports it and `replay --bundle` reads it.
 @_exported import struct Steps.RunBundle
 @_exported import enum Steps.RunBundleError
-@_exported import enum Steps.ReplayComparison
 @_exported import enum Steps.StepError
 @_exported import struct Registry.AdapterMetadata
-
-// The report's data, as `report --json` prints it.
-@_exported import struct Report.ReportData
 
 // The formats `registry export` writes and `registry add --from-…` reads (the precision through
 // `RegistryService.ExportPrecision`: GGUFLoRA itself is the format's reader and writer).
