@@ -58,19 +58,21 @@ public enum VNNISuperBlockRows {
                         _ y: UnsafeMutablePointer<Float>) {
         switch type {
         case 14:
-            withUnsafeTemporaryAllocation(of: __m512i.self, capacity: groups / 2) { starts in
-                let starts = starts.baseAddress!
+            withUnsafeTemporaryAllocation(of: __m512i.self, capacity: groups / 2 + groups / 8) { shared in
+                let starts = shared.baseAddress!, halfSteps = UnsafeMutableRawPointer(starts + groups / 2).assumingMemoryBound(to: Float.self)
                 // −32 · Σ of each lane's four activations, two groups a vector.
                 let bias = _mm512_set1_epi8(32)
                 for pair in 0..<(groups / 2) {
                     let x = UnsafeRawPointer(bytes + 64 &* pair).loadUnaligned(as: __m512i.self)
                     starts[pair] = _mm512_sub_epi32(_mm512_setzero_si512(), dot(_mm512_setzero_si512(), bias, x))
                 }
-                q6_K(m, rows, Activations(steps: steps, groupSums: steps, starts: starts, bytes: bytes, indices: indices), y)
+                // Each group's step for each of its two halves of 16, 16 floats a super-block.
+                for g in 0..<groups { (halfSteps[2 &* g], halfSteps[2 &* g &+ 1]) = (steps[g], steps[g]) }
+                q6_K(m, rows, Activations(table: halfSteps, starts: starts, bytes: bytes, indices: indices), y)
             }
         default:
-            withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * groups) { sums in
-                let sums = sums.baseAddress!
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * groups) { table in
+                let sums = table.baseAddress!
                 // Per super-block its eight steps twice, then its eight group sums Σ q twice (integer sums, then one
                 // conversion: the values `ByteDotProducts.groupSums` gives).
                 for s in 0..<(groups / 8) {
@@ -80,7 +82,7 @@ public enum VNNISuperBlockRows {
                         (sums[32 &* s &+ 16 &+ j], sums[32 &* s &+ 24 &+ j]) = (total, total)
                     }
                 }
-                let a = Activations(steps: steps, groupSums: sums, starts: nil, bytes: bytes, indices: indices)
+                let a = Activations(table: sums, starts: nil, bytes: bytes, indices: indices)
                 if type == 12 { q4_K(m, rows, a, y) } else { q5_K(m, rows, a, y) }
             }
         }
@@ -95,9 +97,9 @@ public enum VNNISuperBlockRows {
     }
 
     struct Activations {
-        let steps: UnsafePointer<Float>
-        /// Q4_K, Q5_K: per super-block, its steps twice then its group sums Σ q (as floats) twice, 32 floats.
-        let groupSums: UnsafePointer<Float>
+        /// Per super-block, what its rows share. Q4_K, Q5_K: its eight steps twice, then its eight group sums Σ q
+        /// (as floats) twice, 32 floats; Q6_K: each group's step for each of its two halves, 16 floats.
+        let table: UnsafePointer<Float>
         /// Each lane's start, two groups a vector (Q6_K).
         let starts: UnsafePointer<__m512i>?
         let bytes: UnsafePointer<Int8>
@@ -106,9 +108,6 @@ public enum VNNISuperBlockRows {
 
         /// Groups 2·pair and 2·pair + 1: 64 bytes.
         @inline(__always) func pair(_ pair: Int) -> __m512i { UnsafeRawPointer(bytes + 64 &* pair).loadUnaligned(as: __m512i.self) }
-        @inline(__always) func eight(_ p: UnsafePointer<Float>, _ s: Int) -> SIMD8<Float> {
-            UnsafeRawPointer(p + 8 &* s).loadUnaligned(as: SIMD8<Float>.self)
-        }
     }
 
     typealias Floats = SIMD8<Float>
@@ -131,10 +130,10 @@ public enum VNNISuperBlockRows {
         var acc = Wide(), minimums = Wide()
         for s in 0..<superBlocks {
             let block = w + size &* s
-            let shared = UnsafeRawPointer(a.groupSums + 32 &* s)
+            let shared = UnsafeRawPointer(a.table + 32 &* s)
             // Lanes 0–7: the group factors (scale · d) · step; 8–15: (minimum · dmin) · step.
             let factors = _mm512_mul_ps(_mm512_mul_ps(scalesAndMinimums(block + 4),
-                                                      _mm512_permutexvar_ps(doubled, _mm512_castps128_ps512(halves(block)))),
+                                                      _mm512_permutexvar_ps(doubled, _mm512_broadcast_f32x4(halves(block)))),
                                         shared.loadUnaligned(as: Wide.self))
             // Lanes 8–15 carry the minimum terms, · Σ q; lanes 0–7 are never read.
             minimums = _mm512_add_ps(minimums, _mm512_mul_ps(factors, shared.loadUnaligned(fromByteOffset: 64, as: Wide.self)))
@@ -149,7 +148,8 @@ public enum VNNISuperBlockRows {
         return end(acc, swap) - horizontalSum(_mm512_castps512_ps256(_mm512_permutexvar_ps(swap, minimums)))
     }
 
-    /// d and dmin, the block's first two halves, as floats in lanes 0 and 1.
+    /// d and dmin, the block's first two halves, as floats in lanes 0 and 1 (put in every 128 bits before the
+    /// permute: left undefined, LLVM filled them with three extra instructions).
     @inline(__always) static func halves(_ block: UnsafeRawPointer) -> SIMD4<Float> {
         _mm_cvtph_ps(_mm_cvtsi32_si128(Int32(bitPattern: UInt32(littleEndian: block.loadUnaligned(as: UInt32.self)))))
     }
@@ -200,7 +200,7 @@ public enum VNNISuperBlockRows {
         var acc = Wide()
         for s in 0..<superBlocks {
             let block = w + 210 &* s
-            let factors = factors6(block, a.eight(a.steps, s), a.indices[Indices.half])
+            let factors = factors6(block, UnsafeRawPointer(a.table + 16 &* s).loadUnaligned(as: Wide.self))
             let high = (sixthBits(block, 0), sixthBits(block, 1))
             @inline(__always) func pair(_ i: Int) {
                 let products = dot(starts[4 &* s &+ i], values6(block, i, i < 2 ? high.0 : high.1), a.pair(4 &* s &+ i))
@@ -213,10 +213,9 @@ public enum VNNISuperBlockRows {
 
     /// A Q6_K super-block's sixteen factors, one per 16 values: scale · (d · step), as `halves(s0, s1) · factors[j]`
     /// multiplies them.
-    @inline(__always) static func factors6(_ block: UnsafeRawPointer, _ steps: Floats, _ halfIndex: __m512i) -> Wide {
-        let perGroup = _mm512_castps256_ps512(half(block, 208) * steps)
+    @inline(__always) static func factors6(_ block: UnsafeRawPointer, _ halfSteps: Wide) -> Wide {
         let scales = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(block.loadUnaligned(fromByteOffset: 192, as: __m128i.self)))
-        return scales * _mm512_permutexvar_ps(halfIndex, perGroup)
+        return _mm512_mul_ps(scales, _mm512_mul_ps(Wide(repeating: half(block, 208)), halfSteps))
     }
 
     /// Groups 2i and 2i + 1 as 64 unsigned six-bit values: low four bits from ql (64 bytes at 64·(i / 2), the low
@@ -249,13 +248,11 @@ public enum VNNISuperBlockRows {
         static let pair = 0
         /// `quarter + i` for the same with a factor per 16 values (lanes 4k…4k + 3 take factor 4i + k).
         static let quarter = 4
-        /// Lane k takes lane k / 2: a group's factor for each of its two halves.
-        static let half = 8
         /// Lanes 8–15 then 0–7: the odd chain beside the even one.
-        static let swap = 9
+        static let swap = 8
         /// 64-bit lanes: shift 0 in the lower half, 4 in the upper.
-        static let nibbleShifts = 10
-        static let count = 11
+        static let nibbleShifts = 9
+        static let count = 10
 
         @inline(__always) static func fill(_ p: UnsafeMutablePointer<__m512i>) {
             let lanes = SIMD16<Int32>(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
@@ -263,7 +260,6 @@ public enum VNNISuperBlockRows {
                 p[pair + i] = unsafeBitCast(Int32(2 * i) &+ lanes / 8, to: __m512i.self)
                 p[quarter + i] = unsafeBitCast(Int32(4 * i) &+ lanes / 4, to: __m512i.self)
             }
-            p[half] = unsafeBitCast(lanes / 2, to: __m512i.self)
             p[swap] = unsafeBitCast((lanes &+ 8) & 15, to: __m512i.self)
             p[nibbleShifts] = SIMD8<Int64>(0, 0, 0, 0, 4, 4, 4, 4)
         }
