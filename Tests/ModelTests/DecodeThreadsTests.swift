@@ -30,9 +30,9 @@ import Testing
     }
 
     /// The requantized file mixes block types within a layer (q, k and v of different types), which the fused
-    /// products read side by side.
+    /// products read side by side (`scripts/test --peers` makes it).
     @Test(.enabled(if: RequantizedModelTests.filesArePresent, RequantizedModelTests.absentReason))
-    func decodedLogitsOfAMixedTypeFileAreTheSameBitsAtOneAndTwoThreads() throws {
+    func decodedLogitsOfTheRequantizedMixedTypeFileAreTheSameBitsAtOneAndTwoThreads() throws {
         let model = try LlamaModel(url: RequantizedModelTests.cache.appendingPathComponent("SmolLM2-135M-Instruct.Q4_K_M.gguf"))
         let one = Self.decodedLogits(model, threads: 1)
         #expect(Self.decodedLogits(model, threads: 2) == one, "at 2 threads")

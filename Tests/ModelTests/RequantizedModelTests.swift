@@ -9,7 +9,8 @@ import Testing
 ///
 /// The files are large and made by llama.cpp, so they live in a cache outside the repository; the tests run
 /// when they are there (`"$(scripts/peers llama)/bin/python" scripts/fixtures/requantized_reference.py --files`
-/// makes them; scripts/test does so before the suite) and say so when they are not.
+/// makes them; `scripts/test --peers` does so, then runs these tests, which the default `scripts/test` leaves out)
+/// and say so when they are not.
 struct RequantizedModelTests {
     struct Logit: Decodable {
         let id: Int
