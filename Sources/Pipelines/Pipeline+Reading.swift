@@ -106,7 +106,7 @@ extension Pipeline {
         let interval = o.integer("checkpoint_interval", default: d.checkpointInterval, minimum: 1, maximum: 10_000_000,
                                  "a positive integer")
         let earlyStopping = readEarlyStopping(o, default: d.earlyStopping)
-        let threads = o.integer("blas_threads", default: d.blasThreads, minimum: 1, maximum: 256, "a positive integer")
+        let threads = readThreads(o, default: d.blasThreads)
         let chatFormat = readChatFormat(o)
         let baseWeights = o.choice("base_weights", default: d.baseWeights)
         let forwardProducts = o.choice("forward_products", default: d.forwardProducts)
@@ -116,6 +116,19 @@ extension Pipeline {
                                gradAccumulation: accumulation, maxLength: maxLength, checkpointInterval: interval,
                                earlyStopping: earlyStopping, blasThreads: threads, chatFormat: chatFormat,
                                baseWeights: baseWeights, forwardProducts: forwardProducts, initFrom: initFrom)
+    }
+
+    /// `blas_threads`: `"auto"` or a count from 1 to 256.
+    static func readThreads(_ o: ObjectReader, default fallback: BLASThreadCount) -> BLASThreadCount {
+        guard let value = o.value("blas_threads") else { return fallback }
+        if let count = BLASThreadCount(value) { return count }
+        let path = o.path(of: "blas_threads")
+        var message = "\(path) must be \(BLASThreadCount.allowedValues), got \(PipelineReader.render(value))"
+        if let text = value.stringValue, NearestName.suggestion(for: text, among: [BLASThreadCount.autoName]) != nil {
+            message += "; did you mean \(BLASThreadCount.autoName)?"
+        }
+        o.reader.report(path, message)
+        return fallback
     }
 
     /// `chat_format`: absent or null for the model's own template.

@@ -123,8 +123,9 @@ public struct TrainParameters: Sendable, Equatable, Codable {
     public var checkpointInterval: Int
     /// Nil disables early stopping (`"early_stopping": null` in a file).
     public var earlyStopping: EarlyStopping?
-    /// OpenBLAS threads, fixed per run and recorded: 1 and 2 threads give different bits (DESIGN.md).
-    public var blasThreads: Int
+    /// OpenBLAS threads of the train and eval steps: `auto` (every core of the machine that claims the step,
+    /// recorded by the step) or a fixed count. 1 and 2 threads give different bits (DESIGN.md).
+    public var blasThreads: BLASThreadCount
     /// The turn format, or nil for the base model's chat template (which a model without one cannot use).
     public var chatFormat: ChatFormat?
     /// How the frozen base model is kept while training and scoring; written into both steps' inputs.
@@ -140,7 +141,7 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                 learningRate: Double = TrainingDefaults.learningRate, schedule: LearningRateSchedule = .cosine,
                 warmupSteps: Int = TrainingDefaults.warmupSteps, batchSize: Int = TrainingDefaults.batchSize,
                 gradAccumulation: Int = 1, maxLength: Int = 256, checkpointInterval: Int = 10,
-                earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: Int = 1, chatFormat: ChatFormat? = nil,
+                earlyStopping: EarlyStopping? = EarlyStopping(), blasThreads: BLASThreadCount = .auto, chatFormat: ChatFormat? = nil,
                 baseWeights: BaseWeights = .quantized, forwardProducts: ForwardProductsChoice = .int8,
                 initFrom: TrainInit? = .active) {
         self.initFrom = initFrom
@@ -187,7 +188,7 @@ public struct TrainParameters: Sendable, Equatable, Codable {
                   maxLength: try c.decode(Int.self, forKey: .maxLength),
                   checkpointInterval: try c.decode(Int.self, forKey: .checkpointInterval),
                   earlyStopping: try c.decodeIfPresent(EarlyStopping.self, forKey: .earlyStopping),
-                  blasThreads: try c.decode(Int.self, forKey: .blasThreads),
+                  blasThreads: try c.decode(BLASThreadCount.self, forKey: .blasThreads),
                   chatFormat: try c.decodeIfPresent(ChatFormat.self, forKey: .chatFormat),
                   baseWeights: try c.decodeIfPresent(BaseWeights.self, forKey: .baseWeights) ?? .f32,
                   forwardProducts: try c.decodeIfPresent(ForwardProductsChoice.self, forKey: .forwardProducts) ?? .sgemm,

@@ -84,7 +84,8 @@ public func plan(pipeline: Pipeline, lineage: String, night: Night, seed: UInt64
         "lineage": .string(lineage),
         "night": .string(night.description),
         "seed": .int(Int(runSeed)),
-        "blas_threads": .int(pipeline.train.blasThreads),
+        // `"auto"` when each step resolves its own count: the steps' outputs and `arithmetic` record what ran.
+        "blas_threads": pipeline.train.blasThreads.jsonValue,
         "unique_key": .string(key),
         "held_out_rule": .int(PlannedRun.heldOutRule),
     ])
@@ -117,7 +118,8 @@ extension Pipeline {
         case .eval:
             var fields = Self.objectFields(eval)
             fields["max_length"] = .int(train.maxLength)
-            fields["blas_threads"] = .int(train.blasThreads)
+            // An `auto` eval resolves on the machine that claims it, and records what it ran at, as train does.
+            fields["blas_threads"] = train.blasThreads.jsonValue
             // Scored in the turn format the candidate was trained in (only when set, as in train's input).
             if let chatFormat = train.chatFormat { fields["chat_format"] = .string(chatFormat.rawValue) }
             // Scored with the base kept as train kept it: the two storages differ in the last bits.

@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import Model
+import Steps
 import Training
 
 /// `adapt train`: a standalone LoRA training run on JSON Lines files, checkpointing as it goes, with `--resume`.
@@ -20,7 +21,8 @@ public enum TrainingService {
         public var seed: UInt64
         public var maxLength: Int
         public var checkpointEvery: Int
-        /// `--threads`; nil: the resumed checkpoint's count, or 1 for a fresh run.
+        /// `--threads`; nil: the resumed checkpoint's count, or for a fresh run every core this process may use (as a
+        /// pipeline's `blas_threads: auto`).
         public var threads: Int?
         public var resume: Bool
         /// `--eval-every` and `--patience` (their defaults when not given: `earlyStoppingGiven` says whether one was).
@@ -99,7 +101,7 @@ public enum TrainingService {
         var configuration = TrainingConfiguration(
             steps: request.steps, batchSize: request.batchSize, gradientAccumulation: request.gradientAccumulation,
             learningRate: request.learningRate, schedule: .cosine(warmup: TrainingDefaults.warmupSteps(forSteps: request.steps), floor: 0.1),
-            seed: request.seed, maxLength: request.maxLength, threads: request.threads ?? 1, checkpointEvery: request.checkpointEvery)
+            seed: request.seed, maxLength: request.maxLength, threads: request.threads ?? StepThreads.available(), checkpointEvery: request.checkpointEvery)
         // A resumed run uses the thread count its checkpoints were made with, unless told otherwise (and then
         // the checkpoint check refuses a different one, naming --threads).
         let existing = (try? store.loadNewest()) ?? nil

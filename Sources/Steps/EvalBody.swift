@@ -27,7 +27,8 @@ public enum EvalBody {
         let common = try PlannedInput(context.input)
         let parameters = try PlannedInput.parameters(EvalParameters.self, from: context.input)
         let maxLength = context.input["max_length"]?.intValue ?? 256
-        try BLAS.setThreads(context.input["blas_threads"]?.intValue ?? 1)
+        let threads = try StepThreads.of(context)
+        try BLAS.setThreads(threads.count)
 
         let heldOutSnapshot = try context.output(of: SampleOutput.self).heldOutSnapshot
         let candidateBlob = try context.output(of: TrainOutput.self).adapterBlob
@@ -127,7 +128,7 @@ public enum EvalBody {
             canaryMargins: canary.map { EvalOutput.CanaryMargins(base: $0.baseMargins, candidate: $0.candidateMargins) },
             plannedWithCanary: context.input[CanaryGuard.field] != nil,
             inputs: EvalOutput.Inputs(baseModel: baseDigest, heldOutSnapshot: heldOutSnapshot, candidateAdapter: candidateBlob,
-                                      incumbentAdapter: ComparedAdapter(incumbent?.adapterBlob)))
+                                      incumbentAdapter: ComparedAdapter(incumbent?.adapterBlob), blasThreads: threads.recorded))
         return .completed(StepOutput(
             output,
             timing: ["seconds": .double(seconds), "incumbent_scores_cached": .int(cached)]

@@ -49,8 +49,9 @@ public enum NightlyRun {
                                runAt: Int64? = nil) throws -> EnqueueResult {
         let planned = try plan(pipeline: pipeline, lineage: lineage, night: night, seed: seed)
         // Refused now rather than by the train step hours later: OpenBLAS would run fewer threads than recorded.
-        if pipeline.train.blasThreads > BLAS.maximumThreads {
-            throw ModelError.tooManyThreads(requested: pipeline.train.blasThreads, maximum: BLAS.maximumThreads)
+        // (`auto` resolves within the build's most, on the worker that claims the step.)
+        if let fixed = pipeline.train.blasThreads.fixedCount, fixed > BLAS.maximumThreads {
+            throw ModelError.tooManyThreads(requested: fixed, maximum: BLAS.maximumThreads)
         }
         let url = try environment.modelURL(model)
         try requireGGUF(url, name: model)

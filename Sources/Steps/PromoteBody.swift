@@ -139,7 +139,8 @@ public enum PromoteBody {
             training: TrainingSummary(
                 rank: parameters.rank, loraAlpha: parameters.alpha, learningRate: parameters.learningRate,
                 steps: train.steps, batchSize: parameters.batchSize, seed: common.seed,
-                blasThreads: parameters.blasThreads,
+                // What the candidate was trained at: an `auto` train step recorded its count.
+                blasThreads: train.inputs.blasThreads ?? parameters.blasThreads.fixedCount ?? 1,
                 targetModules: parameters.targets.compactMap { ShortIdentifier($0.rawValue) },
                 config: train.configDigest))
     }

@@ -237,7 +237,9 @@ public struct RunReplay {
             else { return nil }
             // The forward kernels this machine runs for the step's own choice; the rest is this process's.
             let storage = (try? StepBaseWeights.storage(input: step.input, step: step.name, kind: "")) ?? .f32
-            let here = StepBaseWeights.recorded(BLASArithmetic.current(threads: step.input["blas_threads"]?.intValue ?? 1),
+            // At the count the step ran at: its input's, or the one an `auto` step recorded (and replays at).
+            let threads = StepThreads.ranWith(input: step.input, output: step.output) ?? 1
+            let here = StepBaseWeights.recorded(BLASArithmetic.current(threads: threads),
                                                 storage: storage, input: step.input)
             guard let reason = recorded.difference(from: here) else { return nil }
             return ArithmeticDifference(step: step.name,

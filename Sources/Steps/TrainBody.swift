@@ -23,7 +23,12 @@ import Training
 public enum TrainBody {
     public static func run(_ context: StepContext) throws -> StepOutcome {
         let environment = context.environment
-        let plan = try TrainingPlan(input: context.input)
+        let store = BlobCheckpointStore(blobs: environment.blobs, pointer: context.checkpointPointer)
+        // `auto` resumes at its checkpoint's count, on whatever machine claims the step after a kill; an unusable
+        // checkpoint is `trainer.resume()`'s to report.
+        let threads = try StepThreads.of(context, checkpointed: { ((try? store.loadNewest()) ?? nil)?.checkpoint.configuration.threads })
+        let plan = try TrainingPlan(input: context.input, threads: threads.count)
+        if threads.resolved { environment.log("blas_threads auto: \(threads.count) thread(s)") }
 
         if case let .defer(reason, _) = plan.device.decide(environment.deviceReadings()) {
             return deferred(plan, reason: reason, at: "before starting")
@@ -53,7 +58,6 @@ public enum TrainBody {
         }
 
         let (parent, initialization) = try weightsParent(context, plan: plan, run: run)
-        let store = BlobCheckpointStore(blobs: environment.blobs, pointer: context.checkpointPointer)
         let trainer = try run.trainer(store: store, clock: environment.clock, startingFrom: parent)
         var state = trainer.freshState()
         var resumedFrom = 0
@@ -142,7 +146,8 @@ public enum TrainBody {
                 bestStep: state.bestEvaluation?.step, trainingExamples: run.training.count, validationExamples: run.heldOut.count,
                 truncatedExamples: run.truncatedCount, droppedExamples: run.droppedCount, trainingTokens: state.tokens,
                 configDigest: configuration.digest, chatConvention: run.formatter.convention.rawValue,
-                inputs: TrainOutput.Inputs(baseModel: run.baseModelDigest, trainSnapshot: snapshot, weightsParent: parent?.digest),
+                inputs: TrainOutput.Inputs(baseModel: run.baseModelDigest, trainSnapshot: snapshot, weightsParent: parent?.digest,
+                                           blasThreads: threads.recorded),
                 initialization: initialization,
                 // Said only by runs planned with `init`: no step beat the starting weights, nothing new to promote.
                 keptParent: initialization == nil ? nil : state.keptStartingWeights),

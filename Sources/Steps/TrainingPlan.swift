@@ -17,7 +17,9 @@ public struct TrainingPlan: Sendable {
     /// `chat_format` of the train input: nil formats examples through the base model's template.
     public let chatFormat: ChatConvention?
 
-    public init(input: JSONValue) throws {
+    /// `threads`: the step's resolved count (`StepThreads`); nil takes the input's fixed count, or for `auto` every
+    /// core this process may use.
+    public init(input: JSONValue, threads: Int? = nil) throws {
         let common = try PlannedInput(input)
         parameters = try PlannedInput.parameters(TrainParameters.self, from: input)
         device = try PlannedInput.parameters(DevicePolicy.self, from: input["device"] ?? .object([:]))
@@ -33,7 +35,7 @@ public struct TrainingPlan: Sendable {
         var configuration = TrainingConfiguration(
             steps: parameters.steps, batchSize: parameters.batchSize, gradientAccumulation: parameters.gradAccumulation,
             learningRate: parameters.learningRate, schedule: schedule, seed: common.seed, maxLength: parameters.maxLength,
-            threads: parameters.blasThreads, adapter: AdapterSettings(),
+            threads: threads ?? parameters.blasThreads.fixedCount ?? StepThreads.available(), adapter: AdapterSettings(),
             // Runs planned with `init` measure their starting weights too (step 0): a night may keep them.
             earlyStopping: parameters.earlyStopping.map {
                 Training.EarlyStopping(every: $0.everySteps, patience: $0.patience, evaluatesAtStart: plannedWithInit)

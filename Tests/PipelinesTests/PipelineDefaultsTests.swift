@@ -28,7 +28,7 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     #expect(p.train.targets == [.attnQ, .attnK, .attnV, .attnOutput])
     #expect(p.train.learningRate == 5e-4 && p.train.schedule == .cosine && p.train.warmupSteps == 10)
     #expect(p.train.batchSize == 4 && p.train.gradAccumulation == 1 && p.train.maxLength == 256)
-    #expect(p.train.checkpointInterval == 10 && p.train.blasThreads == 1)
+    #expect(p.train.checkpointInterval == 10 && p.train.blasThreads == .auto)
     #expect(p.train.earlyStopping == EarlyStopping(everySteps: 10, patience: 3))
     #expect(p.eval == EvalParameters(alpha: 0.05, minPairs: 10, alternative: .less, zeroMethod: .wilcox))
     #expect(p.device == DevicePolicy(minBatteryPercent: 30, maxTemperatureCelsius: 85, minAvailableMemoryMB: 1024,

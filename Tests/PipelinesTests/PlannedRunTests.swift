@@ -28,7 +28,7 @@ let night = Night(year: 2026, month: 11, day: 30)!
     let run = try plan(pipeline: .nightly, lineage: "mail", night: night, seed: 7)
     #expect(run.manifest["pipeline_digest"] == .string(Pipeline.nightly.digest.hex))
     #expect(run.manifest["seed"] == .int(7))
-    #expect(run.manifest["blas_threads"] == .int(1))
+    #expect(run.manifest["blas_threads"] == .string("auto"))
     #expect(run.manifest["lineage"] == .string("mail"))
     #expect(run.manifest["night"] == .string("2026-11-30"))
     #expect(run.manifest["definition"] == Pipeline.nightly.definition)

@@ -22,6 +22,11 @@ struct FakeDevice {
         try write("proc/meminfo", "MemTotal:       16000000 kB\nMemAvailable:   \(availableMB * 1024) kB\n")
     }
 
+    /// The CPUs the process may run on, as `/proc/self/status` lists them (`0-2`): what `blas_threads: auto` counts.
+    func allowCPUs(_ list: String) throws {
+        try write("proc/self/status", "Name:\tadapt-worker\nCpus_allowed_list:\t\(list)")
+    }
+
     private func write(_ path: String, _ text: String) throws {
         let url = root.appendingPathComponent(path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -129,7 +129,7 @@ import TestSupport
         let run = try await fixture.enqueue(extra: ["--seed", "42"])
         let manifest = try fixture.queue().run(try #require(RunID.parse(run))).manifest
         #expect(manifest["seed"]?.intValue == 42)
-        #expect(manifest["blas_threads"]?.intValue == 1)
+        #expect(manifest["blas_threads"]?.stringValue == "auto")
         #expect(manifest["pipeline_digest"]?.stringValue?.count == 64)
         #expect(manifest["base_model"]?["name"]?.stringValue == "tiny.gguf")
         let model = fixture.directory.state.models.appendingPathComponent("tiny.gguf")

@@ -193,7 +193,9 @@ import Training
         let arithmetic = try #require(manifest["arithmetic"]?.objectValue)
         #expect(Set(arithmetic.keys) == ["train", "eval"])
         let train = try #require(arithmetic["train"])
-        #expect(train["threads"] == .int(1))
+        // The fixture's pipeline leaves `blas_threads` at `auto`: the count the train step resolved and recorded.
+        let resolved = try fixture.outputs(run)["train"]?["inputs"]?["blas_threads"]
+        #expect(resolved != nil && train["threads"] == resolved)
         // Both steps kept the base in the file's types, the default.
         #expect(train["base_weights"] == .string("quantized") && arithmetic["eval"]?["base_weights"] == .string("quantized"))
         // And multiplied it in their forward passes with the kernels this CPU runs for the default, int8.

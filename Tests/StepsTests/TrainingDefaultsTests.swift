@@ -45,8 +45,8 @@ import Training
         var expected = try Self.trainStepConfiguration(.nightly)
         // What differs by design: a run's seed (derived per lineage and night in a pipeline, 0 in adapt train),
         // and the sequence length (the pipeline's 256 bounds a night's work; adapt train takes 512 from a file
-        // of any shape). Thread counts are both 1.
-        #expect(expected.maxLength == 256 && expected.threads == 1)
+        // of any shape). Thread counts are both every core this process may use (`blas_threads: auto`).
+        #expect(expected.maxLength == 256 && expected.threads == StepThreads.available())
         expected.seed = 0
         expected.maxLength = 512
         // And the evaluation of the starting weights, which a night plans to keep its weights parent when no step

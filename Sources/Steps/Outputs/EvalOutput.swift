@@ -15,10 +15,14 @@ public struct EvalOutput: StepResult, Equatable {
         public var heldOutSnapshot: Digest
         public var candidateAdapter: Digest
         public var incumbentAdapter: ComparedAdapter
+        /// The BLAS threads a `blas_threads: auto` step resolved (`StepThreads`), which its replay scores at; left
+        /// out when the input fixed the count.
+        public var blasThreads: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case baseModel = "base_model", heldOutSnapshot = "held_out_snapshot"
             case candidateAdapter = "candidate_adapter", incumbentAdapter = "incumbent_adapter"
+            case blasThreads = "blas_threads"
         }
     }
 

@@ -10,15 +10,20 @@ public struct TrainOutput: StepResult, Equatable {
         public var trainSnapshot: Digest
         /// The adapter the candidate started from; left out for one trained from zero.
         public var weightsParent: Digest?
+        /// The BLAS threads a `blas_threads: auto` step resolved (`StepThreads`): what its resume and replay run at.
+        /// Left out when the input fixed the count.
+        public var blasThreads: Int?
 
-        public init(baseModel: Digest, trainSnapshot: Digest, weightsParent: Digest? = nil) {
+        public init(baseModel: Digest, trainSnapshot: Digest, weightsParent: Digest? = nil, blasThreads: Int? = nil) {
             self.baseModel = baseModel
             self.trainSnapshot = trainSnapshot
             self.weightsParent = weightsParent
+            self.blasThreads = blasThreads
         }
 
         enum CodingKeys: String, CodingKey {
             case baseModel = "base_model", trainSnapshot = "train_snapshot", weightsParent = "weights_parent"
+            case blasThreads = "blas_threads"
         }
     }
 

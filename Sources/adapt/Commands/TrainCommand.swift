@@ -93,8 +93,8 @@ enum TrainCommands {
             guard let seed = UInt64(text) else { throw UsageError("expects a non-negative integer, got '\(text)'") }
             return seed
         }
-        static let threads = Option("threads", value: "T", default: 1, in: ModelCommands.threadRange,
-                                    help: "threads that compute each step, 1 to \(ModelCommands.threadRange.upperBound); 1 and 2 differ in the last bits (on --resume, the checkpoint's)")
+        static let threads = Option<Int?>("threads", value: "T", in: ModelCommands.threadRange,
+                                          help: "threads that compute each step, 1 to \(ModelCommands.threadRange.upperBound); 1 and 2 differ in the last bits (default: every core this process may use, as a night's blas_threads auto; on --resume, the checkpoint's)")
         static let resume = Flag("resume", help: "continue from the newest valid checkpoint")
         static let initAdapter = Option<String?>("init-adapter", value: "ADAPTER",
                                                  help: "start from this adapter file's weights (same model, rank, alpha, targets and chat template) instead of a fresh initialisation")
@@ -134,7 +134,7 @@ enum TrainCommands {
             checkpointDirectory: checkpointDirectory, lora: lora, steps: steps, batchSize: try args[O.batchSize],
             gradientAccumulation: try args[O.gradientAccumulation], learningRate: try args[O.learningRate], seed: try args[O.seed],
             maxLength: try args[O.maxLength], checkpointEvery: try args[O.checkpointEvery],
-            threads: args.given(O.threads) ? try args[O.threads] : nil, resume: args[O.resume],
+            threads: try args[O.threads], resume: args[O.resume],
             // Read only with --held-out: without it, giving either is the error, whatever its value.
             evalEvery: heldOutPath == nil ? TrainingDefaults.earlyStoppingEvery : try args[O.evalEvery],
             patience: heldOutPath == nil ? TrainingDefaults.earlyStoppingPatience : try args[O.patience],
