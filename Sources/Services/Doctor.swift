@@ -205,7 +205,7 @@ public enum Doctor {
         let arithmetic = BLASArithmetic.current(threads: BLAS.threads)
         let sqlite = (try? Database(path: ":memory:").queryOne("SELECT sqlite_version() AS version"))?.string("version") ?? "unknown"
         return Check("libraries", .ok, "\(arithmetic.openblas), core type \(arithmetic.coreType)\(arithmetic.pinned ? " (pinned)" : ""), "
-                     + "\(arithmetic.threads) thread(s) by default (a night uses its pipeline's threads); SQLite \(sqlite)")
+                     + "\(arithmetic.threads) thread(s) by default (as many as a night's train and eval steps use, unless its pipeline fixes blas_threads); SQLite \(sqlite)")
     }
 
     static func cpuCheck() -> Check {
