@@ -21,6 +21,8 @@ public enum EvaluationError: Error, Equatable, CustomStringConvertible {
     case invalidMinimumEffect(Double)
     /// A forgetting-guard margin δ that is negative or not a number.
     case invalidCanaryDelta(Double)
+    /// A forgetting-guard fluency δ_f that is negative or not a number.
+    case invalidFluencyDelta(Double)
     /// An example scored on one side only.
     case unpairedExample(id: String, missingFrom: String)
     /// The same example id twice on one side.
@@ -46,6 +48,8 @@ public enum EvaluationError: Error, Equatable, CustomStringConvertible {
             return "minimum effect \(value) is not a number of nats of at least 0; pass e.g. 0.02, or 0 for none"
         case let .invalidCanaryDelta(value):
             return "canary delta \(value) is not a number of nats of at least 0; pass e.g. 1"
+        case let .invalidFluencyDelta(value):
+            return "canary fluency delta \(value) is not a number of nats per token of at least 0; pass e.g. 1"
         case let .unpairedExample(id, missingFrom):
             return "example \(id) has no \(missingFrom) score; score it under both adapters"
         case let .duplicateExample(id, side):

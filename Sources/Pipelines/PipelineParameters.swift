@@ -261,9 +261,9 @@ public struct EvalParameters: Sendable, Equatable, Codable {
     /// `min_effect`: the smallest median held-out improvement, in nats of mean token NLL, that can be `better`
     /// (Evaluation's `PromotionGate.minimumEffect` says why nats). nil in a step planned before the field: no minimum.
     public var minEffect: Double?
-    /// `canary`: the forgetting guard, nil when switched off (null in a file, the default) or in a step planned before
-    /// it. Off by default because, measured on the default model, the guard with its pre-registered δ and α refused
-    /// the good adapters of two lineages and passed a memorising one (docs/gate-and-registry.md, "Forgetting guard").
+    /// `canary`: the forgetting guard, nil when switched off (null in a file) or in a step planned before it. On by
+    /// default since it has a fluency part: measured on the default model it passes good style adapters and refuses
+    /// memorising ones (docs/gate-and-registry.md, "Forgetting guard"); the margin alone could not.
     public var canary: CanaryGuard?
 
     /// The default minimum effect. Measured on the default model and the example lineage's 23 held-out pairs: a
@@ -274,7 +274,7 @@ public struct EvalParameters: Sendable, Equatable, Codable {
 
     public init(alpha: Double = 0.05, minPairs: Int = 10, alternative: TestAlternative = .less,
                 zeroMethod: ZeroMethod = .wilcox, onWorse: OnWorse = .keep, minEffect: Double? = EvalParameters.defaultMinEffect,
-                canary: CanaryGuard? = nil) {
+                canary: CanaryGuard? = CanaryGuard()) {
         self.alpha = alpha
         self.minPairs = minPairs
         self.alternative = alternative

@@ -125,7 +125,13 @@ public enum EvalBody {
             incumbent: incumbent,
             worse: attributes ? EvalOutput.WorseHandling(onWorse: parameters.onWorse, attribution: attribution, quarantinedSources: quarantine) : nil,
             gateReadiness: current ? readiness : nil,
-            canaryMargins: canary.map { EvalOutput.CanaryMargins(base: $0.baseMargins, candidate: $0.candidateMargins) },
+            canaryMargins: canary.map { verdict in
+                // The right replies' NLL only where the guard tested it: a run planned before keeps its output's bytes.
+                let fluency = parameters.canary?.fluencyDelta != nil
+                return EvalOutput.CanaryMargins(base: verdict.base.margins, candidate: verdict.candidate.margins,
+                                                baseRightNLL: fluency ? verdict.base.rightNLL : nil,
+                                                candidateRightNLL: fluency ? verdict.candidate.rightNLL : nil)
+            },
             plannedWithCanary: context.input[CanaryGuard.field] != nil,
             inputs: EvalOutput.Inputs(baseModel: baseDigest, heldOutSnapshot: heldOutSnapshot, candidateAdapter: candidateBlob,
                                       incumbentAdapter: ComparedAdapter(incumbent?.adapterBlob), blasThreads: threads.recorded))
@@ -159,8 +165,8 @@ public enum EvalBody {
     /// The forgetting guard's verdict and what it measured.
     struct CanaryVerdict: Sendable {
         let report: CanaryReport
-        let baseMargins: [Double]
-        let candidateMargins: [Double]
+        let base: CanaryScores
+        let candidate: CanaryScores
         /// Scores to cache in the caller's transaction: the base model's (reused by every later night) and the candidate's.
         let baseFresh: [ScoreCache.Entry]
         let candidateFresh: [ScoreCache.Entry]
@@ -178,17 +184,18 @@ public enum EvalBody {
     }
 
     /// Scores `set` under the base model (from the cache after the first night) and the candidate, and runs the
-    /// forgetting guard on the margins. The base, not the incumbent, is the reference: nights that each lose a
-    /// little against the night before must not add up to a model that lost much.
+    /// forgetting guard on the margins and, when the guard has its fluency part, the right replies' NLL. The base, not
+    /// the incumbent, is the reference: nights that each lose a little against the night before must not add up to a
+    /// model that lost much.
     static func canaryVerdict(_ parameters: CanaryGuard, set: CanarySet, scorer: HeldOutScorer, candidate: LoRAParameters,
                               candidateBlob: Digest, cache: ScoreCache, modelKey: Digest, clock: any Clock) throws -> CanaryVerdict {
         let start = clock.nowMilliseconds()
         let scoring = try CanaryScoring(set: set, scorer: scorer)
-        let base = try scoring.margins(scorer: scorer, adapter: nil, weights: .base, cache: cache, modelKey: modelKey)
-        let tuned = try scoring.margins(scorer: scorer, adapter: candidate, weights: .adapter(candidateBlob), cache: cache, modelKey: modelKey)
-        let report = try ForgettingGuard(delta: parameters.delta, alpha: parameters.alpha)
-            .evaluate(base: base.margins, candidate: tuned.margins, canary: set.name, digest: set.digest.hex)
-        return CanaryVerdict(report: report, baseMargins: base.margins, candidateMargins: tuned.margins, baseFresh: base.fresh,
+        let base = try scoring.scores(scorer: scorer, adapter: nil, weights: .base, cache: cache, modelKey: modelKey)
+        let tuned = try scoring.scores(scorer: scorer, adapter: candidate, weights: .adapter(candidateBlob), cache: cache, modelKey: modelKey)
+        let report = try ForgettingGuard(delta: parameters.delta, alpha: parameters.alpha, fluencyDelta: parameters.fluencyDelta)
+            .evaluate(base: base.scores, candidate: tuned.scores, canary: set.name, digest: set.digest.hex)
+        return CanaryVerdict(report: report, base: base.scores, candidate: tuned.scores, baseFresh: base.fresh,
                              candidateFresh: tuned.fresh, baseCached: base.cached,
                              seconds: Double(clock.nowMilliseconds() - start) / 1000)
     }

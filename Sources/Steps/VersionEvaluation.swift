@@ -48,6 +48,8 @@ public enum VersionEvaluation {
         public let incumbentMeanNLL: Double?
         /// Scores read from the score cache instead of computed (both sides, and the base model's canary replies).
         public let cachedScores: Int
+        /// The canary's per-item figures, as the eval step records them; nil when the guard did not run.
+        public let canaryMargins: EvalOutput.CanaryMargins?
     }
 
     public static func run(_ request: Request, registry: AdapterRegistry, clock: any Clock = SystemClock(),
@@ -87,8 +89,11 @@ public enum VersionEvaluation {
         }
         if let canary {
             report = report.judging(canary: canary.report)
-            log("canary: \(canary.report.outcome.rawValue) (median margin loss "
-                + "\(canary.report.medianMarginLoss.map { String(format: "%.3g", $0) } ?? "–"), p \(canary.report.pValue.map { String(format: "%.4g", $0) } ?? "–"))")
+            func figure(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "–" }
+            log("canary: \(canary.report.outcome.rawValue) (median margin loss \(figure(canary.report.medianMarginLoss, "%.3g")), "
+                + "p \(figure(canary.report.pValue, "%.4g"))"
+                + (canary.report.fluency.map { ", median fluency loss \(figure($0.medianLoss, "%.3g")), p \(figure($0.pValue, "%.4g"))" } ?? "")
+                + ")")
         }
 
         let reportJSON = try JSON.decode(JSONValue.self, from: JSON.canonical(report), context: "the gate report")
@@ -115,6 +120,10 @@ public enum VersionEvaluation {
         log("gate: \(report.outcome.rawValue) (n \(report.n), p \(report.pValue.map { String(format: "%.4g", $0) } ?? "–"))")
         return Result(version: version, incumbent: incumbent, heldOutDigest: heldOut.digest, gate: report,
                       candidateMeanNLL: candidateMean, incumbentMeanNLL: incumbentMean,
-                      cachedScores: candidateCached + incumbentCached + (canary?.baseCached ?? 0))
+                      cachedScores: candidateCached + incumbentCached + (canary?.baseCached ?? 0),
+                      canaryMargins: canary.map {
+                          EvalOutput.CanaryMargins(base: $0.base.margins, candidate: $0.candidate.margins,
+                                                   baseRightNLL: $0.base.rightNLL, candidateRightNLL: $0.candidate.rightNLL)
+                      })
     }
 }

@@ -52,39 +52,48 @@ func canaryMargins(loss: Double, spread: Double = 0.3, seed: UInt64 = 11) -> (ba
     return (base, candidate)
 }
 
+/// The margin part alone, as runs planned before the fluency part judge.
+let marginOnly = try! ForgettingGuard(delta: 1, fluencyDelta: nil)
+
+extension ForgettingGuard {
+    func evaluate(base: [Double], candidate: [Double], canary: String, digest: String) throws -> CanaryReport {
+        try evaluate(base: CanaryScores(margins: base), candidate: CanaryScores(margins: candidate), canary: canary, digest: digest)
+    }
+}
+
 @Test func aCandidateThatKeepsTheBaseMarginsPassesTheForgettingGuard() throws {
     let (base, candidate) = canaryMargins(loss: 0.1)
-    let report = try ForgettingGuard().evaluate(base: base, candidate: candidate, canary: "test", digest: "00")
+    let report = try marginOnly.evaluate(base: base, candidate: candidate, canary: "test", digest: "00")
     #expect(report.outcome == .passes, "\(report.reason)")
     #expect(try #require(report.pValue) < 0.05)
-    #expect(report.items == 36 && report.delta == ForgettingGuard.defaultDelta)
+    #expect(report.items == 36 && report.delta == 1)
     #expect(abs(try #require(report.medianMarginLoss) - 0.1) < 0.2)
 }
 
 @Test func aCandidateThatLosesMoreThanDeltaFailsTheForgettingGuard() throws {
     let (base, candidate) = canaryMargins(loss: 3)
-    let report = try ForgettingGuard().evaluate(base: base, candidate: candidate, canary: "test", digest: "00")
+    let report = try marginOnly.evaluate(base: base, candidate: candidate, canary: "test", digest: "00")
     #expect(report.outcome == .fails)
     #expect(try #require(report.pValue) > 0.5)
 }
 
 @Test func theBurdenIsOnTheCandidate() throws {
     // Losing about δ itself: the test cannot reject "median loss ≥ δ", so the candidate fails.
-    let (base, candidate) = canaryMargins(loss: ForgettingGuard.defaultDelta, spread: 0.4)
-    #expect(try ForgettingGuard().evaluate(base: base, candidate: candidate, canary: "t", digest: "00").outcome == .fails)
+    let (base, candidate) = canaryMargins(loss: 1, spread: 0.4)
+    #expect(try marginOnly.evaluate(base: base, candidate: candidate, canary: "t", digest: "00").outcome == .fails)
     // Too few items to show anything fails too.
-    let few = try ForgettingGuard().evaluate(base: [3, 4], candidate: [3, 4], canary: "t", digest: "00")
+    let few = try marginOnly.evaluate(base: [3, 4], candidate: [3, 4], canary: "t", digest: "00")
     #expect(few.outcome == .fails)
     // No items at all is a failure with its reason, not an error.
-    let none = try ForgettingGuard().evaluate(base: [], candidate: [], canary: "t", digest: "00")
+    let none = try marginOnly.evaluate(base: [], candidate: [], canary: "t", digest: "00")
     #expect(none.outcome == .fails && none.reason.contains("could not be run"))
 }
 
 @Test func precedenceIsWorseThenForgetsThenBetter() throws {
-    let failing = try ForgettingGuard().evaluate(base: canaryMargins(loss: 3).base, candidate: canaryMargins(loss: 3).candidate,
-                                                 canary: "t", digest: "00")
-    let passing = try ForgettingGuard().evaluate(base: canaryMargins(loss: 0).base, candidate: canaryMargins(loss: 0).candidate,
-                                                 canary: "t", digest: "00")
+    let failing = try marginOnly.evaluate(base: canaryMargins(loss: 3).base, candidate: canaryMargins(loss: 3).candidate,
+                                          canary: "t", digest: "00")
+    let passing = try marginOnly.evaluate(base: canaryMargins(loss: 0).base, candidate: canaryMargins(loss: 0).candidate,
+                                          canary: "t", digest: "00")
     try #require(failing.outcome == .fails && passing.outcome == .passes)
     func heldOut(_ shift: Double) throws -> GateReport {
         let (candidate, baseline) = pairedLosses(n: 30, shift: shift)
@@ -106,4 +115,6 @@ func canaryMargins(loss: Double, spread: Double = 0.3, seed: UInt64 = 11) -> (ba
 @Test func forgettingGuardParametersAreChecked() {
     #expect(throws: EvaluationError.invalidCanaryDelta(-1)) { try ForgettingGuard(delta: -1) }
     #expect(throws: EvaluationError.invalidAlpha(0.7)) { try ForgettingGuard(alpha: 0.7) }
+    #expect(throws: EvaluationError.invalidFluencyDelta(-0.5)) { try ForgettingGuard(fluencyDelta: -0.5) }
+    #expect(throws: EvaluationError.self) { try ForgettingGuard(fluencyDelta: .infinity) }
 }

@@ -178,7 +178,8 @@ import TestSupport
     @Test func lineageReportDrawsTheActiveVersionPerNightAndItsChainOfWeightsParents() async throws {
         let chromium = try HeadlessChromium()
         let fixture = try await ReportFixture.make()
-        let first = try await fixture.enqueue(night: "2026-11-29")
+        // Night 1 runs without the forgetting guard (on by default): its night has no canary figures.
+        let first = try await fixture.enqueue(night: "2026-11-29", pipeline: ReportFixture.pipeline(eval: #"{"canary": null}"#))
         try await fixture.work()
         try #require(try await fixture.output(first, step: "promote")?["promoted"] == .bool(true), "the first night must promote for this test")
         // Night 2 runs the forgetting guard: its figures reach the night's `canary` as the eval step recorded them.

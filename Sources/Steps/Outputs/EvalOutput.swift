@@ -36,11 +36,23 @@ public struct EvalOutput: StepResult, Equatable {
         enum CodingKeys: String, CodingKey { case version, adapterBlob = "adapter_blob" }
     }
 
-    /// The canary margins log p(right) − log p(wrong) per item kept, in the set's order (`CanaryScoring`); the set's
-    /// name and digest and the test are in `gate.canary`.
+    /// The canary margins log p(right) − log p(wrong) per item kept, in the set's order (`CanaryScoring`), and, when
+    /// the guard has its fluency part, the right replies' mean token NLL (`base_right_nll`, `candidate_right_nll`;
+    /// absent in runs planned before it). The set's name and digest and the tests are in `gate.canary`.
     public struct CanaryMargins: Codable, Sendable, Equatable {
         public var base: [Double]
         public var candidate: [Double]
+        public var baseRightNLL: [Double]?
+        public var candidateRightNLL: [Double]?
+
+        public init(base: [Double], candidate: [Double], baseRightNLL: [Double]? = nil, candidateRightNLL: [Double]? = nil) {
+            (self.base, self.candidate, self.baseRightNLL, self.candidateRightNLL) = (base, candidate, baseRightNLL, candidateRightNLL)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case base, candidate
+            case baseRightNLL = "base_right_nll", candidateRightNLL = "candidate_right_nll"
+        }
     }
 
     /// What a run planned with `on_worse` records about a worse candidate.

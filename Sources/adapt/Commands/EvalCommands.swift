@@ -23,7 +23,8 @@ enum EvalCommands {
             adapter's digest. A significant improvement smaller than the pipeline's minimum effect (median, in \
             nats of mean token NLL) is 'not_enough_evidence'. With --canary the forgetting guard runs too: on the \
             engine's canary, the version must show it keeps the base model's margin log p(right) − log p(wrong) \
-            within delta 1 nat (one-sided Wilcoxon at alpha 0.05), else the outcome is 'forgets'.
+            within delta 2 nats and the right replies' mean token NLL within 1 nat per token (each a one-sided \
+            Wilcoxon at alpha 0.05, the nightly pipeline's default), else the outcome is 'forgets'.
             """,
         options: [RegistryCommands.lineage, versionNumber, TrainCommands.O.model, ModelCommands.chatFormat, canary, .json]
     ) { invocation in
@@ -48,8 +49,14 @@ enum EvalCommands {
         if let canary = report["canary"], canary != .null {
             let loss = canary["median_margin_loss"]?.doubleValue.map { String(format: "%.3g", $0) } ?? "-"
             let cp = canary["p_value"]?.doubleValue.map { String(format: "%.4g", $0) } ?? "-"
-            Console.print("forgetting guard: \(canary["outcome"]?.stringValue ?? "-") (median margin loss \(loss) nats, delta "
-                          + "\(canary["delta"]?.doubleValue ?? 0), p \(cp))")
+            var line = "forgetting guard: \(canary["outcome"]?.stringValue ?? "-") (median margin loss \(loss) nats, delta "
+                + "\(canary["delta"]?.doubleValue ?? 0), p \(cp)"
+            if let fluencyDelta = canary["fluency_delta"]?.doubleValue {
+                let fluency = canary["median_fluency_loss"]?.doubleValue.map { String(format: "%.3g", $0) } ?? "-"
+                let fp = canary["fluency_p_value"]?.doubleValue.map { String(format: "%.4g", $0) } ?? "-"
+                line += "; median fluency loss \(fluency) nats per token, delta \(fluencyDelta), p \(fp)"
+            }
+            Console.print(line + ")")
         }
         if outcome == "better" { Console.print("promote it with: adapt registry promote \(lineage)/v\(number)") }
     }
