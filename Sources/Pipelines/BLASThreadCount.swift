@@ -2,8 +2,8 @@ import AdaptCore
 
 /// `train.blas_threads`: how many OpenBLAS threads the train and eval steps compute with.
 ///
-/// `auto` (the default) is every core the worker that claims the step may use (its CPU affinity, at most what
-/// this OpenBLAS runs), resolved when the step starts and recorded in its output (`inputs.blas_threads`) and, for
+/// `auto` (the default) is every core the worker that claims the step may use (its CPU affinity, no more than
+/// its control group's CPU quota, at most what this OpenBLAS runs), resolved when the step starts and recorded in its output (`inputs.blas_threads`) and, for
 /// train, in its checkpoints: a resumed train step keeps its checkpoint's count and a replay its recorded one,
 /// because 1 and 2 threads differ in the last bits (DESIGN.md, "Training and resume"). An integer fixes the count
 /// on every machine, as every step planned before `auto` existed did.

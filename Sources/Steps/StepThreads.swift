@@ -37,9 +37,11 @@ public struct StepThreads: Sendable, Equatable {
     }
 
     /// Every core this process may use: its CPU affinity (`DeviceReadings.allowedCores` under `root`, the fake tree
-    /// of tests included), else the processors online, at most `BLAS.maximumThreads` and at least 1.
+    /// of tests included), else the processors online, no more than its control group's CPU limit
+    /// (`DeviceReadings.cgroupCPULimit`), at most `BLAS.maximumThreads` and at least 1.
     public static func available(root: URL = URL(fileURLWithPath: "/")) -> Int {
-        let cores = DeviceReadings.allowedCores(root: root) ?? ProcessInfo.processInfo.activeProcessorCount
+        let affinity = DeviceReadings.allowedCores(root: root) ?? ProcessInfo.processInfo.activeProcessorCount
+        let cores = min(affinity, DeviceReadings.cgroupCPULimit(root: root) ?? affinity)
         return max(1, min(cores, BLAS.maximumThreads))
     }
 

@@ -85,3 +85,32 @@ func blasThreadsRefusesAnythingElseNamingTheFieldAndTheAllowedValues(_ value: St
     let own = try #require(DeviceReadings.allowedCores())
     #expect(own >= 1 && own <= ProcessInfo.processInfo.activeProcessorCount)
 }
+
+/// A container started with `--cpus 2` sees every host CPU in its affinity: the control group's quota is what bounds
+/// an `auto` thread count, in either cgroup version, the tightest of the group and its ancestors.
+@Test func theControlGroupsCPUQuotaBoundsTheCoresInEitherVersion() throws {
+    var kept: [TemporaryDirectory] = []   // a TemporaryDirectory is removed when released
+    func tree(_ files: [String: String]) throws -> URL {
+        let directory = TemporaryDirectory()
+        kept.append(directory)
+        for (path, text) in files {
+            let url = directory.file(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        return directory.url
+    }
+    // v2: the job's own group says 1.5 CPUs (rounded up to 2), its parent 4.
+    let v2 = try tree(["proc/self/cgroup": "0::/jobs/night\n", "sys/fs/cgroup/jobs/night/cpu.max": "150000 100000\n",
+                       "sys/fs/cgroup/jobs/cpu.max": "400000 100000\n", "sys/fs/cgroup/cpu.max": "max 100000\n"])
+    #expect(DeviceReadings.cgroupCPULimit(root: v2) == 2)
+    // v1, the cpu controller mounted with cpuacct, inside a namespace whose path is the root.
+    let v1 = try tree(["proc/self/cgroup": "4:memory:/x\n3:cpu,cpuacct:/\n0::/\n",
+                       "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "300000\n", "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n"])
+    #expect(DeviceReadings.cgroupCPULimit(root: v1) == 3)
+    // No limit anywhere: `max`, a quota of -1, or no files at all.
+    let none = try tree(["proc/self/cgroup": "1:cpu:/a\n0::/\n", "sys/fs/cgroup/cpu.max": "max 100000\n",
+                         "sys/fs/cgroup/cpu/a/cpu.cfs_quota_us": "-1\n", "sys/fs/cgroup/cpu/a/cpu.cfs_period_us": "100000\n"])
+    #expect(DeviceReadings.cgroupCPULimit(root: none) == nil)
+    #expect(DeviceReadings.cgroupCPULimit(root: try tree([:])) == nil)
+}

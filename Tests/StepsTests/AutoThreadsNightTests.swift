@@ -1,6 +1,7 @@
 import AdaptCore
 import Foundation
 import JobQueue
+import Steps
 import Storage
 import Testing
 import TestSupport
@@ -21,6 +22,19 @@ import TestSupport
         let database = try Database(path: fixture.directory.state.database.path, durability: .normal)
         let text = try #require(try database.queryOne("SELECT metadata FROM registry_versions ORDER BY id DESC LIMIT 1")?.string("metadata"))
         return try JSON.decode(JSONValue.self, from: text, context: "registry metadata")
+    }
+
+    @Test func autoTakesTheSmallerOfTheAffinityAndTheControlGroupsQuota() throws {
+        let directory = TemporaryDirectory("adapt-auto-quota")
+        let device = try FakeDevice(root: directory.file("device"))
+        try device.allowCPUs("0-15")
+        #expect(StepThreads.available(root: device.root) == 16)
+        for (path, text) in [("proc/self/cgroup", "0::/\n"), ("sys/fs/cgroup/cpu.max", "200000 100000\n")] {
+            let url = device.root.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        #expect(StepThreads.available(root: device.root) == 2)
     }
 
     @Test func anAutoNightRunsAtTheClaimingWorkersCoresRecordsThemAndReplaysAtThemElsewhere() async throws {
