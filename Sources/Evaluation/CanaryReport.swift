@@ -5,7 +5,8 @@
 /// `base_mean_margin`, `candidate_mean_margin`, `outcome` (`passes` or `fails`, of the whole guard) and `reason`.
 /// A guard with a fluency part adds `fluency_delta`, `margin_outcome`, `fluency_outcome`, `fluency_n`,
 /// `fluency_statistic`, `fluency_p_value`, `fluency_method`, `median_fluency_loss` (median d_f) and
-/// `base_mean_right_nll`, `candidate_mean_right_nll`; a margin-only guard (a run planned before the fluency part) has
+/// `base_mean_right_nll`, `candidate_mean_right_nll`, and, when fluency was measured against another model than the
+/// base, `fluency_reference` (its name, e.g. `incumbent`) and `reference_mean_right_nll`; a margin-only guard (a run planned before the fluency part) has
 /// none of these keys, so its report keeps its bytes. Values that do not exist are null.
 public struct CanaryReport: Sendable, Equatable, Codable {
     public let canary: String
@@ -38,10 +39,15 @@ public struct CanaryReport: Sendable, Equatable, Codable {
         public let medianLoss: Double?
         public let baseMeanRightNLL: Double?
         public let candidateMeanRightNLL: Double?
+        /// The fluency reference when it is not the base, and its mean right-reply NLL.
+        public let reference: String?
+        public let referenceMeanRightNLL: Double?
     }
 
     init(guard g: ForgettingGuard, canary: String, digest: String, base: CanaryScores, candidate: CanaryScores, losses: [Double],
-         margin: NonInferiorityPart, fluency part: (losses: [Double], test: NonInferiorityPart)?, reason: String) {
+         margin: NonInferiorityPart,
+         fluency part: (losses: [Double], test: NonInferiorityPart, reference: (name: String, scores: CanaryScores)?)?,
+         reason: String) {
         func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
         self.canary = canary
         canaryDigest = digest
@@ -61,7 +67,8 @@ public struct CanaryReport: Sendable, Equatable, Codable {
             Fluency(delta: g.fluencyDelta ?? 0, marginOutcome: margin.outcome, outcome: part.test.outcome, n: part.test.result?.n ?? 0,
                     statistic: part.test.result?.statistic, pValue: part.test.result?.pValue,
                     method: part.test.result?.method.rawValue, medianLoss: part.losses.isEmpty ? nil : median(part.losses),
-                    baseMeanRightNLL: mean(base.rightNLL), candidateMeanRightNLL: mean(candidate.rightNLL))
+                    baseMeanRightNLL: mean(base.rightNLL), candidateMeanRightNLL: mean(candidate.rightNLL),
+                    reference: part.reference?.name, referenceMeanRightNLL: part.reference.flatMap { mean($0.scores.rightNLL) })
         }
     }
 
@@ -73,6 +80,7 @@ public struct CanaryReport: Sendable, Equatable, Codable {
         case fluencyN = "fluency_n", fluencyStatistic = "fluency_statistic", fluencyPValue = "fluency_p_value"
         case fluencyMethod = "fluency_method", medianFluencyLoss = "median_fluency_loss"
         case baseMeanRightNLL = "base_mean_right_nll", candidateMeanRightNLL = "candidate_mean_right_nll"
+        case fluencyReference = "fluency_reference", referenceMeanRightNLL = "reference_mean_right_nll"
     }
 
     public init(from decoder: Decoder) throws {
@@ -101,7 +109,9 @@ public struct CanaryReport: Sendable, Equatable, Codable {
                 method: try c.decodeIfPresent(String.self, forKey: .fluencyMethod),
                 medianLoss: try c.decodeIfPresent(Double.self, forKey: .medianFluencyLoss),
                 baseMeanRightNLL: try c.decodeIfPresent(Double.self, forKey: .baseMeanRightNLL),
-                candidateMeanRightNLL: try c.decodeIfPresent(Double.self, forKey: .candidateMeanRightNLL))
+                candidateMeanRightNLL: try c.decodeIfPresent(Double.self, forKey: .candidateMeanRightNLL),
+                reference: try c.decodeIfPresent(String.self, forKey: .fluencyReference),
+                referenceMeanRightNLL: try c.decodeIfPresent(Double.self, forKey: .referenceMeanRightNLL))
         } else {
             fluency = nil
         }
@@ -135,5 +145,9 @@ public struct CanaryReport: Sendable, Equatable, Codable {
         try c.encode(fluency.medianLoss, forKey: .medianFluencyLoss)
         try c.encode(fluency.baseMeanRightNLL, forKey: .baseMeanRightNLL)
         try c.encode(fluency.candidateMeanRightNLL, forKey: .candidateMeanRightNLL)
+        // Only a guard measured against another reference than the base has these: the others keep their bytes.
+        guard let reference = fluency.reference else { return }
+        try c.encode(reference, forKey: .fluencyReference)
+        try c.encode(fluency.referenceMeanRightNLL, forKey: .referenceMeanRightNLL)
     }
 }

@@ -14,6 +14,10 @@
 /// rejected at level α: with too little evidence, or a test that cannot be run, it fails. The guard passes when
 /// every part it runs passes. A guard without a fluency δ (`fluencyDelta` nil) runs the margin part alone: the rule
 /// of runs planned before the fluency part existed.
+///
+/// Fluency may be measured against another reference than the base (`evaluate(…, fluencyReference:)`): the nightly
+/// pipeline compares it with the version the gate compares against, so a style's small steps do not add up to a
+/// refusal over many nights while one night's collapse still fails (CanaryGuard in Pipelines says why).
 public struct ForgettingGuard: Sendable, Equatable {
     /// The largest median loss of margin, in nats, that still counts as keeping what the base could do: at 2 the
     /// right reply's odds against the wrong one may fall e² ≈ 7.4-fold on the typical item. Chosen after canary-v1's
@@ -42,18 +46,25 @@ public struct ForgettingGuard: Sendable, Equatable {
     /// Judges per-item scores, `base` and `candidate` of the same canary items in the same order; `canary` and
     /// `digest` name the set (recorded in the report). The right replies' NLL is read only when the guard has a
     /// fluency part. Throws only for malformed input (unequal lengths, non-finite scores).
-    public func evaluate(base: CanaryScores, candidate: CanaryScores, canary: String, digest: String) throws -> CanaryReport {
+    ///
+    /// `fluencyReference`, when given, replaces the base as the fluency part's reference: d_f = candidate − reference
+    /// NLL; its `name` is recorded (`fluency_reference`).
+    public func evaluate(base: CanaryScores, candidate: CanaryScores, canary: String, digest: String,
+                         fluencyReference: (name: String, scores: CanaryScores)? = nil) throws -> CanaryReport {
         let losses = try Self.differences(base.margins, candidate.margins, side: "margin").map { -$0 }   // d = base − candidate
         let margin = try NonInferiorityPart.test(losses: losses, delta: delta, alpha: alpha)
         guard let fluencyDelta else {
             return CanaryReport(guard: self, canary: canary, digest: digest, base: base, candidate: candidate, losses: losses,
                                 margin: margin, fluency: nil, reason: marginOnlyReason(margin))
         }
-        let fluencyLosses = try Self.differences(base.rightNLL, candidate.rightNLL, side: "right reply NLL")   // d_f = candidate − base
+        // d_f = candidate − reference (the base unless another is given)
+        let reference = fluencyReference?.scores.rightNLL ?? base.rightNLL
+        let fluencyLosses = try Self.differences(reference, candidate.rightNLL, side: "right reply NLL")
         let fluency = try NonInferiorityPart.test(losses: fluencyLosses, delta: fluencyDelta, alpha: alpha)
-        let reason = "margin: " + marginSentence(margin) + "; fluency: " + fluencySentence(fluency, delta: fluencyDelta)
+        let reason = "margin: " + marginSentence(margin) + "; fluency: "
+            + fluencySentence(fluency, delta: fluencyDelta, against: fluencyReference?.name)
         return CanaryReport(guard: self, canary: canary, digest: digest, base: base, candidate: candidate, losses: losses,
-                            margin: margin, fluency: (fluencyLosses, fluency), reason: reason)
+                            margin: margin, fluency: (fluencyLosses, fluency, fluencyReference), reason: reason)
     }
 
     /// candidate − base per item, after checking both sides.
@@ -85,13 +96,15 @@ public struct ForgettingGuard: Sendable, Equatable {
             : "the candidate did not show it loses less than \(delta) nats of the base's margin at alpha \(alpha) (p \(part.result?.pValue ?? 1))"
     }
 
-    private func fluencySentence(_ part: NonInferiorityPart, delta: Double) -> String {
+    /// `against`: the reference's name when it is not the base (the sentence of a base-referenced guard is unchanged).
+    private func fluencySentence(_ part: NonInferiorityPart, delta: Double, against reference: String?) -> String {
         if let error = part.notRun {
             return "the test could not be run (\(error.description)), so the candidate did not show it keeps the right replies' likelihood"
         }
+        let rise = "rises by less than \(delta) nats" + (reference.map { " over the \($0)'s" } ?? "")
         return part.passes
-            ? "the right replies' mean token NLL rises by less than \(delta) nats at alpha \(alpha) (p \(part.result?.pValue ?? 1))"
-            : "the candidate did not show the right replies' mean token NLL rises by less than \(delta) nats at alpha \(alpha) (p \(part.result?.pValue ?? 1))"
+            ? "the right replies' mean token NLL \(rise) at alpha \(alpha) (p \(part.result?.pValue ?? 1))"
+            : "the candidate did not show the right replies' mean token NLL \(rise) at alpha \(alpha) (p \(part.result?.pValue ?? 1))"
     }
 }
 

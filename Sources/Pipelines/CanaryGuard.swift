@@ -7,8 +7,16 @@
 /// token NLL of the right reply, must show median d_f < `fluency_delta`. A candidate that does not show both is
 /// `forgets` (unless the held-out set says `worse`).
 ///
+/// The fluency part's reference is the incumbent (`fluency_reference: incumbent`, the default): the version the gate
+/// compares against, or the base model on a lineage's first night. A style moves plain wording a little each night,
+/// and warm-started nights add those moves up: measured against the base, a lineage's fourth night already failed
+/// fluency (docs/gate-and-registry.md). Against the night before, a style's steps pass and a night that collapses onto
+/// its training text does not. The margin part stays against the base, so ability lost a little a night adds up to a
+/// refusal.
+///
 /// An eval step planned before the guard has no `canary` in its input and runs none; one planned before the fluency
-/// part has `{delta, alpha}` without `fluency_delta` and runs the margin part alone. Each replays as recorded.
+/// part has `{delta, alpha}` without `fluency_delta` and runs the margin part alone; one planned before the reference
+/// was chosen has no `fluency_reference` and measures fluency against the base. Each replays as recorded.
 public struct CanaryGuard: Sendable, Equatable, Codable {
     /// The largest median loss of margin, in nats of log-odds, a candidate may have: at 2 the right reply's odds
     /// against the wrong one may fall e²-fold on the typical item (Evaluation's `ForgettingGuard.defaultDelta`; a
@@ -23,17 +31,28 @@ public struct CanaryGuard: Sendable, Equatable, Codable {
     public var alpha: Double
     /// nil only in a step planned before the fluency part: margin alone.
     public var fluencyDelta: Double?
+    /// What the fluency part compares the candidate with; nil only in a step planned before the choice: the base.
+    public var fluencyReference: FluencyReference?
+
+    /// The model the candidate's right-reply NLL is compared with.
+    public enum FluencyReference: String, Sendable, Codable, CaseIterable {
+        /// The version the gate compares against (the base model when the lineage has none).
+        case incumbent
+        /// The base model.
+        case base
+    }
 
     public init(delta: Double = CanaryGuard.defaultDelta, alpha: Double = CanaryGuard.defaultAlpha,
-                fluencyDelta: Double? = CanaryGuard.defaultFluencyDelta) {
+                fluencyDelta: Double? = CanaryGuard.defaultFluencyDelta, fluencyReference: FluencyReference? = .incumbent) {
         self.delta = delta
         self.alpha = alpha
         self.fluencyDelta = fluencyDelta
+        self.fluencyReference = fluencyReference
     }
 
     enum CodingKeys: String, CodingKey {
         case delta, alpha
-        case fluencyDelta = "fluency_delta"
+        case fluencyDelta = "fluency_delta", fluencyReference = "fluency_reference"
     }
 
     /// The input field of the eval step.

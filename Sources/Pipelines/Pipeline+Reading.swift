@@ -200,14 +200,14 @@ extension Pipeline {
             canary: readCanary(o, default: d.canary))
     }
 
-    /// `eval.canary`: an object `{delta, alpha, fluency_delta}` (each with its default; `{}`, the default, is the guard
+    /// `eval.canary`: an object `{delta, alpha, fluency_delta, fluency_reference}` (each with its default; `{}`, the default, is the guard
     /// with every default), or null for no forgetting guard.
     private static func readCanary(_ o: ObjectReader, default fallback: CanaryGuard?) -> CanaryGuard? {
         guard let value = o.value(CanaryGuard.field) else { return fallback }
         if value == .null { return nil }
         let path = o.path(of: CanaryGuard.field)
         guard value.objectValue != nil else {
-            o.reader.report(path, "\(path) must be an object {delta, alpha, fluency_delta} or null (no forgetting guard), "
+            o.reader.report(path, "\(path) must be an object {delta, alpha, fluency_delta, fluency_reference} or null (no forgetting guard), "
                             + "got \(PipelineReader.render(value))")
             return fallback
         }
@@ -218,7 +218,8 @@ extension Pipeline {
             delta: c.number("delta", default: d.delta, "a number of nats of at least 0 and at most 100") { $0 >= 0 && $0 <= 100 },
             alpha: c.number("alpha", default: d.alpha, "a number above 0 and at most 0.5") { $0 > 0 && $0 <= 0.5 },
             fluencyDelta: c.number("fluency_delta", default: d.fluencyDelta ?? CanaryGuard.defaultFluencyDelta,
-                                   "a number of nats per token of at least 0 and at most 100") { $0 >= 0 && $0 <= 100 })
+                                   "a number of nats per token of at least 0 and at most 100") { $0 >= 0 && $0 <= 100 },
+            fluencyReference: c.choice("fluency_reference", default: d.fluencyReference ?? .incumbent))
     }
 
     static func readDevice(_ o: ObjectReader) -> DevicePolicy {

@@ -68,7 +68,8 @@ public enum EvalBody {
         let canary = try parameters.canary.map { guardParameters in
             let recordedSet = try context.recordedOutput(EvalOutput.self)?.gate.report.canary?.canary
             return try canaryVerdict(guardParameters, set: try canarySet(recorded: recordedSet), scorer: scorer,
-                                     candidate: candidateWeights, candidateBlob: candidateBlob, cache: cache, modelKey: modelKey,
+                                     candidate: candidateWeights, candidateBlob: candidateBlob,
+                                     incumbent: incumbentWeights.map { ($0, incumbentKey) }, cache: cache, modelKey: modelKey,
                                      clock: environment.clock)
         }
         if let canary { report = report.judging(canary: canary.report) }
@@ -105,6 +106,7 @@ public enum EvalBody {
             if let canary {
                 try cache.store(model: modelKey, weights: .base, entries: canary.baseFresh)
                 try cache.store(model: modelKey, weights: .adapter(candidateBlob), entries: canary.candidateFresh)
+                try cache.store(model: modelKey, weights: incumbentKey, entries: canary.incumbentFresh)
             }
             if !quarantine.isEmpty {
                 let marked = try ReplayStore.quarantine(sources: quarantine, lineage: common.lineage, night: night,
@@ -170,6 +172,9 @@ public enum EvalBody {
         /// Scores to cache in the caller's transaction: the base model's (reused by every later night) and the candidate's.
         let baseFresh: [ScoreCache.Entry]
         let candidateFresh: [ScoreCache.Entry]
+        /// The incumbent's canary scores, when fluency is measured against it and they were not cached (its own
+        /// night caches them as a candidate's, so normally none).
+        let incumbentFresh: [ScoreCache.Entry]
         let baseCached: Int
         let seconds: Double
     }
@@ -184,19 +189,34 @@ public enum EvalBody {
     }
 
     /// Scores `set` under the base model (from the cache after the first night) and the candidate, and runs the
-    /// forgetting guard on the margins and, when the guard has its fluency part, the right replies' NLL. The base, not
-    /// the incumbent, is the reference: nights that each lose a little against the night before must not add up to a
-    /// model that lost much.
+    /// forgetting guard on the margins and, when the guard has its fluency part, the right replies' NLL. Margins are
+    /// judged against the base: nights that each lose a little ability must not add up to a model that lost much.
+    /// Fluency is judged against `parameters.fluencyReference` (CanaryGuard says why the incumbent): the `incumbent`
+    /// version's scores, or the base's on a lineage's first night; a step planned before the choice has none and
+    /// judges it against the base, as recorded.
     static func canaryVerdict(_ parameters: CanaryGuard, set: CanarySet, scorer: HeldOutScorer, candidate: LoRAParameters,
-                              candidateBlob: Digest, cache: ScoreCache, modelKey: Digest, clock: any Clock) throws -> CanaryVerdict {
+                              candidateBlob: Digest, incumbent: (weights: LoRAParameters, key: ScoreCache.Weights)?,
+                              cache: ScoreCache, modelKey: Digest, clock: any Clock) throws -> CanaryVerdict {
         let start = clock.nowMilliseconds()
         let scoring = try CanaryScoring(set: set, scorer: scorer)
         let base = try scoring.scores(scorer: scorer, adapter: nil, weights: .base, cache: cache, modelKey: modelKey)
         let tuned = try scoring.scores(scorer: scorer, adapter: candidate, weights: .adapter(candidateBlob), cache: cache, modelKey: modelKey)
+        var reference: (name: String, scores: CanaryScores)?
+        var incumbentFresh: [ScoreCache.Entry] = []
+        switch (parameters.fluencyDelta == nil ? nil : parameters.fluencyReference, incumbent) {
+        case (nil, _):
+            reference = nil
+        case (.incumbent?, let incumbent?):
+            let scored = try scoring.scores(scorer: scorer, adapter: incumbent.weights, weights: incumbent.key, cache: cache, modelKey: modelKey)
+            reference = ("incumbent", scored.scores)
+            incumbentFresh = scored.fresh
+        case (.incumbent?, nil), (.base?, _):
+            reference = ("base", base.scores)
+        }
         let report = try ForgettingGuard(delta: parameters.delta, alpha: parameters.alpha, fluencyDelta: parameters.fluencyDelta)
-            .evaluate(base: base.scores, candidate: tuned.scores, canary: set.name, digest: set.digest.hex)
+            .evaluate(base: base.scores, candidate: tuned.scores, canary: set.name, digest: set.digest.hex, fluencyReference: reference)
         return CanaryVerdict(report: report, base: base.scores, candidate: tuned.scores, baseFresh: base.fresh,
-                             candidateFresh: tuned.fresh, baseCached: base.cached,
+                             candidateFresh: tuned.fresh, incumbentFresh: incumbentFresh, baseCached: base.cached,
                              seconds: Double(clock.nowMilliseconds() - start) / 1000)
     }
 

@@ -85,7 +85,8 @@ public enum VersionEvaluation {
         // The forgetting guard, as the nightly eval step runs it: an imported adapter is held to the same canary.
         let canary = try request.parameters.canary.map {
             try EvalBody.canaryVerdict($0, set: CanarySet.current, scorer: scorer, candidate: candidateWeights,
-                                       candidateBlob: version.adapterDigest, cache: cache, modelKey: modelKey, clock: clock)
+                                       candidateBlob: version.adapterDigest, incumbent: incumbentWeights.map { ($0, incumbentKey) },
+                                       cache: cache, modelKey: modelKey, clock: clock)
         }
         if let canary {
             report = report.judging(canary: canary.report)
@@ -110,6 +111,7 @@ public enum VersionEvaluation {
             if let canary {
                 try cache.store(model: modelKey, weights: .base, entries: canary.baseFresh)
                 try cache.store(model: modelKey, weights: .adapter(version.adapterDigest), entries: canary.candidateFresh)
+                try cache.store(model: modelKey, weights: incumbentKey, entries: canary.incumbentFresh)
             }
             try registry.recordGateReport(EngineGateReport(
                 versionID: version.id, adapterDigest: version.adapterDigest, heldOutDigest: heldOut.digest,

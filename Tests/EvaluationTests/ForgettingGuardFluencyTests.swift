@@ -101,3 +101,29 @@ func canaryScores(marginLoss: Double, fluencyLoss: Double, spread: Double = 0.6,
         try ForgettingGuard().evaluate(base: base, candidate: bad, canary: "t", digest: "00")
     }
 }
+
+/// Warm-started nights add a style's small fluency moves up: measured against the base, a chain whose nights each
+/// move 0.3 fails by its fourth; against the version before it (the incumbent) each night passes, and a night that
+/// collapses onto its training text still fails. The reference is recorded; a guard judged against the base keeps
+/// its old report shape.
+@Test func fluencyAgainstTheIncumbentPassesAChainsStepsAndStillRefusesACollapse() throws {
+    let (base, _) = canaryScores(marginLoss: 0, fluencyLoss: 0)
+    func shifted(_ scores: CanaryScores, fluency: Double, margin: Double = 0.2) -> CanaryScores {
+        CanaryScores(margins: scores.margins.map { $0 - margin }, rightNLL: scores.rightNLL.map { $0 + fluency })
+    }
+    let third = shifted(base, fluency: 0.9, margin: 0.6)          // three nights of a style
+    let fourth = shifted(third, fluency: 0.35, margin: 0.2)
+    let againstBase = try ForgettingGuard().evaluate(base: base, candidate: fourth, canary: "t", digest: "00")
+    #expect(againstBase.outcome == .fails, "1.25 nats above the base")
+    let againstIncumbent = try ForgettingGuard().evaluate(base: base, candidate: fourth, canary: "t", digest: "00",
+                                                          fluencyReference: ("incumbent", third))
+    #expect(againstIncumbent.outcome == .passes, "\(againstIncumbent.reason)")
+    #expect(againstIncumbent.reason.contains("over the incumbent's"))
+    let fields = try JSON.decode(JSONValue.self, from: JSON.canonical(againstIncumbent), context: "report")
+    #expect(fields["fluency_reference"] == .string("incumbent"))
+    #expect(abs((fields["reference_mean_right_nll"]?.doubleValue ?? 0) - (fields["base_mean_right_nll"]?.doubleValue ?? 0) - 0.9) < 1e-9)
+    #expect(fields["fluency_reference"] != nil && JSON.canonicalString(againstBase).contains("fluency_reference") == false)
+    let collapse = try ForgettingGuard().evaluate(base: base, candidate: shifted(third, fluency: 3.5, margin: -0.3), canary: "t",
+                                                  digest: "00", fluencyReference: ("incumbent", third))
+    #expect(collapse.outcome == .fails && collapse.fluency?.outcome == .fails)
+}

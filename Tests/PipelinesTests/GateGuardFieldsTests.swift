@@ -22,7 +22,10 @@ import Testing
     #expect(problems(#"{"eval": {"canary": {"alpha": 0.9}}}"#) == ["eval.canary.alpha must be a number above 0 and at most 0.5, got 0.9"])
     #expect(problems(#"{"eval": {"canary": {"delt": 1}}}"#) == ["eval.canary.delt is not a known field; did you mean eval.canary.delta?"])
     #expect(problems(#"{"eval": {"canary": true}}"#)
-            == ["eval.canary must be an object {delta, alpha, fluency_delta} or null (no forgetting guard), got true"])
+            == ["eval.canary must be an object {delta, alpha, fluency_delta, fluency_reference} or null (no forgetting guard), got true"])
+    #expect(try Pipeline.parse(Data(#"{"eval": {"canary": {"fluency_reference": "base"}}}"#.utf8), source: "test.json").eval.canary?
+                .fluencyReference == .base)
+    #expect(problems(#"{"eval": {"canary": {"fluency_reference": "parent"}}}"#).count == 1)
 }
 
 @Test func aNullCanarySwitchesTheGuardOffAndIsWrittenIntoTheEvalInput() throws {
@@ -55,7 +58,8 @@ import Testing
     let run = try plan(pipeline: Pipeline.nightly, lineage: "mail", night: Night(parsing: "2026-11-30"))
     let eval = try #require(run.steps.first { $0.kind == "eval" }?.input)
     let canary = try #require(eval["canary"]?.objectValue)
-    #expect(canary.keys.sorted() == ["alpha", "delta", "fluency_delta"])
+    #expect(canary.keys.sorted() == ["alpha", "delta", "fluency_delta", "fluency_reference"])
+    #expect(canary["fluency_reference"] == .string("incumbent"))
     #expect(canary["delta"]?.doubleValue == 2 && canary["alpha"]?.doubleValue == 0.05 && canary["fluency_delta"]?.doubleValue == 1)
 }
 
@@ -66,8 +70,19 @@ import Testing
     input["canary"] = .object(["delta": .int(1), "alpha": .double(0.05)])
     #expect(StepInputCheck.problems(.object(input), kind: .eval).isEmpty)
     let parameters = try PlannedInput.parameters(EvalParameters.self, from: .object(input))
-    #expect(parameters.canary == CanaryGuard(delta: 1, alpha: 0.05, fluencyDelta: nil))
+    #expect(parameters.canary == CanaryGuard(delta: 1, alpha: 0.05, fluencyDelta: nil, fluencyReference: nil))
     input["canary"] = .object(["delta": .int(1), "alpha": .double(0.05), "fluency_delta": .string("one")])
     #expect(StepInputCheck.problems(.object(input), kind: .eval).map(\.message)
             == ["canary.fluency_delta must be a number of nats per token of at least 0 and at most 100, got \"one\""])
+}
+
+@Test func anEvalInputPlannedBeforeTheFluencyReferenceMeasuresFluencyAgainstTheBase() throws {
+    let run = try plan(pipeline: Pipeline.nightly, lineage: "mail", night: Night(parsing: "2026-11-30"))
+    var input = try #require(run.steps.first { $0.kind == "eval" }?.input.objectValue)
+    input["canary"] = .object(["delta": .int(2), "alpha": .double(0.05), "fluency_delta": .int(1)])
+    #expect(StepInputCheck.problems(.object(input), kind: .eval).isEmpty)
+    let parameters = try PlannedInput.parameters(EvalParameters.self, from: .object(input))
+    #expect(parameters.canary == CanaryGuard(delta: 2, alpha: 0.05, fluencyDelta: 1, fluencyReference: nil))
+    input["canary"] = .object(["delta": .int(2), "alpha": .double(0.05), "fluency_delta": .int(1), "fluency_reference": .string("night")])
+    #expect(StepInputCheck.problems(.object(input), kind: .eval).count == 1)
 }
