@@ -6,7 +6,7 @@ import Storage
 ///
 /// History rows, gate reports and erasure lists name versions, so a version's row stays; only its file goes, and
 /// the version is marked pruned (`registry_pruned`). A pruned version is listed as such, is not "missing" to
-/// `registry verify`, and cannot be made active again (`RegistryError.versionPruned`).
+/// `registry verify`, and cannot be made active again (`RegistryError.versionPruned`); its cached scores go with its file.
 extension AdapterRegistry {
     /// What a prune deleted (or, in a dry run, would delete) and what it kept.
     public struct PruneReport: Sendable, Equatable {
@@ -63,6 +63,11 @@ extension AdapterRegistry {
             let now = clock.nowMilliseconds()
             for version in doomed {
                 try connection.run("INSERT INTO registry_pruned (version_id, pruned_at) VALUES (?, ?)", version.id, now)
+            }
+            // Their cached scores can never be read again (a pruned version is never an incumbent or a candidate
+            // again): without this the cache would grow by a night's held-out and canary rows forever.
+            for digest in files.keys.sorted(by: { $0.hex < $1.hex }) {
+                try connection.run("DELETE FROM score_cache WHERE adapter = ?", ScoreCache.Weights.adapter(digest).key)
             }
             let delete = { for digest in files.keys.sorted(by: { $0.hex < $1.hex }) { try blobs.remove(digest) } }
             if let store = blobs as? BlobStore { try store.withLock(exclusive: true, delete) } else { try delete() }

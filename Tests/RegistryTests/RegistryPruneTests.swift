@@ -104,3 +104,23 @@ func theActiveVersionsWeightsParentKeepsItsFile(_ backend: Backend) throws {
     #expect(report.deletedVersions.map(\.number) == [3])
     #expect(try f.blobs.contains(v1.adapterDigest))
 }
+
+/// A pruned version is never scored again (it cannot be an incumbent or a candidate any more): its cached scores go
+/// with its file, so a registry that prunes nightly keeps a bounded score cache; kept versions' and the base's stay.
+@Test(arguments: Backend.allCases)
+func pruneDropsTheCachedScoresOfTheVersionsWhoseFilesGo(_ backend: Backend) throws {
+    let f = try RegistryFixture(backend)
+    let versions = try (1...3).map { _ in try f.registerOne() }
+    let cache = try ScoreCache(connection: f.connection, clock: f.clock)
+    let model = Digest.sha256("model"), example = Digest.sha256("example")
+    let entry = ScoreCache.Entry(example: example, meanNLL: 1.5, tokens: 9)
+    for weights in [ScoreCache.Weights.base] + versions.map({ .adapter($0.adapterDigest) }) {
+        try cache.store(model: model, weights: weights, entries: [entry])
+    }
+    let report = try f.registry.prune(lineage: RegistryFixture.lineage, keep: 2, needed: [], dryRun: false)
+    #expect(report.deletedVersions.map(\.number) == [1])
+    #expect(try cache.lookup(model: model, weights: .adapter(versions[0].adapterDigest), examples: [example]).isEmpty)
+    for weights in [ScoreCache.Weights.base, .adapter(versions[1].adapterDigest), .adapter(versions[2].adapterDigest)] {
+        #expect(try cache.lookup(model: model, weights: weights, examples: [example])[example] == entry)
+    }
+}
